@@ -1,0 +1,127 @@
+//! tokio::runtime: builders, block_on, handles, entering and shutdown.
+
+use std::time::Duration;
+use tokio::runtime::{Builder, Handle, Runtime, RuntimeFlavor};
+
+#[test]
+fn current_thread_block_on_runs_spawned_tasks() {
+    let rt = Builder::new_current_thread().enable_all().build().unwrap();
+    let handle = rt.spawn(async { 5 });
+    let value = rt.block_on(async move { handle.await.unwrap() * 2 });
+    assert_eq!(value, 10);
+    assert_eq!(rt.handle().runtime_flavor(), RuntimeFlavor::CurrentThread);
+}
+
+#[test]
+fn multi_thread_runtime_works_and_reports_its_flavor() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("worker")
+        .enable_all()
+        .build()
+        .unwrap();
+    let flavor = rt.block_on(async { Handle::current().runtime_flavor() });
+    assert_eq!(flavor, RuntimeFlavor::MultiThread);
+    let v = rt.block_on(rt.spawn_blocking(|| 4)).unwrap();
+    assert_eq!(v, 4);
+}
+
+#[test]
+fn runtime_new_is_multi_thread() {
+    let rt = Runtime::new().unwrap();
+    assert_eq!(rt.handle().runtime_flavor(), RuntimeFlavor::MultiThread);
+    assert_eq!(rt.block_on(async { 1 }), 1);
+}
+
+#[test]
+fn handle_current_outside_a_runtime_fails() {
+    let err = Handle::try_current().unwrap_err();
+    assert!(err.is_missing_context());
+    assert!(!err.is_thread_local_destroyed());
+    let message = std::panic::catch_unwind(Handle::current).unwrap_err();
+    let text = message.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(text.contains("must be called from the context of a Tokio 1.x runtime"), "{text}");
+}
+
+#[test]
+fn enter_makes_the_runtime_current() {
+    let rt = Builder::new_current_thread().enable_all().build().unwrap();
+    {
+        let _guard = rt.enter();
+        assert!(Handle::try_current().is_ok());
+        // Spawning needs only the context; the task runs in block_on.
+        let h = tokio::spawn(async { 3 });
+        assert_eq!(rt.block_on(h).unwrap(), 3);
+    }
+    assert!(Handle::try_current().is_err());
+}
+
+#[test]
+fn handle_spawn_and_block_on() {
+    let rt = Builder::new_multi_thread().enable_all().build().unwrap();
+    let handle = rt.handle().clone();
+    let h = handle.spawn(async { 8 });
+    assert_eq!(handle.block_on(h).unwrap(), 8);
+    assert!(handle.metrics().num_workers() >= 1);
+}
+
+#[test]
+#[should_panic(expected = "Cannot start a runtime from within a runtime")]
+fn nested_block_on_panics() {
+    let rt = Builder::new_current_thread().build().unwrap();
+    rt.block_on(async {
+        let inner = Builder::new_current_thread().build().unwrap();
+        inner.block_on(async {});
+    });
+}
+
+#[test]
+fn dropping_the_runtime_cancels_pending_tasks() {
+    let rt = Builder::new_current_thread().enable_all().build().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    rt.spawn(async move {
+        let _keep = tx;
+        std::future::pending::<()>().await;
+    });
+    rt.block_on(tokio::task::yield_now());
+    drop(rt);
+    let rt2 = Builder::new_current_thread().build().unwrap();
+    assert!(rt2.block_on(rx).is_err());
+}
+
+#[test]
+fn shutdown_timeout_and_background() {
+    let rt = Builder::new_current_thread().enable_all().build().unwrap();
+    rt.spawn(std::future::pending::<()>());
+    rt.shutdown_timeout(Duration::from_millis(10));
+    let rt = Builder::new_current_thread().enable_all().build().unwrap();
+    rt.spawn(std::future::pending::<()>());
+    rt.shutdown_background();
+}
+
+#[test]
+fn a_panic_in_the_root_future_fails_block_on() {
+    let rt = Builder::new_current_thread().build().unwrap();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        rt.block_on(async { panic!("root") })
+    }));
+    assert!(result.is_err());
+}
+
+#[test]
+fn runtime_metrics_count_alive_tasks() {
+    let rt = Builder::new_current_thread().enable_all().build().unwrap();
+    let _h = rt.spawn(std::future::pending::<()>());
+    assert_eq!(rt.metrics().num_alive_tasks(), 1);
+    assert_eq!(rt.metrics().num_workers(), 1);
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main_style() -> u32 {
+    tokio::spawn(async { 9 }).await.unwrap()
+}
+
+#[test]
+fn tokio_main_builds_a_runtime() {
+    assert_eq!(main_style(), 9);
+}

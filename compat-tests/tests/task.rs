@@ -1,0 +1,318 @@
+//! tokio::task: spawning, joining, cancelling, local sets and task-locals.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::{self, JoinSet, LocalSet};
+
+#[tokio::test]
+async fn spawn_and_join() {
+    let handle = tokio::spawn(async { 40 + 2 });
+    assert_eq!(handle.await.unwrap(), 42);
+}
+
+#[tokio::test]
+async fn many_tasks_all_complete() {
+    let counter = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..100)
+        .map(|_| {
+            let counter = counter.clone();
+            tokio::spawn(async move {
+                task::yield_now().await;
+                counter.fetch_add(1, Ordering::SeqCst);
+            })
+        })
+        .collect();
+    for h in handles {
+        h.await.unwrap();
+    }
+    assert_eq!(counter.load(Ordering::SeqCst), 100);
+}
+
+#[tokio::test]
+async fn a_panic_reaches_the_join_handle() {
+    let handle = tokio::spawn(async {
+        panic!("boom");
+    });
+    let err = handle.await.unwrap_err();
+    assert!(err.is_panic());
+    assert!(!err.is_cancelled());
+    let id = err.id();
+    let payload = err.into_panic();
+    assert_eq!(*payload.downcast_ref::<&str>().unwrap(), "boom");
+    let _ = id;
+}
+
+#[tokio::test(start_paused = true)]
+async fn abort_cancels_a_pending_task() {
+    let handle = tokio::spawn(async {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        1
+    });
+    let abort = handle.abort_handle();
+    assert!(!abort.is_finished());
+    abort.abort();
+    let err = handle.await.unwrap_err();
+    assert!(err.is_cancelled());
+    assert!(!err.is_panic());
+    assert!(err.to_string().contains("was cancelled"), "{err}");
+    assert!(err.try_into_panic().is_err());
+}
+
+#[tokio::test]
+async fn abort_after_completion_keeps_the_output() {
+    let handle = tokio::spawn(async { 7 });
+    while !handle.is_finished() {
+        task::yield_now().await;
+    }
+    handle.abort();
+    assert_eq!(handle.await.unwrap(), 7);
+}
+
+#[tokio::test]
+async fn dropping_a_join_handle_detaches_the_task() {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    drop(tokio::spawn(async move {
+        task::yield_now().await;
+        tx.send(5).unwrap();
+    }));
+    assert_eq!(rx.await.unwrap(), 5);
+}
+
+#[tokio::test]
+async fn task_ids_are_distinct_and_visible_inside() {
+    let a = tokio::spawn(async { task::id() });
+    let b = tokio::spawn(async { task::try_id() });
+    let (a_id, b_id) = (a.id(), b.id());
+    assert_ne!(a_id, b_id);
+    assert_eq!(a.await.unwrap(), a_id);
+    assert_eq!(b.await.unwrap(), Some(b_id));
+}
+
+#[test]
+fn try_id_is_none_outside_a_task() {
+    assert!(task::try_id().is_none());
+}
+
+#[tokio::test]
+async fn spawn_blocking_returns_its_value() {
+    let v = task::spawn_blocking(|| (1..=10).sum::<u32>()).await.unwrap();
+    assert_eq!(v, 55);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn block_in_place_runs_on_multi_thread() {
+    let v = task::block_in_place(|| 3 * 3);
+    assert_eq!(v, 9);
+}
+
+#[tokio::test]
+#[should_panic(expected = "can call blocking only when running on the multi-threaded runtime")]
+async fn block_in_place_panics_on_current_thread() {
+    task::block_in_place(|| ());
+}
+
+#[tokio::test]
+async fn yield_now_lets_other_tasks_run() {
+    let flag = Arc::new(AtomicUsize::new(0));
+    let f = flag.clone();
+    let handle = tokio::spawn(async move {
+        f.store(1, Ordering::SeqCst);
+    });
+    // Yield until the spawned task has run (bounded).
+    for _ in 0..1000 {
+        if flag.load(Ordering::SeqCst) == 1 {
+            break;
+        }
+        task::yield_now().await;
+    }
+    assert_eq!(flag.load(Ordering::SeqCst), 1);
+    handle.await.unwrap();
+}
+
+#[tokio::test]
+async fn join_set_joins_everything() {
+    let mut set = JoinSet::new();
+    for i in 0..10u32 {
+        set.spawn(async move {
+            task::yield_now().await;
+            i
+        });
+    }
+    assert_eq!(set.len(), 10);
+    let mut seen = Vec::new();
+    while let Some(result) = set.join_next().await {
+        seen.push(result.unwrap());
+    }
+    seen.sort();
+    assert_eq!(seen, (0..10).collect::<Vec<_>>());
+    assert!(set.is_empty());
+    assert!(set.join_next().await.is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn join_set_returns_in_completion_order() {
+    let mut set = JoinSet::new();
+    for secs in [3u64, 1, 2] {
+        set.spawn(async move {
+            tokio::time::sleep(Duration::from_secs(secs)).await;
+            secs
+        });
+    }
+    let mut order = Vec::new();
+    while let Some(r) = set.join_next_with_id().await {
+        order.push(r.unwrap().1);
+    }
+    assert_eq!(order, vec![1, 2, 3]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn join_set_abort_all_and_shutdown() {
+    let mut set = JoinSet::new();
+    for _ in 0..5 {
+        set.spawn(async {
+            tokio::time::sleep(Duration::from_secs(100)).await;
+        });
+    }
+    set.abort_all();
+    let mut cancelled = 0;
+    while let Some(r) = set.join_next().await {
+        assert!(r.unwrap_err().is_cancelled());
+        cancelled += 1;
+    }
+    assert_eq!(cancelled, 5);
+
+    set.spawn(std::future::pending::<()>());
+    set.shutdown().await;
+    assert!(set.is_empty());
+}
+
+#[tokio::test]
+async fn join_set_try_join_next_and_join_all() {
+    let mut set = JoinSet::new();
+    assert!(set.try_join_next().is_none());
+    set.spawn(async { 1 });
+    set.spawn_blocking(|| 2);
+    let mut all = set.join_all().await;
+    all.sort();
+    assert_eq!(all, vec![1, 2]);
+
+    let set: JoinSet<u8> = (0..3u8).map(|i| async move { i }).collect();
+    assert_eq!(set.len(), 3);
+}
+
+#[tokio::test]
+async fn join_set_drop_aborts_its_tasks() {
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let mut set = JoinSet::new();
+    set.spawn(async move {
+        let _keep = tx;
+        std::future::pending::<()>().await;
+    });
+    drop(set);
+    // The task was aborted, so its sender was dropped.
+    assert!(rx.await.is_err());
+}
+
+#[tokio::test]
+async fn local_set_runs_non_send_tasks() {
+    let local = LocalSet::new();
+    let out = local
+        .run_until(async {
+            let rc = std::rc::Rc::new(5);
+            let rc2 = rc.clone();
+            let h = task::spawn_local(async move { *rc2 + 1 });
+            h.await.unwrap() + *rc
+        })
+        .await;
+    assert_eq!(out, 11);
+}
+
+#[test]
+fn local_set_block_on_and_await() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let local = LocalSet::new();
+    let count = std::rc::Rc::new(std::cell::Cell::new(0));
+    local.block_on(&rt, async {
+        let c = count.clone();
+        task::spawn_local(async move { c.set(c.get() + 1) });
+    });
+    let c = count.clone();
+    rt.block_on(async {
+        local.spawn_local(async move {
+            c.set(c.get() + 10);
+        });
+        local.await;
+    });
+    assert_eq!(count.get(), 11);
+}
+
+#[test]
+#[should_panic(expected = "`spawn_local` called from outside of a `task::LocalSet`")]
+fn spawn_local_outside_a_local_set_panics() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        task::spawn_local(async {});
+    });
+}
+
+tokio::task_local! {
+    static REQUEST_ID: u32;
+    static NAME: String;
+}
+
+#[tokio::test]
+async fn task_locals_are_scoped() {
+    assert!(REQUEST_ID.try_with(|v| *v).is_err());
+    let inner = REQUEST_ID
+        .scope(7, async {
+            task::yield_now().await;
+            REQUEST_ID.get()
+        })
+        .await;
+    assert_eq!(inner, 7);
+    let nested = NAME
+        .scope("a".to_string(), async {
+            let outer = NAME.with(|n| n.clone());
+            let inner = NAME.sync_scope("b".to_string(), || NAME.get());
+            (outer, inner, NAME.get())
+        })
+        .await;
+    assert_eq!(nested, ("a".into(), "b".into(), "a".into()));
+    assert!(REQUEST_ID.try_get().is_err());
+}
+
+#[tokio::test]
+async fn task_locals_follow_their_task() {
+    let a = tokio::spawn(REQUEST_ID.scope(1, async {
+        task::yield_now().await;
+        REQUEST_ID.get()
+    }));
+    let b = tokio::spawn(REQUEST_ID.scope(2, async {
+        task::yield_now().await;
+        REQUEST_ID.get()
+    }));
+    assert_eq!(a.await.unwrap(), 1);
+    assert_eq!(b.await.unwrap(), 2);
+}
+
+#[tokio::test]
+async fn consume_budget_and_unconstrained() {
+    for _ in 0..300 {
+        task::consume_budget().await;
+    }
+    let v = task::unconstrained(async { 3 }).await;
+    assert_eq!(v, 3);
+}
+
+#[tokio::test]
+async fn join_error_converts_to_io_error() {
+    let err = tokio::spawn(async { panic!("x") }).await.unwrap_err();
+    let io: std::io::Error = err.into();
+    assert_eq!(io.kind(), std::io::ErrorKind::Other);
+}

@@ -1,0 +1,1 @@
+//! Examples: see `src/bin/`. They are ordinary tokio programs.

@@ -1,0 +1,368 @@
+//! `select!`, `join!` and `try_join!` for the `tokio` facade.
+//!
+//! The facade's `macro_rules!` wrappers call these with its own path first
+//! (`$crate`), so the expansion names the facade however it was imported:
+//! `select_impl!($crate; ...)`.
+
+use proc_macro::TokenStream;
+use proc_macro2::{Span, TokenStream as Tokens};
+use quote::{format_ident, quote};
+use syn::parse::{Parse, ParseStream};
+use syn::visit_mut::VisitMut;
+use syn::{Expr, Pat, Token};
+
+/// The most branches a `select!` takes: its disabled set is a `u64`.
+const BRANCHES_MAX: usize = 64;
+
+struct Branch {
+    pat: Pat,
+    fut: Expr,
+    cond: Option<Expr>,
+    handler: Expr,
+}
+
+struct Select {
+    krate: Tokens,
+    biased: bool,
+    branches: Vec<Branch>,
+    else_branch: Option<Expr>,
+}
+
+fn parse_krate(input: ParseStream) -> syn::Result<Tokens> {
+    // Everything up to the first `;` is the facade's path (`$crate`).
+    let mut krate = Tokens::new();
+    while !input.peek(Token![;]) {
+        let tt: proc_macro2::TokenTree = input.parse()?;
+        krate.extend(std::iter::once(tt));
+    }
+    input.parse::<Token![;]>()?;
+    Ok(krate)
+}
+
+fn parse_handler(input: ParseStream) -> syn::Result<Expr> {
+    let handler: Expr = input.parse()?;
+    let is_block = matches!(handler, Expr::Block(_));
+    if input.peek(Token![,]) {
+        input.parse::<Token![,]>()?;
+    } else if !is_block && !input.is_empty() {
+        return Err(input.error("expected `,` after a `select!` branch's handler"));
+    }
+    Ok(handler)
+}
+
+impl Parse for Select {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let krate = parse_krate(input)?;
+        let mut biased = false;
+        if input.peek(syn::Ident) && input.fork().parse::<syn::Ident>()? == "biased" {
+            let fork = input.fork();
+            fork.parse::<syn::Ident>()?;
+            if fork.peek(Token![;]) {
+                input.parse::<syn::Ident>()?;
+                input.parse::<Token![;]>()?;
+                biased = true;
+            }
+        }
+        let mut branches = Vec::new();
+        let mut else_branch = None;
+        while !input.is_empty() {
+            if input.peek(Token![else]) {
+                input.parse::<Token![else]>()?;
+                input.parse::<Token![=>]>()?;
+                else_branch = Some(parse_handler(input)?);
+                continue;
+            }
+            let pat = Pat::parse_multi_with_leading_vert(input)?;
+            input.parse::<Token![=]>()?;
+            let fut = Expr::parse_without_eager_brace(input)?;
+            let cond = if input.peek(Token![,]) && input.peek2(Token![if]) {
+                input.parse::<Token![,]>()?;
+                input.parse::<Token![if]>()?;
+                Some(input.parse::<Expr>()?)
+            } else {
+                None
+            };
+            input.parse::<Token![=>]>()?;
+            let handler = parse_handler(input)?;
+            branches.push(Branch {
+                pat,
+                fut,
+                cond,
+                handler,
+            });
+        }
+        if branches.is_empty() {
+            return Err(syn::Error::new(
+                Span::call_site(),
+                "`select!` needs at least one branch",
+            ));
+        }
+        if branches.len() > BRANCHES_MAX {
+            return Err(syn::Error::new(
+                Span::call_site(),
+                "`select!` takes at most 64 branches",
+            ));
+        }
+        Ok(Select {
+            krate,
+            biased,
+            branches,
+            else_branch,
+        })
+    }
+}
+
+/// Turns a pattern into one that only tests: bindings lose `mut` and `ref`,
+/// so the test can run on a borrow of the output without moving it.
+struct CleanPattern;
+
+impl VisitMut for CleanPattern {
+    fn visit_pat_ident_mut(&mut self, node: &mut syn::PatIdent) {
+        node.by_ref = None;
+        node.mutability = None;
+        if let Some((_, sub)) = &mut node.subpat {
+            self.visit_pat_mut(sub);
+        }
+    }
+}
+
+#[doc(hidden)]
+#[proc_macro]
+pub fn select_impl(input: TokenStream) -> TokenStream {
+    let select = syn::parse_macro_input!(input as Select);
+    expand_select(select).into()
+}
+
+fn expand_select(select: Select) -> Tokens {
+    let krate = &select.krate;
+    let n = select.branches.len();
+    let span = Span::mixed_site();
+    let disabled = syn::Ident::new("__sim_disabled", span);
+    let futures = syn::Ident::new("__sim_futures", span);
+    let output = syn::Ident::new("__sim_output", span);
+    let out_enum = syn::Ident::new("__SimOut", span);
+    let variants: Vec<_> = (0..n).map(|i| format_ident!("_{}", i)).collect();
+    let generics: Vec<_> = (0..n).map(|i| format_ident!("T{}", i)).collect();
+
+    let conds = select.branches.iter().enumerate().map(|(i, b)| {
+        let bit = 1u64 << i;
+        match &b.cond {
+            Some(cond) => quote! { if !(#cond) { #disabled |= #bit; } },
+            None => quote! {},
+        }
+    });
+    let futs = select.branches.iter().map(|b| {
+        let fut = &b.fut;
+        quote! { #krate::macros::support::IntoFuture::into_future(#fut) }
+    });
+    let polls = select.branches.iter().enumerate().map(|(i, b)| {
+        let index = syn::Index::from(i);
+        let bit = 1u64 << i;
+        let variant = &variants[i];
+        let mut check = b.pat.clone();
+        CleanPattern.visit_pat_mut(&mut check);
+        quote! {
+            #i => {
+                if #disabled & #bit != 0 {
+                    continue;
+                }
+                // Safety: the futures live in a tuple on this async block's
+                // pinned stack frame and are never moved until dropped.
+                let fut = unsafe { ::core::pin::Pin::new_unchecked(&mut #futures.#index) };
+                match #krate::macros::support::Future::poll(fut, cx) {
+                    ::core::task::Poll::Ready(out) => {
+                        #[allow(unused_variables, unreachable_patterns, clippy::redundant_pattern_matching)]
+                        match &out {
+                            #check => {
+                                return ::core::task::Poll::Ready(#out_enum::#variant(out));
+                            }
+                            _ => {
+                                #disabled |= #bit;
+                                continue;
+                            }
+                        }
+                    }
+                    ::core::task::Poll::Pending => {
+                        any_pending = true;
+                    }
+                }
+            }
+        }
+    });
+    let arms = select.branches.iter().enumerate().map(|(i, b)| {
+        let pat = &b.pat;
+        let handler = &b.handler;
+        let variant = &variants[i];
+        quote! {
+            #out_enum::#variant(#pat) => #handler,
+        }
+    });
+    let refutable = (0..n).map(|i| {
+        let variant = &variants[i];
+        quote! { #[allow(unreachable_patterns)] #out_enum::#variant(_) => ::core::unreachable!("a select! branch's pattern was checked before it was chosen"), }
+    });
+    let else_arm = match &select.else_branch {
+        Some(handler) => quote! { #out_enum::Disabled => #handler, },
+        None => quote! {
+            #out_enum::Disabled => ::core::panic!("all branches are disabled and there is no else branch"),
+        },
+    };
+    let start = if select.biased {
+        quote! { 0usize }
+    } else {
+        quote! { #krate::macros::support::thread_rng_n(#n as u32) as usize }
+    };
+    let count = n;
+    quote! {{
+        enum #out_enum<#(#generics),*> {
+            #(#variants(#generics),)*
+            Disabled,
+        }
+        let mut #disabled: u64 = 0;
+        #(#conds)*
+        let #output = {
+            let mut #futures = ( #(#futs,)* );
+            let #futures = &mut #futures;
+            #krate::macros::support::poll_fn(|cx| {
+                let start: usize = #start;
+                let mut any_pending = false;
+                for k in 0..#count {
+                    let branch = (start + k) % #count;
+                    match branch {
+                        #(#polls)*
+                        _ => ::core::unreachable!("select! has {} branches", #count),
+                    }
+                }
+                if any_pending {
+                    ::core::task::Poll::Pending
+                } else {
+                    ::core::task::Poll::Ready(#out_enum::Disabled)
+                }
+            }).await
+        };
+        #[allow(unreachable_code)]
+        match #output {
+            #(#arms)*
+            #(#refutable)*
+            #else_arm
+        }
+    }}
+}
+
+struct Join {
+    krate: Tokens,
+    biased: bool,
+    futures: Vec<Expr>,
+}
+
+impl Parse for Join {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let krate = parse_krate(input)?;
+        let mut biased = false;
+        if input.peek(syn::Ident) && input.peek2(Token![;]) {
+            let ident: syn::Ident = input.fork().parse()?;
+            if ident == "biased" {
+                input.parse::<syn::Ident>()?;
+                input.parse::<Token![;]>()?;
+                biased = true;
+            }
+        }
+        let futures = syn::punctuated::Punctuated::<Expr, Token![,]>::parse_terminated(input)?;
+        Ok(Join {
+            krate,
+            biased,
+            futures: futures.into_iter().collect(),
+        })
+    }
+}
+
+fn expand_join(join: Join, try_join: bool) -> Tokens {
+    let krate = &join.krate;
+    let n = join.futures.len();
+    if n == 0 {
+        return if try_join {
+            quote! { async { ::core::result::Result::Ok(()) }.await }
+        } else {
+            quote! { async {}.await }
+        };
+    }
+    let span = Span::mixed_site();
+    let futures = syn::Ident::new("__sim_futures", span);
+    let futs = join.futures.iter().map(|f| {
+        quote! { #krate::macros::support::MaybeDone::new(#krate::macros::support::IntoFuture::into_future(#f)) }
+    });
+    let indices: Vec<_> = (0..n).map(syn::Index::from).collect();
+    let polls = indices.iter().enumerate().map(|(i, index)| {
+        let on_ready = if try_join {
+            quote! {
+                if #futures.#index.is_err() {
+                    let err = #futures.#index.take_err();
+                    return ::core::task::Poll::Ready(::core::result::Result::Err(err));
+                }
+            }
+        } else {
+            quote! {}
+        };
+        quote! {
+            #i => {
+                // Safety: the tuple lives on this async block's pinned frame
+                // and is never moved.
+                let fut = unsafe { ::core::pin::Pin::new_unchecked(&mut #futures.#index) };
+                if fut.poll_done(cx) {
+                    #on_ready
+                } else {
+                    all_done = false;
+                }
+            }
+        }
+    });
+    let outputs = indices.iter().map(|index| {
+        if try_join {
+            quote! { #futures.#index.take_ok() }
+        } else {
+            quote! { #futures.#index.take_output() }
+        }
+    });
+    let finish = if try_join {
+        quote! { ::core::task::Poll::Ready(::core::result::Result::Ok(( #(#outputs,)* ))) }
+    } else {
+        quote! { ::core::task::Poll::Ready(( #(#outputs,)* )) }
+    };
+    let start = if join.biased {
+        quote! { 0usize }
+    } else {
+        quote! { #krate::macros::support::thread_rng_n(#n as u32) as usize }
+    };
+    quote! {{
+        let mut #futures = ( #(#futs,)* );
+        let #futures = &mut #futures;
+        #krate::macros::support::poll_fn(|cx| {
+            let start: usize = #start;
+            let mut all_done = true;
+            for k in 0..#n {
+                match (start + k) % #n {
+                    #(#polls)*
+                    _ => ::core::unreachable!(),
+                }
+            }
+            if !all_done {
+                return ::core::task::Poll::Pending;
+            }
+            #finish
+        }).await
+    }}
+}
+
+#[doc(hidden)]
+#[proc_macro]
+pub fn join_impl(input: TokenStream) -> TokenStream {
+    let join = syn::parse_macro_input!(input as Join);
+    expand_join(join, false).into()
+}
+
+#[doc(hidden)]
+#[proc_macro]
+pub fn try_join_impl(input: TokenStream) -> TokenStream {
+    let join = syn::parse_macro_input!(input as Join);
+    expand_join(join, true).into()
+}

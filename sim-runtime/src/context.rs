@@ -1,0 +1,111 @@
+//! Which runtime the current thread is in.
+//!
+//! Each simulation belongs to the thread that built it and is kept in that
+//! thread's registry; handles to it (runtimes, join handles, wakers) carry
+//! only its id, so they are plain data and can be sent anywhere. Using one
+//! from another thread is an escape from the simulation and is refused.
+
+use crate::executor::Core;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU16, Ordering};
+
+thread_local! {
+    static CURRENT: Cell<*const Core> = const { Cell::new(std::ptr::null()) };
+    static REGISTRY: RefCell<Vec<Rc<Core>>> = const { RefCell::new(Vec::new()) };
+}
+
+static NEXT_CORE_ID: AtomicU16 = AtomicU16::new(1);
+
+/// A fresh runtime id. Ids wrap after 65535 runtimes in one process; a stale
+/// waker that meets a reused id is caught by the task generation check.
+pub(crate) fn next_core_id() -> u16 {
+    loop {
+        let id = NEXT_CORE_ID.fetch_add(1, Ordering::Relaxed);
+        if id != 0 {
+            return id;
+        }
+    }
+}
+
+/// Runs `f` on the runtime the current thread is inside, if any.
+#[inline]
+pub fn with_current<R>(f: impl FnOnce(&Core) -> R) -> Option<R> {
+    let ptr = CURRENT.try_with(|c| c.get()).ok()?;
+    if ptr.is_null() {
+        return None;
+    }
+    // Safety: CURRENT is only set by an `Enter` guard, which holds an `Rc`
+    // to the core for as long as the pointer is installed.
+    Some(f(unsafe { &*ptr }))
+}
+
+/// The id of the runtime the current thread is inside.
+#[inline]
+pub fn current_id() -> Option<u16> {
+    with_current(|core| core.id())
+}
+
+/// Adds a runtime to this thread's registry.
+pub(crate) fn register(core: Rc<Core>) {
+    REGISTRY.with(|r| r.borrow_mut().push(core));
+}
+
+/// Removes a runtime from this thread's registry and returns it.
+pub(crate) fn unregister(id: u16) -> Option<Rc<Core>> {
+    REGISTRY
+        .try_with(|r| {
+            let mut r = r.borrow_mut();
+            let index = r.iter().position(|c| c.id() == id)?;
+            Some(r.swap_remove(index))
+        })
+        .ok()
+        .flatten()
+}
+
+/// Finds a runtime of this thread by id.
+#[inline]
+pub fn lookup(id: u16) -> Option<Rc<Core>> {
+    REGISTRY
+        .try_with(|r| r.borrow().iter().find(|c| c.id() == id).cloned())
+        .ok()
+        .flatten()
+}
+
+/// Runs `f` on the runtime `id` of this thread: the current one without a
+/// registry search, any other by lookup.
+#[inline]
+pub fn with_core<R>(id: u16, f: impl FnOnce(&Core) -> R) -> Option<R> {
+    let ptr = CURRENT.try_with(|c| c.get()).ok()?;
+    if !ptr.is_null() {
+        // Safety: as in `with_current`.
+        let core = unsafe { &*ptr };
+        if core.id() == id {
+            return Some(f(core));
+        }
+    }
+    lookup(id).map(|core| f(&core))
+}
+
+/// While alive, the current thread is inside `core`.
+pub struct Enter {
+    previous: *const Core,
+    _core: Rc<Core>,
+}
+
+impl Enter {
+    /// Makes `core` the current runtime until the guard drops.
+    pub fn new(core: Rc<Core>) -> Enter {
+        let previous = CURRENT.with(|c| c.replace(Rc::as_ptr(&core)));
+        Enter {
+            previous,
+            _core: core,
+        }
+    }
+}
+
+impl Drop for Enter {
+    fn drop(&mut self) {
+        let _ = CURRENT.try_with(|c| c.set(self.previous));
+    }
+}

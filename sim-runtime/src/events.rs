@@ -1,0 +1,264 @@
+//! The event queue: the one place where future happenings wait for their
+//! virtual time. Timers, and later network deliveries and disk completions,
+//! are all entries here, ordered by `(deadline, sequence number)`, so events
+//! due at the same instant fire in the order they were scheduled.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::task::Waker;
+
+/// What happens when an event comes due.
+pub enum Action {
+    /// Wake a task (a timer). `None` until the timer is first polled.
+    Wake(Option<Waker>),
+    /// Run a callback in the runtime's context (network, disk). The label
+    /// names it in the trace.
+    Call(Box<dyn FnOnce()>, &'static str),
+}
+
+/// A handle on a scheduled event, to cancel it or change its waker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventKey {
+    slot: u32,
+    generation: u32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Entry {
+    deadline_ns: u64,
+    seq: u64,
+    slot: u32,
+    generation: u32,
+}
+
+struct Slot {
+    generation: u32,
+    seq: u64,
+    action: Option<Action>,
+}
+
+/// A binary heap of entries over a slab of actions. Cancelling frees the
+/// slab slot at once and leaves a stale heap entry that is skipped on pop;
+/// when stale entries outnumber live ones the heap is rebuilt, which bounds
+/// its size by a constant factor of the live events.
+#[derive(Default)]
+pub struct EventQueue {
+    heap: BinaryHeap<Reverse<Entry>>,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    next_seq: u64,
+    live: usize,
+}
+
+/// A fired event: its sequence number (the id used in the trace) and what to
+/// do.
+pub struct Fired {
+    /// The sequence number given when the event was scheduled.
+    pub seq: u64,
+    /// The action to carry out.
+    pub action: Action,
+}
+
+impl EventQueue {
+    /// Schedules `action` at `deadline_ns`. Returns its key and sequence
+    /// number.
+    pub fn insert(&mut self, deadline_ns: u64, action: Action) -> (EventKey, u64) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                let entry = &mut self.slots[slot as usize];
+                debug_assert!(entry.action.is_none(), "a free slot holds no action");
+                entry.seq = seq;
+                entry.action = Some(action);
+                slot
+            }
+            None => {
+                let slot = u32::try_from(self.slots.len()).expect("more than 4G pending events");
+                self.slots.push(Slot {
+                    generation: 0,
+                    seq,
+                    action: Some(action),
+                });
+                slot
+            }
+        };
+        let generation = self.slots[slot as usize].generation;
+        self.heap.push(Reverse(Entry {
+            deadline_ns,
+            seq,
+            slot,
+            generation,
+        }));
+        self.live += 1;
+        (EventKey { slot, generation }, seq)
+    }
+
+    fn slot_mut(&mut self, key: EventKey) -> Option<&mut Slot> {
+        self.slots
+            .get_mut(key.slot as usize)
+            .filter(|slot| slot.generation == key.generation && slot.action.is_some())
+    }
+
+    /// Whether `key` is still pending.
+    pub fn contains(&self, key: EventKey) -> bool {
+        self.slots
+            .get(key.slot as usize)
+            .is_some_and(|slot| slot.generation == key.generation && slot.action.is_some())
+    }
+
+    /// Replaces the waker of a pending timer. Returns false when the event
+    /// already fired or was cancelled.
+    pub fn set_waker(&mut self, key: EventKey, waker: &Waker) -> bool {
+        match self.slot_mut(key) {
+            Some(Slot {
+                action: Some(Action::Wake(current)),
+                ..
+            }) => {
+                match current {
+                    Some(current) if current.will_wake(waker) => {}
+                    _ => *current = Some(waker.clone()),
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Cancels a pending event. Returns false when it already fired or was
+    /// cancelled.
+    pub fn cancel(&mut self, key: EventKey) -> bool {
+        self.take(key).is_some()
+    }
+
+    /// Cancels a pending event and returns its action.
+    pub fn take(&mut self, key: EventKey) -> Option<Action> {
+        let slot = self.slot_mut(key)?;
+        let action = slot.action.take();
+        slot.generation = slot.generation.wrapping_add(1);
+        self.free.push(key.slot);
+        self.live -= 1;
+        if self.heap.len() > 2 * self.live + 1024 {
+            self.rebuild();
+        }
+        action
+    }
+
+    fn rebuild(&mut self) {
+        let slots = &self.slots;
+        let entries: Vec<_> = std::mem::take(&mut self.heap)
+            .into_vec()
+            .into_iter()
+            .filter(|Reverse(e)| Self::entry_is_live(slots, e))
+            .collect();
+        self.heap = BinaryHeap::from(entries);
+        debug_assert_eq!(self.heap.len(), self.live);
+    }
+
+    fn entry_is_live(slots: &[Slot], entry: &Entry) -> bool {
+        let slot = &slots[entry.slot as usize];
+        slot.generation == entry.generation && slot.action.is_some() && slot.seq == entry.seq
+    }
+
+    /// The deadline of the earliest pending event.
+    pub fn next_deadline(&mut self) -> Option<u64> {
+        while let Some(Reverse(top)) = self.heap.peek() {
+            if Self::entry_is_live(&self.slots, top) {
+                return Some(top.deadline_ns);
+            }
+            self.heap.pop();
+        }
+        None
+    }
+
+    /// Removes and returns the earliest event if it is due at or before
+    /// `now_ns`.
+    pub fn pop_due(&mut self, now_ns: u64) -> Option<Fired> {
+        let deadline = self.next_deadline()?;
+        if deadline > now_ns {
+            return None;
+        }
+        let Reverse(entry) = self.heap.pop().expect("next_deadline saw an entry");
+        let slot = &mut self.slots[entry.slot as usize];
+        let action = slot.action.take().expect("a live entry has an action");
+        slot.generation = slot.generation.wrapping_add(1);
+        self.free.push(entry.slot);
+        self.live -= 1;
+        Some(Fired {
+            seq: entry.seq,
+            action,
+        })
+    }
+
+    /// How many events are pending.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    /// Whether no event is pending.
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// Drops every pending event (the runtime is shutting down).
+    pub fn clear(&mut self) -> Vec<Action> {
+        self.heap.clear();
+        self.free.clear();
+        self.live = 0;
+        let mut actions = Vec::new();
+        for (index, slot) in self.slots.iter_mut().enumerate() {
+            if let Some(action) = slot.action.take() {
+                actions.push(action);
+            }
+            slot.generation = slot.generation.wrapping_add(1);
+            self.free.push(index as u32);
+        }
+        actions
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call() -> Action {
+        Action::Call(Box::new(|| {}), "test")
+    }
+
+    #[test]
+    fn equal_deadlines_fire_in_insertion_order() {
+        let mut q = EventQueue::default();
+        let (_, a) = q.insert(10, call());
+        let (_, b) = q.insert(5, call());
+        let (_, c) = q.insert(10, call());
+        assert_eq!(q.next_deadline(), Some(5));
+        assert!(q.pop_due(4).is_none());
+        let order: Vec<u64> = std::iter::from_fn(|| q.pop_due(10).map(|f| f.seq)).collect();
+        assert_eq!(order, vec![b, a, c]);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn cancelled_events_never_fire_and_slots_are_reused_safely() {
+        let mut q = EventQueue::default();
+        let (k1, _) = q.insert(1, call());
+        assert!(q.cancel(k1));
+        assert!(!q.cancel(k1), "a second cancel is a no-op");
+        let (k2, s2) = q.insert(2, call());
+        assert!(!q.contains(k1), "the old key does not see the reused slot");
+        assert!(q.contains(k2));
+        assert_eq!(q.pop_due(100).map(|f| f.seq), Some(s2));
+        assert!(q.pop_due(100).is_none());
+    }
+
+    #[test]
+    fn stale_entries_are_bounded() {
+        let mut q = EventQueue::default();
+        for i in 0..10_000u64 {
+            let (k, _) = q.insert(i, call());
+            q.cancel(k);
+        }
+        assert!(q.heap.len() <= 1024 + 1, "heap holds {}", q.heap.len());
+        assert!(q.is_empty());
+    }
+}

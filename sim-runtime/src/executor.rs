@@ -1,0 +1,1090 @@
+//! The simulation core: one thread, one ready set, one event queue, one
+//! virtual clock and one trace.
+//!
+//! The loop in [`Core::block_on`] is the whole scheduler:
+//! 1. If some task is ready, the policy picks one (by default uniformly,
+//!    from the seeded generator) and it is polled. A wake only queues a task;
+//!    nothing is polled inline.
+//! 2. Otherwise the clock jumps to the earliest pending event and every event
+//!    due then fires, in the order it was scheduled.
+//! 3. Otherwise nothing can ever happen again: a deadlock, reported with
+//!    every pending task.
+//!
+//! Every step is recorded in the trace.
+
+use crate::config::SimConfig;
+use crate::context::{self, Enter};
+use crate::events::{Action, EventKey, EventQueue};
+use crate::rng::Rng;
+use crate::task::{
+    Cell, Output, TaskCell, TaskMeta, TaskSlot, ABORT, DETACHED, DONE, OUTPUT_TAKEN, QUEUED,
+    RUNNING,
+};
+use crate::trace::{EventKind, Label, Trace};
+use crate::waker::{self, ROOT_SLOT, SLOT_MASK};
+use std::cell::{Cell as StdCell, RefCell};
+use std::future::Future;
+use std::pin::pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+/// How many polls of resources a task may make before it is made to yield
+/// (tokio's cooperative budget has the same size).
+pub const TASK_BUDGET: u32 = 128;
+
+/// The flavor the runtime was built as. Both run on one thread; the flavor
+/// decides only what tokio's API allows (`block_in_place`, `pause`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    /// Built by `Builder::new_current_thread`.
+    CurrentThread,
+    /// Built by `Builder::new_multi_thread`.
+    MultiThread,
+}
+
+/// Everything the runtime needs besides the seed.
+#[derive(Clone, Debug)]
+pub struct RuntimeOptions {
+    /// The flavor tokio's builder asked for.
+    pub flavor: Flavor,
+    /// Whether `time::pause` is in force from the start.
+    pub start_paused: bool,
+}
+
+/// A handle on a spawned task: plain data, valid on the thread of its
+/// runtime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawTask {
+    /// The runtime.
+    pub core: u16,
+    /// The slab slot.
+    pub slot: u32,
+    /// The slot's generation when the task was spawned.
+    pub generation: u32,
+    /// The task's id (counts up from 1 per runtime).
+    pub id: u64,
+}
+
+/// The policy that picks the next task among the ready ones. Other policies
+/// (PCT, for one) plug in here.
+pub trait SchedulePolicy {
+    /// Returns an index into `ready` (the ids of the ready tasks, in queue
+    /// order; `0` is the root future).
+    fn choose(&mut self, ready: &[u32], rng: &mut Rng) -> usize;
+}
+
+/// The default policy: every ready task is equally likely.
+#[derive(Default)]
+pub struct UniformRandom;
+
+impl SchedulePolicy for UniformRandom {
+    #[inline]
+    fn choose(&mut self, ready: &[u32], rng: &mut Rng) -> usize {
+        rng.below(ready.len() as u64) as usize
+    }
+}
+
+struct LocalQueue {
+    ready: Vec<u32>,
+    waker: Option<Waker>,
+    live: usize,
+}
+
+struct State {
+    tasks: Vec<TaskSlot>,
+    free: Vec<u32>,
+    live_tasks: usize,
+    /// Ready slots of tasks run by the scheduler; `ROOT_SLOT` is the root.
+    ready: Vec<u32>,
+    root_queued: bool,
+    sched_rng: Rng,
+    user_rng: Rng,
+    policy: Box<dyn SchedulePolicy>,
+    events: EventQueue,
+    next_task_id: u64,
+    locals: Vec<Option<LocalQueue>>,
+    steps: u64,
+}
+
+/// A summary of a finished run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunSummary {
+    /// The seed.
+    pub seed: u64,
+    /// How many trace events were recorded.
+    pub events: u64,
+    /// The virtual time at the end, in ns.
+    pub end_ns: u64,
+    /// The SHA-256 of the trace, in hex.
+    pub trace_hash: String,
+}
+
+thread_local! {
+    static LAST_SUMMARY: RefCell<Option<RunSummary>> = const { RefCell::new(None) };
+    static RUNS_ON_THREAD: StdCell<u64> = const { StdCell::new(0) };
+}
+
+/// The summary of the last run that finished on this thread.
+pub fn last_run() -> Option<RunSummary> {
+    LAST_SUMMARY.with(|s| s.borrow().clone())
+}
+
+/// One simulation.
+pub struct Core {
+    id: u16,
+    config: SimConfig,
+    options: RuntimeOptions,
+    now_ns: StdCell<u64>,
+    paused: StdCell<bool>,
+    current_task: StdCell<u64>,
+    current_local: StdCell<u32>,
+    budget: StdCell<u32>,
+    unconstrained: StdCell<bool>,
+    in_block_on: StdCell<bool>,
+    shut_down: StdCell<bool>,
+    base_instant: std::time::Instant,
+    state: RefCell<State>,
+    trace: RefCell<Trace>,
+    run_name: String,
+}
+
+impl Core {
+    /// Builds a simulation, registers it with this thread and announces its
+    /// seed and replay command on stderr.
+    pub fn new(config: SimConfig, options: RuntimeOptions) -> Rc<Core> {
+        let thread = std::thread::current();
+        let thread_name = thread.name().filter(|name| *name != "main");
+        let run_index = RUNS_ON_THREAD.with(|r| {
+            r.set(r.get() + 1);
+            r.get()
+        });
+        let trace_path = std::env::var(crate::config::TRACE_VAR)
+            .ok()
+            .filter(|p| !p.is_empty())
+            .map(|base| crate::trace::trace_path(&base, thread_name, run_index));
+        let run_name = thread_name.unwrap_or("main").to_string();
+        crate::interpose::keep_linked();
+        crate::seed::announce(config.seed, thread_name);
+        let seed = config.seed;
+        let core = Rc::new(Core {
+            id: context::next_core_id(),
+            paused: StdCell::new(options.start_paused),
+            options,
+            now_ns: StdCell::new(0),
+            current_task: StdCell::new(0),
+            current_local: StdCell::new(0),
+            budget: StdCell::new(TASK_BUDGET),
+            unconstrained: StdCell::new(false),
+            in_block_on: StdCell::new(false),
+            shut_down: StdCell::new(false),
+            base_instant: std::time::Instant::now(),
+            state: RefCell::new(State {
+                tasks: Vec::new(),
+                free: Vec::new(),
+                live_tasks: 0,
+                ready: Vec::new(),
+                root_queued: false,
+                sched_rng: Rng::new(seed, 1),
+                user_rng: Rng::new(seed, 2),
+                policy: Box::new(UniformRandom),
+                events: EventQueue::default(),
+                next_task_id: 1,
+                locals: Vec::new(),
+                steps: 0,
+            }),
+            trace: RefCell::new(Trace::new(trace_path)),
+            config,
+            run_name,
+        });
+        // The std clock of a simulation build reads the virtual clock while
+        // a runtime is current: take the base `Instant` that way, so that
+        // tokio's `Instant` and std's agree and neither holds wall time.
+        let core = {
+            let _enter = Enter::new(core.clone());
+            let base = std::time::Instant::now();
+            // Safety of the write: no other reference to the core exists
+            // yet besides the guard's clone, and nothing reads `base_instant`
+            // before this point.
+            let mut core = core;
+            drop(_enter);
+            Rc::get_mut(&mut core)
+                .expect("the new core is not shared yet")
+                .base_instant = base;
+            core
+        };
+        core.trace(EventKind::Start, 0, Label::Num(seed));
+        context::register(core.clone());
+        core
+    }
+
+    /// This runtime's id.
+    #[inline]
+    pub fn id(&self) -> u16 {
+        self.id
+    }
+
+    /// The run's configuration.
+    pub fn config(&self) -> &SimConfig {
+        &self.config
+    }
+
+    /// The flavor tokio's builder asked for.
+    pub fn flavor(&self) -> Flavor {
+        self.options.flavor
+    }
+
+    /// The virtual time, in ns since the start of the run.
+    #[inline]
+    pub fn now_ns(&self) -> u64 {
+        self.now_ns.get()
+    }
+
+    /// The `std::time::Instant` at virtual time zero.
+    #[inline]
+    pub fn base_instant(&self) -> std::time::Instant {
+        self.base_instant
+    }
+
+    /// The id of the task being polled, or 0 for the root future (or none).
+    #[inline]
+    pub fn current_task(&self) -> u64 {
+        self.current_task.get()
+    }
+
+    /// Records an event in the trace, stamped with the current task if
+    /// `task` is `None`.
+    #[inline]
+    pub fn trace(&self, kind: EventKind, task: u64, label: Label<'_>) {
+        self.trace
+            .borrow_mut()
+            .record(self.now_ns.get(), kind, task, label);
+    }
+
+    /// The SHA-256 of the trace so far.
+    pub fn trace_hash(&self) -> String {
+        self.trace.borrow().hash_hex()
+    }
+
+    /// A uniform draw from the scheduler's stream in `0..n` (for choices
+    /// that are scheduling decisions, like `select!`'s branch order).
+    #[inline]
+    pub fn sched_below(&self, n: u64) -> u64 {
+        self.state.borrow_mut().sched_rng.below(n)
+    }
+
+    /// Fills `buf` from the run's stream for user randomness (what
+    /// `getrandom` returns during a run).
+    pub fn fill_random(&self, buf: &mut [u8]) {
+        self.state.borrow_mut().user_rng.fill(buf);
+    }
+
+    /// Replaces the scheduling policy.
+    pub fn set_policy(&self, policy: Box<dyn SchedulePolicy>) {
+        self.state.borrow_mut().policy = policy;
+    }
+
+    // ----- tasks -----------------------------------------------------------
+
+    /// Spawns `future` onto this runtime (`owner` 0) or onto a local set.
+    pub fn spawn<F>(&self, future: F, meta: TaskMeta, owner: u32) -> RawTask
+    where
+        F: Future + 'static,
+    {
+        self.spawn_cell(Cell::boxed(future), meta, owner)
+    }
+
+    fn spawn_cell(&self, cell: Box<dyn TaskCell>, meta: TaskMeta, owner: u32) -> RawTask {
+        let mut st = self.state.borrow_mut();
+        let id = st.next_task_id;
+        st.next_task_id += 1;
+        let slot = match st.free.pop() {
+            Some(slot) => slot,
+            None => {
+                let slot = st.tasks.len() as u32;
+                assert!(
+                    slot < ROOT_SLOT,
+                    "sim: more than {ROOT_SLOT} live tasks in one simulation"
+                );
+                st.tasks.push(TaskSlot {
+                    generation: 0,
+                    id: 0,
+                    flags: 0,
+                    owner: 0,
+                    cell: None,
+                    join_waker: None,
+                    meta: None,
+                });
+                slot
+            }
+        };
+        self.trace
+            .borrow_mut()
+            .record_spawn(self.now_ns.get(), id, &meta);
+        let task = &mut st.tasks[slot as usize];
+        debug_assert!(task.id == 0 && task.cell.is_none(), "a free slot is empty");
+        task.id = id;
+        task.flags = QUEUED;
+        task.owner = owner;
+        task.cell = Some(cell);
+        task.meta = Some(meta);
+        let generation = task.generation;
+        st.live_tasks += 1;
+        if owner == 0 {
+            st.ready.push(slot);
+        } else {
+            let local = st.locals[owner as usize - 1]
+                .as_mut()
+                .expect("spawn onto a live local set");
+            local.ready.push(slot);
+            local.live += 1;
+            if let Some(waker) = local.waker.take() {
+                drop(st);
+                waker.wake();
+            }
+        }
+        RawTask {
+            core: self.id,
+            slot,
+            generation,
+            id,
+        }
+    }
+
+    /// Queues a task after a wake. Called by wakers.
+    pub(crate) fn wake_slot(&self, slot: u32, generation: u32) {
+        let mut st = self.state.borrow_mut();
+        if slot == ROOT_SLOT {
+            if !st.root_queued && self.in_block_on.get() {
+                st.root_queued = true;
+                st.ready.push(ROOT_SLOT);
+                drop(st);
+                self.trace(EventKind::Wake, 0, Label::None);
+            }
+            return;
+        }
+        let Some(task) = st.tasks.get_mut(slot as usize) else {
+            return;
+        };
+        if task.generation & SLOT_MASK != generation || task.id == 0 {
+            return;
+        }
+        if task.flags & (QUEUED | DONE) != 0 {
+            return;
+        }
+        task.flags |= QUEUED;
+        let (id, owner) = (task.id, task.owner);
+        let mut local_waker = None;
+        if owner == 0 {
+            st.ready.push(slot);
+        } else if let Some(local) = st.locals[owner as usize - 1].as_mut() {
+            local.ready.push(slot);
+            local_waker = local.waker.take();
+        }
+        drop(st);
+        self.trace(EventKind::Wake, id, Label::None);
+        if let Some(waker) = local_waker {
+            waker.wake();
+        }
+    }
+
+    fn poll_task(&self, slot: u32) {
+        let (mut cell, id, generation, abort) = {
+            let mut st = self.state.borrow_mut();
+            let task = &mut st.tasks[slot as usize];
+            task.flags &= !QUEUED;
+            if task.flags & DONE != 0 || task.cell.is_none() {
+                return;
+            }
+            task.flags |= RUNNING;
+            (
+                task.cell.take().expect("checked above"),
+                task.id,
+                task.generation,
+                task.flags & ABORT != 0,
+            )
+        };
+        if abort {
+            self.trace(EventKind::Cancel, id, Label::None);
+            let previous = self.current_task.replace(id);
+            cell.cancel();
+            self.current_task.set(previous);
+            self.finish(slot, cell, true);
+            return;
+        }
+        let previous = self.current_task.replace(id);
+        self.budget.set(TASK_BUDGET);
+        self.trace(EventKind::Poll, id, Label::None);
+        let waker = waker::waker(self.id, slot, generation);
+        let mut cx = Context::from_waker(&waker);
+        let result = cell.poll(&mut cx);
+        self.current_task.set(previous);
+        match result {
+            Poll::Pending => {
+                let mut st = self.state.borrow_mut();
+                let task = &mut st.tasks[slot as usize];
+                task.flags &= !RUNNING;
+                task.cell = Some(cell);
+            }
+            Poll::Ready(()) => {
+                self.trace(EventKind::Complete, id, Label::None);
+                self.finish(slot, cell, false);
+            }
+        }
+    }
+
+    /// Marks a task done, wakes its joiner, and frees it if nobody will
+    /// read its output.
+    fn finish(&self, slot: u32, cell: Box<dyn TaskCell>, _cancelled: bool) {
+        let mut st = self.state.borrow_mut();
+        let task = &mut st.tasks[slot as usize];
+        task.flags = (task.flags | DONE) & !(RUNNING | QUEUED);
+        let join_waker = task.join_waker.take();
+        let owner = task.owner;
+        let mut dead_cell = None;
+        if task.flags & DETACHED != 0 {
+            dead_cell = Some(cell);
+            Self::free_slot(&mut st, slot);
+        } else {
+            task.cell = Some(cell);
+        }
+        if owner != 0 {
+            if let Some(local) = st.locals[owner as usize - 1].as_mut() {
+                local.live -= 1;
+            }
+        }
+        drop(st);
+        // The output (or the panic payload) may run user code when dropped.
+        drop(dead_cell);
+        if let Some(waker) = join_waker {
+            waker.wake();
+        }
+    }
+
+    fn free_slot(st: &mut State, slot: u32) {
+        let task = &mut st.tasks[slot as usize];
+        task.generation = task.generation.wrapping_add(1);
+        task.id = 0;
+        task.flags = 0;
+        task.owner = 0;
+        task.meta = None;
+        task.join_waker = None;
+        st.free.push(slot);
+        st.live_tasks -= 1;
+    }
+
+    fn with_live_task<R>(
+        &self,
+        raw: RawTask,
+        f: impl FnOnce(&mut State, &mut TaskSlot) -> R,
+    ) -> Option<R> {
+        let mut st = self.state.borrow_mut();
+        let st = &mut *st;
+        let mut task = std::mem::replace(
+            st.tasks.get_mut(raw.slot as usize)?,
+            TaskSlot {
+                generation: 0,
+                id: 0,
+                flags: 0,
+                owner: 0,
+                cell: None,
+                join_waker: None,
+                meta: None,
+            },
+        );
+        let result = if task.generation == raw.generation && task.id == raw.id {
+            Some(f(st, &mut task))
+        } else {
+            None
+        };
+        st.tasks[raw.slot as usize] = task;
+        result
+    }
+
+    /// Polls a join handle: moves the output into `dst` (an
+    /// `&mut Output<T>`) when the task is done, or registers the waker.
+    /// A task this runtime no longer knows was cancelled by a shutdown.
+    pub fn poll_join(&self, raw: RawTask, cx: &mut Context<'_>, dst: &mut dyn std::any::Any) -> Poll<()> {
+        let result = self.with_live_task(raw, |_, task| {
+            if task.flags & DONE != 0 {
+                if task.flags & OUTPUT_TAKEN == 0 {
+                    task.flags |= OUTPUT_TAKEN;
+                    if let Some(cell) = task.cell.as_mut() {
+                        cell.take_output(dst);
+                    }
+                }
+                Poll::Ready(())
+            } else {
+                match &task.join_waker {
+                    Some(w) if w.will_wake(cx.waker()) => {}
+                    _ => task.join_waker = Some(cx.waker().clone()),
+                }
+                Poll::Pending
+            }
+        });
+        result.unwrap_or(Poll::Ready(()))
+    }
+
+    /// The join handle is gone: free the task when it is done, or mark it
+    /// so that it is freed when it finishes.
+    pub fn join_drop(&self, raw: RawTask) {
+        let mut dead_cell = None;
+        {
+            let mut st = self.state.borrow_mut();
+            let Some(task) = st.tasks.get_mut(raw.slot as usize) else {
+                return;
+            };
+            if task.generation != raw.generation || task.id != raw.id {
+                return;
+            }
+            task.join_waker = None;
+            if task.flags & DONE != 0 {
+                dead_cell = task.cell.take();
+                Self::free_slot(&mut st, raw.slot);
+            } else {
+                task.flags |= DETACHED;
+            }
+        }
+        drop(dead_cell);
+    }
+
+    /// Whether the task finished (or is gone with a shutdown).
+    pub fn is_finished(&self, raw: RawTask) -> bool {
+        self.with_live_task(raw, |_, task| task.flags & DONE != 0)
+            .unwrap_or(true)
+    }
+
+    /// Requests cancellation: the task is dropped at its next turn, as if it
+    /// returned `Cancelled` at its next `.await`.
+    pub fn abort(&self, raw: RawTask) {
+        let wake = self
+            .with_live_task(raw, |_, task| {
+                if task.flags & (DONE | ABORT) != 0 {
+                    return false;
+                }
+                task.flags |= ABORT;
+                true
+            })
+            .unwrap_or(false);
+        if wake {
+            self.wake_slot(raw.slot, raw.generation & SLOT_MASK);
+        }
+    }
+
+    /// How many tasks are alive (spawned, not yet finished and freed).
+    pub fn live_tasks(&self) -> usize {
+        self.state.borrow().live_tasks
+    }
+
+    // ----- local sets -------------------------------------------------------
+
+    /// Creates a local set and returns its owner number.
+    pub fn local_new(&self) -> u32 {
+        let mut st = self.state.borrow_mut();
+        let queue = LocalQueue {
+            ready: Vec::new(),
+            waker: None,
+            live: 0,
+        };
+        if let Some(index) = st.locals.iter().position(Option::is_none) {
+            st.locals[index] = Some(queue);
+            index as u32 + 1
+        } else {
+            st.locals.push(Some(queue));
+            st.locals.len() as u32
+        }
+    }
+
+    /// The local set being run, if any (what `spawn_local` spawns onto).
+    pub fn current_local(&self) -> u32 {
+        self.current_local.get()
+    }
+
+    /// Makes `owner` the current local set; returns the previous one.
+    pub fn set_current_local(&self, owner: u32) -> u32 {
+        self.current_local.replace(owner)
+    }
+
+    /// How many tasks of a local set have not finished.
+    pub fn local_live(&self, owner: u32) -> usize {
+        let st = self.state.borrow();
+        st.locals
+            .get(owner as usize - 1)
+            .and_then(Option::as_ref)
+            .map_or(0, |l| l.live)
+    }
+
+    /// Runs one ready task of the local set, picked by the policy. Returns
+    /// whether more are ready; registers `waker` for later wakes otherwise.
+    pub fn local_tick(&self, owner: u32, waker: &Waker) -> bool {
+        let slot = {
+            let mut st = self.state.borrow_mut();
+            let st = &mut *st;
+            let Some(local) = st.locals.get_mut(owner as usize - 1).and_then(Option::as_mut)
+            else {
+                return false;
+            };
+            local.waker = Some(waker.clone());
+            if local.ready.is_empty() {
+                return false;
+            }
+            let index = st.policy.choose(&local.ready, &mut st.sched_rng);
+            local.ready.swap_remove(index)
+        };
+        let previous = self.set_current_local(owner);
+        self.poll_task(slot);
+        self.set_current_local(previous);
+        let st = self.state.borrow();
+        st.locals[owner as usize - 1]
+            .as_ref()
+            .is_some_and(|l| !l.ready.is_empty())
+    }
+
+    /// Drops a local set: its unfinished tasks are cancelled.
+    pub fn local_drop(&self, owner: u32) {
+        let victims: Vec<RawTask> = {
+            let st = self.state.borrow();
+            st.tasks
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.id != 0 && t.owner == owner && t.flags & DONE == 0)
+                .map(|(slot, t)| RawTask {
+                    core: self.id,
+                    slot: slot as u32,
+                    generation: t.generation,
+                    id: t.id,
+                })
+                .collect()
+        };
+        for raw in victims {
+            self.cancel_now(raw);
+        }
+        self.state.borrow_mut().locals[owner as usize - 1] = None;
+    }
+
+    fn cancel_now(&self, raw: RawTask) {
+        let cell = self
+            .with_live_task(raw, |_, task| {
+                if task.flags & (DONE | RUNNING) != 0 {
+                    None
+                } else {
+                    task.cell.take()
+                }
+            })
+            .flatten();
+        if let Some(mut cell) = cell {
+            self.trace(EventKind::Cancel, raw.id, Label::None);
+            let previous = self.current_task.replace(raw.id);
+            cell.cancel();
+            self.current_task.set(previous);
+            self.finish(raw.slot, cell, true);
+        }
+    }
+
+    // ----- cooperative budget -------------------------------------------------
+
+    /// Spends one unit of the task's budget, or asks it to yield (waking it
+    /// at once) when the budget is spent.
+    #[inline]
+    pub fn poll_budget(&self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.unconstrained.get() {
+            return Poll::Ready(());
+        }
+        let budget = self.budget.get();
+        if budget == 0 {
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        self.budget.set(budget - 1);
+        Poll::Ready(())
+    }
+
+    /// Whether the current task has budget left.
+    pub fn has_budget(&self) -> bool {
+        self.unconstrained.get() || self.budget.get() > 0
+    }
+
+    /// Turns budgeting off (or back on); returns the previous setting.
+    pub fn set_unconstrained(&self, on: bool) -> bool {
+        self.unconstrained.replace(on)
+    }
+
+    // ----- timers and events ------------------------------------------------
+
+    /// Registers a timer at `deadline_ns` that wakes `waker`.
+    pub fn timer_insert(&self, deadline_ns: u64, waker: Option<Waker>) -> EventKey {
+        let (key, seq) = self
+            .state
+            .borrow_mut()
+            .events
+            .insert(deadline_ns, Action::Wake(waker));
+        self.trace(
+            EventKind::TimerSet,
+            self.current_task.get(),
+            Label::Timer {
+                id: seq,
+                at_ns: deadline_ns,
+            },
+        );
+        key
+    }
+
+    /// Moves a timer to a new deadline, keeping its waker (if it is still
+    /// pending) so a task waiting on it is woken at the new time.
+    pub fn timer_reset(&self, key: EventKey, deadline_ns: u64) -> EventKey {
+        let action = self.state.borrow_mut().events.take(key);
+        let waker = match action {
+            Some(Action::Wake(waker)) => waker,
+            _ => None,
+        };
+        self.timer_insert(deadline_ns, waker)
+    }
+
+    /// Replaces a pending timer's waker.
+    pub fn timer_set_waker(&self, key: EventKey, waker: &Waker) -> bool {
+        self.state.borrow_mut().events.set_waker(key, waker)
+    }
+
+    /// Cancels a pending timer or event.
+    pub fn event_cancel(&self, key: EventKey) -> bool {
+        self.state.borrow_mut().events.cancel(key)
+    }
+
+    /// Whether a timer or event is still pending.
+    pub fn event_pending(&self, key: EventKey) -> bool {
+        self.state.borrow().events.contains(key)
+    }
+
+    /// Schedules `callback` to run at `at_ns` in this runtime's context.
+    pub fn schedule(&self, at_ns: u64, label: &'static str, callback: Box<dyn FnOnce()>) -> EventKey {
+        let at_ns = at_ns.max(self.now_ns.get());
+        self.state
+            .borrow_mut()
+            .events
+            .insert(at_ns, Action::Call(callback, label))
+            .0
+    }
+
+    fn fire_due(&self) {
+        // Bounded by the events due now; each fired event is removed.
+        loop {
+            let fired = self.state.borrow_mut().events.pop_due(self.now_ns.get());
+            let Some(fired) = fired else { break };
+            match fired.action {
+                Action::Wake(waker) => {
+                    self.trace_u64(EventKind::TimerFire, fired.seq);
+                    if let Some(waker) = waker {
+                        waker.wake();
+                    }
+                }
+                Action::Call(callback, label) => {
+                    self.trace(EventKind::Callback, 0, Label::Str(label));
+                    callback();
+                }
+            }
+        }
+    }
+
+    fn trace_u64(&self, kind: EventKind, value: u64) {
+        self.trace(kind, 0, Label::Num(value));
+    }
+
+    fn set_now(&self, now_ns: u64) {
+        let limit_ns = self.config.time_limit.as_nanos().min(u64::MAX as u128) as u64;
+        if now_ns > limit_ns {
+            let message = format!(
+                "sim: time limit: the run would pass {:?} of virtual time (the next event is at \
+                 {:?}) with its root future still pending. Seed {:#x}. Raise the limit with {}=<seconds> \
+                 if the run really needs longer; otherwise something waits forever on a timer.",
+                self.config.time_limit,
+                Duration::from_nanos(now_ns),
+                self.config.seed,
+                crate::config::TIME_LIMIT_VAR,
+            );
+            panic!("{message}");
+        }
+        debug_assert!(now_ns >= self.now_ns.get(), "the clock never goes back");
+        self.now_ns.set(now_ns);
+        self.trace_u64(EventKind::Advance, now_ns);
+    }
+
+    /// Jumps to the next event and fires everything due. Returns false when
+    /// nothing is pending at all.
+    fn advance_to_next_event(&self) -> bool {
+        let remote = waker::take_remote_wakes(self.id);
+        if !remote.is_empty() {
+            for (slot, generation) in remote {
+                self.wake_slot(slot, generation);
+            }
+            return true;
+        }
+        let next = self.state.borrow_mut().events.next_deadline();
+        let Some(deadline) = next else {
+            return false;
+        };
+        if deadline > self.now_ns.get() {
+            self.set_now(deadline);
+        }
+        self.fire_due();
+        true
+    }
+
+    /// `tokio::time::advance`: moves the clock forward by `by` at once and
+    /// fires every event due by then.
+    pub fn advance_clock(&self, by: Duration) {
+        let target = self
+            .now_ns
+            .get()
+            .saturating_add(by.as_nanos().min(u64::MAX as u128) as u64);
+        // Fire events in deadline order first, as time passes over them.
+        loop {
+            let next = self.state.borrow_mut().events.next_deadline();
+            match next {
+                Some(deadline) if deadline <= target => {
+                    if deadline > self.now_ns.get() {
+                        self.set_now(deadline);
+                    }
+                    self.fire_due();
+                }
+                _ => break,
+            }
+        }
+        if target > self.now_ns.get() {
+            self.set_now(target);
+        }
+    }
+
+    /// Whether `time::pause` is in force.
+    pub fn is_paused(&self) -> bool {
+        self.paused.get()
+    }
+
+    /// Sets the paused flag (for `time::pause` and `time::resume`).
+    pub fn set_paused(&self, paused: bool) {
+        self.paused.set(paused);
+    }
+
+    // ----- the loop -------------------------------------------------------
+
+    /// Whether a `block_on` is running on this runtime.
+    pub fn in_block_on(&self) -> bool {
+        self.in_block_on.get()
+    }
+
+    /// Runs the simulation until `future` completes.
+    ///
+    /// # Panics
+    /// On a deadlock, at the time limit, at the step limit, and when called
+    /// inside a runtime.
+    pub fn block_on<F: Future>(self: &Rc<Self>, future: F) -> F::Output {
+        if context::with_current(|c| c.in_block_on()).unwrap_or(false) {
+            panic!(
+                "Cannot start a runtime from within a runtime. This happens because a function \
+                 (like `block_on`) attempted to block the current thread while the thread is \
+                 being used to drive asynchronous tasks."
+            );
+        }
+        assert!(!self.shut_down.get(), "sim: block_on on a runtime that was shut down");
+        let _enter = Enter::new(self.clone());
+        let _running = Flag::set(&self.in_block_on);
+        let mut future = pin!(future);
+        {
+            let mut st = self.state.borrow_mut();
+            if !st.root_queued {
+                st.root_queued = true;
+                st.ready.push(ROOT_SLOT);
+            }
+        }
+        let root_waker = waker::waker(self.id, ROOT_SLOT, 0);
+        let step_limit = self.config.step_limit;
+        loop {
+            let next = {
+                let mut st = self.state.borrow_mut();
+                let st = &mut *st;
+                st.steps += 1;
+                if st.steps > step_limit {
+                    drop(_running);
+                    let steps = st.steps;
+                    let _ = steps;
+                    panic!("{}", self.step_limit_message());
+                }
+                match st.ready.len() {
+                    0 => None,
+                    1 => st.ready.pop(),
+                    _ => {
+                        let index = st.policy.choose(&st.ready, &mut st.sched_rng);
+                        Some(st.ready.swap_remove(index))
+                    }
+                }
+            };
+            match next {
+                Some(ROOT_SLOT) => {
+                    self.state.borrow_mut().root_queued = false;
+                    self.trace(EventKind::Poll, 0, Label::None);
+                    let previous = self.current_task.replace(0);
+                    self.budget.set(TASK_BUDGET);
+                    let mut cx = Context::from_waker(&root_waker);
+                    let result = future.as_mut().poll(&mut cx);
+                    self.current_task.set(previous);
+                    if let Poll::Ready(output) = result {
+                        self.state.borrow_mut().ready.retain(|&s| s != ROOT_SLOT);
+                        self.trace.borrow_mut().flush();
+                        return output;
+                    }
+                }
+                Some(slot) => self.poll_task(slot),
+                None => {
+                    if !self.advance_to_next_event() {
+                        let report = self.deadlock_report();
+                        panic!("{report}");
+                    }
+                }
+            }
+        }
+    }
+
+    fn step_limit_message(&self) -> String {
+        format!(
+            "sim: step limit: {} polls without the root future finishing (virtual time {:?}, \
+             seed {:#x}). Some task is likely spinning (yielding in a loop) so the clock can \
+             never move. Raise the limit with {}=<count> if the run really needs more.",
+            self.config.step_limit,
+            Duration::from_nanos(self.now_ns.get()),
+            self.config.seed,
+            crate::config::STEP_LIMIT_VAR,
+        )
+    }
+
+    fn deadlock_report(&self) -> String {
+        use std::fmt::Write;
+        let st = self.state.borrow();
+        let mut out = format!(
+            "sim: deadlock: the root future is waiting, but no task can run and no timer or \
+             event is pending, so nothing can ever wake it (virtual time {:?}, seed {:#x}).\n",
+            Duration::from_nanos(self.now_ns.get()),
+            self.config.seed
+        );
+        let pending: Vec<&TaskSlot> = st
+            .tasks
+            .iter()
+            .filter(|t| t.id != 0 && t.flags & DONE == 0)
+            .collect();
+        if pending.is_empty() {
+            out.push_str("No spawned task is pending; the root future waits alone.\n");
+        } else {
+            let _ = writeln!(out, "Pending tasks ({}):", pending.len());
+            let mut sorted = pending;
+            sorted.sort_by_key(|t| t.id);
+            for task in sorted.iter().take(50) {
+                let meta = task.meta.as_ref().expect("a live task has metadata");
+                let _ = writeln!(
+                    out,
+                    "  task {} '{}' spawned at {}:{}:{}{}",
+                    task.id,
+                    meta.name.as_deref().unwrap_or(meta.kind),
+                    meta.location.file(),
+                    meta.location.line(),
+                    meta.location.column(),
+                    if task.owner != 0 { " (in a LocalSet that is not being run)" } else { "" }
+                );
+            }
+            if sorted.len() > 50 {
+                let _ = writeln!(out, "  ... and {} more", sorted.len() - 50);
+            }
+        }
+        let _ = write!(
+            out,
+            "Each waits on something no one will ever signal (a channel whose sender is kept \
+             alive, a lock never released, a Notify never notified). Replay with SIM_SEED={:#x}.",
+            self.config.seed
+        );
+        out
+    }
+
+    /// Cancels every task, drops every pending event, and reports the run.
+    /// Called when the runtime is dropped or shut down; idempotent.
+    pub fn shutdown(self: &Rc<Self>) {
+        if self.shut_down.replace(true) {
+            return;
+        }
+        let _enter = Enter::new(self.clone());
+        // Cancel tasks in slot order; a cancelled future's drop may spawn or
+        // wake, so re-scan until no live task is left (bounded: a spawn
+        // after shutdown is refused below).
+        for _round in 0..1024 {
+            let victims: Vec<RawTask> = {
+                let st = self.state.borrow();
+                st.tasks
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| t.id != 0 && t.flags & DONE == 0)
+                    .map(|(slot, t)| RawTask {
+                        core: self.id,
+                        slot: slot as u32,
+                        generation: t.generation,
+                        id: t.id,
+                    })
+                    .collect()
+            };
+            if victims.is_empty() {
+                break;
+            }
+            for raw in victims {
+                self.cancel_now(raw);
+            }
+        }
+        let actions = self.state.borrow_mut().events.clear();
+        drop(actions);
+        let cells: Vec<Box<dyn TaskCell>> = {
+            let mut st = self.state.borrow_mut();
+            st.ready.clear();
+            st.tasks.iter_mut().filter_map(|t| t.cell.take()).collect()
+        };
+        drop(cells);
+        self.trace(EventKind::End, 0, Label::None);
+        let summary = {
+            let mut trace = self.trace.borrow_mut();
+            trace.flush();
+            RunSummary {
+                seed: self.config.seed,
+                events: trace.len(),
+                end_ns: self.now_ns.get(),
+                trace_hash: trace.hash_hex(),
+            }
+        };
+        crate::seed::report(&self.run_name, &summary, self.trace.borrow().path());
+        LAST_SUMMARY.with(|s| *s.borrow_mut() = Some(summary));
+    }
+
+    /// Shuts the runtime down and removes it from the thread's registry.
+    pub fn close(id: u16) {
+        if let Some(core) = context::unregister(id) {
+            core.shutdown();
+        }
+    }
+
+    /// Whether this runtime was shut down.
+    pub fn is_shut_down(&self) -> bool {
+        self.shut_down.get()
+    }
+}
+
+struct Flag<'a>(&'a StdCell<bool>);
+
+impl<'a> Flag<'a> {
+    fn set(cell: &'a StdCell<bool>) -> Flag<'a> {
+        cell.set(true);
+        Flag(cell)
+    }
+}
+
+impl Drop for Flag<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
+/// Reads a finished task's output: a helper for typed join handles.
+pub fn new_output<T>() -> Output<T> {
+    None
+}

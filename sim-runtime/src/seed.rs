@@ -1,0 +1,78 @@
+//! What a run says on stderr: its seed and replay command before it starts,
+//! and its trace hash when it ends. Both go straight to file descriptor 2,
+//! past the test harness's output capture, so they survive a panic or a kill.
+
+use crate::executor::RunSummary;
+use std::io::Write;
+use std::time::Duration;
+
+/// Set by `cargo sim` for the processes it runs: the arguments it was given,
+/// so a run can print the exact command that replays it.
+pub const CARGO_ARGS_VAR: &str = "SIM_CARGO_ARGS";
+
+fn write_stderr(line: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(line.as_bytes());
+    let _ = err.flush();
+}
+
+/// The command that replays a run with `seed`.
+pub fn replay_command(seed: u64, test_name: Option<&str>) -> String {
+    let mut command = format!("SIM_SEED={seed:#x} ");
+    match std::env::var(CARGO_ARGS_VAR) {
+        Ok(args) if !args.is_empty() => {
+            command.push_str("cargo sim ");
+            command.push_str(&args);
+            if let Some(name) = test_name {
+                if !args.split(' ').any(|a| a == "--") {
+                    command.push_str(" --");
+                }
+                command.push(' ');
+                command.push_str(name);
+                command.push_str(" --exact");
+            }
+        }
+        _ => {
+            let mut args = std::env::args();
+            command.push_str(&args.next().unwrap_or_default());
+            match test_name {
+                Some(name) => {
+                    command.push(' ');
+                    command.push_str(name);
+                    command.push_str(" --exact");
+                }
+                None => {
+                    for arg in args {
+                        command.push(' ');
+                        command.push_str(&arg);
+                    }
+                }
+            }
+        }
+    }
+    command
+}
+
+/// Prints the seed and the replay command of a run about to start.
+pub fn announce(seed: u64, test_name: Option<&str>) {
+    let name = test_name.unwrap_or("main");
+    write_stderr(&format!(
+        "sim: {name}: seed {seed:#x}; replay: {}\n",
+        replay_command(seed, test_name)
+    ));
+}
+
+/// Prints how a run ended: its events, virtual time and trace hash.
+pub fn report(name: &str, summary: &RunSummary, path: Option<&std::path::Path>) {
+    let file = match path {
+        Some(path) => format!(", trace file {}", path.display()),
+        None => String::new(),
+    };
+    write_stderr(&format!(
+        "sim: {name}: seed {:#x}: {} events, virtual time {:?}, trace sha256 {}{file}\n",
+        summary.seed,
+        summary.events,
+        Duration::from_nanos(summary.end_ns),
+        summary.trace_hash,
+    ));
+}

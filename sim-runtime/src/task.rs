@@ -1,0 +1,152 @@
+//! Tasks: a spawned future in a type-erased cell, and the slot that holds it.
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe, Location};
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+/// Why a task ended without an output.
+pub enum Failure {
+    /// It was aborted, or dropped with its runtime.
+    Cancelled,
+    /// Its future panicked; this is the payload.
+    Panic(Box<dyn Any + Send + 'static>),
+}
+
+impl std::fmt::Debug for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Cancelled => f.write_str("Cancelled"),
+            Failure::Panic(_) => f.write_str("Panic(..)"),
+        }
+    }
+}
+
+/// What a join handle reads out of a finished task.
+pub type Output<T> = Option<Result<T, Failure>>;
+
+/// A spawned future with its output slot, behind one allocation.
+pub(crate) trait TaskCell {
+    /// Polls the future; on completion (or panic) stores the result.
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()>;
+    /// Drops the future and stores `Cancelled` (or the panic its drop
+    /// raised, as tokio reports it).
+    fn cancel(&mut self);
+    /// Moves the stored result into `dst`, an `&mut Output<T>`.
+    fn take_output(&mut self, dst: &mut dyn Any);
+}
+
+enum Stage<F: Future> {
+    Running(F),
+    Done(Result<F::Output, Failure>),
+    Taken,
+}
+
+pub(crate) struct Cell<F: Future> {
+    stage: Stage<F>,
+}
+
+impl<F: Future + 'static> Cell<F> {
+    pub(crate) fn boxed(future: F) -> Box<dyn TaskCell> {
+        Box::new(Cell {
+            stage: Stage::Running(future),
+        })
+    }
+}
+
+impl<F: Future + 'static> TaskCell for Cell<F> {
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let Stage::Running(future) = &mut self.stage else {
+            // A finished task is never polled again: the scheduler frees or
+            // parks it. Returning Ready keeps a stray wake harmless.
+            return Poll::Ready(());
+        };
+        // Safety: the cell is boxed and never moved while the future lives;
+        // the future is dropped in place (by `cancel` or on completion).
+        let future = unsafe { Pin::new_unchecked(future) };
+        match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(output)) => {
+                self.stage = Stage::Done(Ok(output));
+                Poll::Ready(())
+            }
+            Err(payload) => {
+                // Drop the future before storing the panic, as tokio does.
+                let dropped = catch_unwind(AssertUnwindSafe(|| {
+                    self.stage = Stage::Taken;
+                }));
+                drop(dropped);
+                self.stage = Stage::Done(Err(Failure::Panic(payload)));
+                Poll::Ready(())
+            }
+        }
+    }
+
+    fn cancel(&mut self) {
+        if !matches!(self.stage, Stage::Running(_)) {
+            return;
+        }
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            self.stage = Stage::Taken;
+        }));
+        self.stage = Stage::Done(Err(match result {
+            Ok(()) => Failure::Cancelled,
+            Err(payload) => Failure::Panic(payload),
+        }));
+    }
+
+    fn take_output(&mut self, dst: &mut dyn Any) {
+        let dst = dst
+            .downcast_mut::<Output<F::Output>>()
+            .expect("a join handle reads the output type of its own task");
+        if let Stage::Done(_) = self.stage {
+            if let Stage::Done(result) = std::mem::replace(&mut self.stage, Stage::Taken) {
+                *dst = Some(result);
+            }
+        }
+    }
+}
+
+/// Where a task came from, for the trace and for deadlock reports.
+#[derive(Clone, Debug)]
+pub struct TaskMeta {
+    /// The name given with `task::Builder::name`, if any.
+    pub name: Option<Box<str>>,
+    /// Where `spawn` was called.
+    pub location: &'static Location<'static>,
+    /// What kind of spawn made it (`task`, `local`, `blocking`).
+    pub kind: &'static str,
+}
+
+impl TaskMeta {
+    /// The label used in the trace: `name@file:line:col`.
+    pub fn label(&self) -> String {
+        format!(
+            "{}@{}:{}:{}",
+            self.name.as_deref().unwrap_or(self.kind),
+            self.location.file(),
+            self.location.line(),
+            self.location.column()
+        )
+    }
+}
+
+pub(crate) const QUEUED: u8 = 1;
+pub(crate) const RUNNING: u8 = 2;
+pub(crate) const DONE: u8 = 4;
+pub(crate) const ABORT: u8 = 8;
+pub(crate) const DETACHED: u8 = 16;
+pub(crate) const OUTPUT_TAKEN: u8 = 32;
+
+/// One task's place in the runtime's slab.
+pub(crate) struct TaskSlot {
+    pub(crate) generation: u32,
+    pub(crate) id: u64,
+    pub(crate) flags: u8,
+    /// 0: run by the runtime's scheduler; n: owned by local set n.
+    pub(crate) owner: u32,
+    pub(crate) cell: Option<Box<dyn TaskCell>>,
+    pub(crate) join_waker: Option<Waker>,
+    pub(crate) meta: Option<TaskMeta>,
+}

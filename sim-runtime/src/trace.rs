@@ -1,0 +1,373 @@
+//! The trace: every harness event of a run, in order, folded into SHA-256.
+//!
+//! An event is `(sequence number, virtual time, kind, task, label)`. The hash
+//! covers a compact binary encoding of each event (kind, task, virtual time
+//! and label; the sequence number is implied by the order), so a run's hash
+//! is cheap to keep even when no file is written.
+//!
+//! With `SIM_TRACE=<path>` the events are also written as text, one per line:
+//!
+//! ```text
+//! <seq> <virtual time in ns> <kind> <task> <label>
+//! 0 0 spawn 1 worker@examples/src/main.rs:12:5
+//! 1 0 poll 0 -
+//! ```
+//!
+//! Task `0` is the future given to `block_on`; other tasks count up from 1 in
+//! spawn order. A label of `-` means none. Nothing in a line depends on wall
+//! time, process ids or addresses, so one seed writes the same file in every
+//! process.
+//!
+//! Which file a run writes: a run on the process's main thread writes
+//! `<path>` itself. A run on any other thread (the test harness runs each
+//! test on a thread named after the test) writes `<path>.<thread name>`, with
+//! characters other than `[A-Za-z0-9_.-]` turned into `_` (so
+//! `tests::echo` becomes `<path>.tests__echo`). When one thread runs several
+//! simulations one after another, the second writes `<name>.2`, the third
+//! `<name>.3`, and so on. If `<path>` contains `{name}`, the thread's name is
+//! put there instead of being appended.
+
+use sha2::{Digest, Sha256};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+/// The kind of a harness event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum EventKind {
+    /// A task was created. Label: `name@file:line:col`.
+    Spawn = 1,
+    /// The scheduler chose a task and polled it.
+    Poll = 2,
+    /// A task was queued to run by a wake.
+    Wake = 3,
+    /// A task's future returned `Ready` (or panicked).
+    Complete = 4,
+    /// A task was cancelled (aborted, or dropped with its runtime).
+    Cancel = 5,
+    /// A timer was registered. Label: its id and deadline in ns.
+    TimerSet = 6,
+    /// A timer fired. Label: its id.
+    TimerFire = 7,
+    /// The virtual clock jumped forward. Label: the new time in ns.
+    Advance = 8,
+    /// The run began. Label: the seed.
+    Start = 9,
+    /// The root future completed and the run ended.
+    End = 10,
+    /// A scheduled callback (network or disk event) ran. Label: what it was.
+    Callback = 11,
+    /// An event of a subsystem above the runtime (network, filesystem).
+    /// Label: what happened.
+    Note = 12,
+}
+
+impl EventKind {
+    /// The word used for this kind in a trace file.
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::Spawn => "spawn",
+            EventKind::Poll => "poll",
+            EventKind::Wake => "wake",
+            EventKind::Complete => "complete",
+            EventKind::Cancel => "cancel",
+            EventKind::TimerSet => "timer-set",
+            EventKind::TimerFire => "timer-fire",
+            EventKind::Advance => "advance",
+            EventKind::Start => "start",
+            EventKind::End => "end",
+            EventKind::Callback => "callback",
+            EventKind::Note => "note",
+        }
+    }
+}
+
+/// The label of an event: kept as parts, so that hashing needs no
+/// formatting and the text form is built only when a file is written.
+#[derive(Clone, Copy, Debug)]
+pub enum Label<'a> {
+    /// No label (written as `-`).
+    None,
+    /// Free text.
+    Str(&'a str),
+    /// A number (a timer id, a time in ns).
+    Num(u64),
+    /// A timer's id and deadline (written as `timer=<id> at=<ns>`).
+    Timer {
+        /// The timer's id (its event sequence number).
+        id: u64,
+        /// Its deadline in ns of virtual time.
+        at_ns: u64,
+    },
+}
+
+/// Bytes gathered before they are fed to the hasher: hashing in blocks of a
+/// few KiB costs less per event than one `update` call per event.
+const HASH_CHUNK_BYTES: usize = 4096;
+
+/// The running trace of one simulation.
+pub struct Trace {
+    seq: u64,
+    hasher: Sha256,
+    pending: Vec<u8>,
+    writer: Option<BufWriter<File>>,
+    path: Option<PathBuf>,
+    line: Vec<u8>,
+}
+
+impl Trace {
+    /// A trace that hashes, and writes to `path` when one is given.
+    ///
+    /// # Panics
+    /// When the file cannot be created: the message names the path.
+    pub fn new(path: Option<PathBuf>) -> Trace {
+        let writer = path.as_ref().map(|path| {
+            let file = File::create(path).unwrap_or_else(|error| {
+                panic!(
+                    "sim: cannot create the trace file {} (from SIM_TRACE): {error}",
+                    path.display()
+                )
+            });
+            BufWriter::with_capacity(1 << 16, file)
+        });
+        Trace {
+            seq: 0,
+            hasher: Sha256::new(),
+            pending: Vec::with_capacity(HASH_CHUNK_BYTES + 256),
+            writer,
+            path,
+            line: Vec::with_capacity(128),
+        }
+    }
+
+    /// How many events were recorded.
+    pub fn len(&self) -> u64 {
+        self.seq
+    }
+
+    /// Whether no event was recorded yet.
+    pub fn is_empty(&self) -> bool {
+        self.seq == 0
+    }
+
+    /// The file this trace is written to, if any.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        self.path.as_deref()
+    }
+
+    /// Records one event.
+    #[inline]
+    pub fn record(&mut self, now_ns: u64, kind: EventKind, task: u64, label: Label<'_>) {
+        self.pending.push(kind as u8);
+        self.pending.extend_from_slice(&task.to_le_bytes());
+        self.pending.extend_from_slice(&now_ns.to_le_bytes());
+        // Each label form has its own tag and a fixed or prefixed length, so
+        // no two different events encode alike.
+        match label {
+            Label::None => self.pending.push(0),
+            Label::Str(text) => {
+                self.pending.push(1);
+                self.pending
+                    .extend_from_slice(&(text.len() as u32).to_le_bytes());
+                self.pending.extend_from_slice(text.as_bytes());
+            }
+            Label::Num(value) => {
+                self.pending.push(2);
+                self.pending.extend_from_slice(&value.to_le_bytes());
+            }
+            Label::Timer { id, at_ns } => {
+                self.pending.push(3);
+                self.pending.extend_from_slice(&id.to_le_bytes());
+                self.pending.extend_from_slice(&at_ns.to_le_bytes());
+            }
+        }
+        if self.pending.len() >= HASH_CHUNK_BYTES {
+            self.hasher.update(&self.pending);
+            self.pending.clear();
+        }
+        if self.writer.is_some() {
+            self.write_line(now_ns, kind, task, label);
+        }
+        self.seq += 1;
+    }
+
+    #[cold]
+    fn write_line(&mut self, now_ns: u64, kind: EventKind, task: u64, label: Label<'_>) {
+        let line = &mut self.line;
+        line.clear();
+        push_u64(line, self.seq);
+        line.push(b' ');
+        push_u64(line, now_ns);
+        line.push(b' ');
+        line.extend_from_slice(kind.name().as_bytes());
+        line.push(b' ');
+        push_u64(line, task);
+        line.push(b' ');
+        match label {
+            Label::None => line.push(b'-'),
+            Label::Str("") => line.push(b'-'),
+            Label::Str(text) => {
+                line.extend(text.bytes().map(|b| if b == b'\n' { b' ' } else { b }))
+            }
+            Label::Num(value) => push_u64(line, value),
+            Label::Timer { id, at_ns } => {
+                line.extend_from_slice(b"timer=");
+                push_u64(line, id);
+                line.extend_from_slice(b" at=");
+                push_u64(line, at_ns);
+            }
+        }
+        line.push(b'\n');
+        let writer = self.writer.as_mut().expect("checked by the caller");
+        if let Err(error) = writer.write_all(line) {
+            panic!("sim: cannot write the trace file: {error}");
+        }
+    }
+
+    /// The SHA-256 of every event so far, in hex. The trace goes on.
+    pub fn hash_hex(&self) -> String {
+        let mut hasher = self.hasher.clone();
+        hasher.update(&self.pending);
+        hex(&hasher.finalize())
+    }
+
+    /// Flushes the trace file, if any.
+    pub fn flush(&mut self) {
+        if let Some(writer) = self.writer.as_mut() {
+            if let Err(error) = writer.flush() {
+                eprintln!("sim: cannot write the trace file: {error}");
+            }
+        }
+    }
+}
+
+fn push_u64(out: &mut Vec<u8>, mut value: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        out.push(DIGITS[(byte >> 4) as usize] as char);
+        out.push(DIGITS[(byte & 15) as usize] as char);
+    }
+    out
+}
+
+/// The file a run writes its trace to, by the rule in the module docs.
+///
+/// `thread_name` is `None` for the main thread; `run_index` counts the
+/// simulations this thread ran before, from 1.
+pub fn trace_path(base: &str, thread_name: Option<&str>, run_index: u64) -> PathBuf {
+    let mut path = match thread_name {
+        None if base.contains("{name}") => base.replace("{name}", "main"),
+        None => base.to_string(),
+        Some(name) => {
+            let clean: String = name
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            if base.contains("{name}") {
+                base.replace("{name}", &clean)
+            } else {
+                format!("{base}.{clean}")
+            }
+        }
+    };
+    if run_index > 1 {
+        path.push_str(&format!(".{run_index}"));
+    }
+    PathBuf::from(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_events_hash_equal_and_labels_matter() {
+        let mut a = Trace::new(None);
+        let mut b = Trace::new(None);
+        for t in [&mut a, &mut b] {
+            t.record(0, EventKind::Spawn, 1, Label::Str("x"));
+            t.record(5, EventKind::Poll, 1, Label::None);
+        }
+        assert_eq!(a.hash_hex(), b.hash_hex());
+        a.record(6, EventKind::Wake, 1, Label::Str("ab"));
+        b.record(6, EventKind::Wake, 1, Label::Str("ac"));
+        assert_ne!(a.hash_hex(), b.hash_hex());
+        assert_eq!(a.len(), 3);
+    }
+
+    #[test]
+    fn trace_paths_follow_the_documented_rule() {
+        assert_eq!(trace_path("t.txt", None, 1), PathBuf::from("t.txt"));
+        assert_eq!(trace_path("t.txt", None, 2), PathBuf::from("t.txt.2"));
+        assert_eq!(
+            trace_path("t.txt", Some("tests::echo"), 1),
+            PathBuf::from("t.txt.tests__echo")
+        );
+        assert_eq!(
+            trace_path("out/{name}.trace", Some("a::b"), 3),
+            PathBuf::from("out/a__b.trace.3")
+        );
+    }
+
+    #[test]
+    fn numbers_print_in_decimal() {
+        let mut out = Vec::new();
+        push_u64(&mut out, 0);
+        out.push(b' ');
+        push_u64(&mut out, u64::MAX);
+        assert_eq!(out, b"0 18446744073709551615");
+    }
+}
+
+impl Trace {
+    /// Records a spawn without formatting its label unless a file is
+    /// written: spawning is hot, and the hash needs only the parts.
+    #[inline]
+    pub fn record_spawn(&mut self, now_ns: u64, task: u64, meta: &crate::task::TaskMeta) {
+        let name = meta.name.as_deref().unwrap_or(meta.kind);
+        let file = meta.location.file();
+        self.pending.push(EventKind::Spawn as u8);
+        self.pending.extend_from_slice(&task.to_le_bytes());
+        self.pending.extend_from_slice(&now_ns.to_le_bytes());
+        let len = name.len() + 1 + file.len() + 8;
+        self.pending.extend_from_slice(&(len as u32).to_le_bytes());
+        self.pending.extend_from_slice(name.as_bytes());
+        self.pending.push(b'@');
+        self.pending.extend_from_slice(file.as_bytes());
+        self.pending
+            .extend_from_slice(&meta.location.line().to_le_bytes());
+        self.pending
+            .extend_from_slice(&meta.location.column().to_le_bytes());
+        if self.pending.len() >= HASH_CHUNK_BYTES {
+            self.hasher.update(&self.pending);
+            self.pending.clear();
+        }
+        if self.writer.is_some() {
+            let label = meta.label();
+            self.write_line(now_ns, EventKind::Spawn, task, Label::Str(&label));
+        }
+        self.seq += 1;
+    }
+}

@@ -1,0 +1,107 @@
+//! Wakers without allocation: the data pointer packs the runtime id, the
+//! task's slot and its generation. Cloning and dropping are free; waking
+//! finds the runtime through the thread's context.
+
+use crate::context;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::task::{RawWaker, RawWakerVTable, Waker};
+
+#[cfg(not(target_pointer_width = "64"))]
+compile_error!("sim-runtime packs wakers into 64-bit pointers");
+
+/// The slot number that stands for the root future (`block_on`'s).
+pub(crate) const ROOT_SLOT: u32 = 0xFF_FFFF;
+/// Slots and generations are 24 bits each in a packed waker.
+pub(crate) const SLOT_MASK: u32 = 0xFF_FFFF;
+
+#[inline]
+fn pack(core: u16, slot: u32, generation: u32) -> usize {
+    debug_assert!(slot <= SLOT_MASK);
+    ((core as usize) << 48) | (((generation & SLOT_MASK) as usize) << 24) | slot as usize
+}
+
+#[inline]
+fn unpack(data: usize) -> (u16, u32, u32) {
+    (
+        (data >> 48) as u16,
+        (data as u32) & SLOT_MASK,
+        ((data >> 24) as u32) & SLOT_MASK,
+    )
+}
+
+/// The waker of a task (or of the root future, with `ROOT_SLOT`).
+#[inline]
+pub(crate) fn waker(core: u16, slot: u32, generation: u32) -> Waker {
+    let raw = RawWaker::new(pack(core, slot, generation) as *const (), &VTABLE);
+    // Safety: the vtable's functions uphold the RawWaker contract; the data
+    // is a plain integer, so clone and drop have nothing to manage.
+    unsafe { Waker::from_raw(raw) }
+}
+
+static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake, drop_waker);
+
+unsafe fn clone(data: *const ()) -> RawWaker {
+    RawWaker::new(data, &VTABLE)
+}
+
+unsafe fn wake(data: *const ()) {
+    wake_packed(data as usize);
+}
+
+unsafe fn drop_waker(_: *const ()) {}
+
+fn wake_packed(data: usize) {
+    let (core, slot, generation) = unpack(data);
+    if context::with_core(core, |c| c.wake_slot(slot, generation)).is_none() {
+        // Not this thread's runtime: a real thread woke a simulated task
+        // (an escape), or the runtime is gone. Park the wake; the runtime
+        // drains it when it runs out of work.
+        let mut remote = REMOTE.lock().unwrap_or_else(|e| e.into_inner());
+        // Bound the list: wakes for runtimes that are gone must not grow it
+        // without limit.
+        if remote.len() < REMOTE_WAKES_MAX {
+            remote.push(data);
+        }
+        REMOTE_PENDING.store(true, Ordering::Release);
+    }
+}
+
+const REMOTE_WAKES_MAX: usize = 1 << 16;
+static REMOTE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+static REMOTE_PENDING: AtomicBool = AtomicBool::new(false);
+
+/// Takes the parked wakes addressed to runtime `core`.
+pub(crate) fn take_remote_wakes(core: u16) -> Vec<(u32, u32)> {
+    if !REMOTE_PENDING.load(Ordering::Acquire) {
+        return Vec::new();
+    }
+    let mut remote = REMOTE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut mine = Vec::new();
+    remote.retain(|&data| {
+        let (c, slot, generation) = unpack(data);
+        if c == core {
+            mine.push((slot, generation));
+            false
+        } else {
+            true
+        }
+    });
+    if remote.is_empty() {
+        REMOTE_PENDING.store(false, Ordering::Release);
+    }
+    mine
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packing_round_trips() {
+        for (c, s, g) in [(1u16, 0u32, 0u32), (65535, SLOT_MASK, SLOT_MASK), (7, 123, 456)] {
+            assert_eq!(unpack(pack(c, s, g)), (c, s, g));
+        }
+        assert_eq!(unpack(pack(3, 4, SLOT_MASK + 2)), (3, 4, 1), "generations wrap");
+    }
+}

@@ -1,0 +1,43 @@
+//! tokio's public API, implemented on a deterministic simulator.
+//!
+//! This package is named `tokio` so that, in a simulation build, it replaces
+//! the real tokio for the whole dependency graph (`cargo sim` applies a
+//! `[patch.crates-io]` and `--cfg simulation`). Each module mirrors tokio's
+//! module of the same name and keeps its documented semantics; an item that
+//! is not implemented is absent, never a stub.
+//!
+//! Everything runs on one thread, on a virtual clock, and every choice comes
+//! from the seed in `SIM_SEED`. See the repository's README and
+//! ARCHITECTURE.md.
+//!
+//! ```no_run
+//! #[tokio::main]
+//! async fn main() {
+//!     let handle = tokio::spawn(async { 21 * 2 });
+//!     tokio::time::sleep(std::time::Duration::from_secs(3600)).await; // instant
+//!     assert_eq!(handle.await.unwrap(), 42);
+//! }
+//! ```
+
+#![warn(missing_docs)]
+#![allow(clippy::new_without_default)]
+
+pub mod io;
+#[doc(hidden)]
+pub mod macros;
+pub mod runtime;
+pub mod sync;
+pub mod task;
+pub mod time;
+
+pub use task::spawn;
+
+/// Marks an async function to be run on the simulated runtime as the
+/// program's entry point (tokio-macros' expansion, which calls
+/// [`runtime::Builder`]).
+pub use macros_impl::main;
+/// Marks an async test to be run on the simulated runtime (tokio-macros'
+/// expansion, which calls [`runtime::Builder`]).
+pub use macros_impl::test;
+
+pub(crate) mod util;

@@ -1,0 +1,267 @@
+use super::{Runtime, RuntimeFlavor};
+use sim_runtime::{Flavor, RuntimeOptions, SimConfig};
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+type Callback = Arc<dyn Fn() + Send + Sync>;
+
+/// Builds a simulated runtime, with tokio's builder API.
+///
+/// The seed and limits come from the environment (`SIM_SEED`,
+/// `SIM_TIME_LIMIT_S`, `SIM_STEP_LIMIT`): see `sim_runtime::SimConfig`.
+/// Thread settings (`worker_threads`, `thread_name`, the `on_thread_*`
+/// hooks, ...) are validated as tokio validates them and recorded; no worker
+/// thread is ever started, so the hooks never run.
+///
+/// ```
+/// let rt = tokio::runtime::Builder::new_current_thread()
+///     .enable_all()
+///     .start_paused(true)
+///     .build()
+///     .unwrap();
+/// assert_eq!(rt.block_on(async { 1 + 1 }), 2);
+/// ```
+pub struct Builder {
+    flavor: RuntimeFlavor,
+    start_paused: bool,
+    enable_io: bool,
+    enable_time: bool,
+    worker_threads: Option<usize>,
+    max_blocking_threads: usize,
+    thread_name: String,
+    name: Option<String>,
+    thread_stack_size: Option<usize>,
+    thread_keep_alive: Option<Duration>,
+    global_queue_interval: Option<u32>,
+    event_interval: u32,
+    max_io_events_per_tick: usize,
+    hooks: Vec<(&'static str, Callback)>,
+}
+
+impl fmt::Debug for Builder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("flavor", &self.flavor)
+            .field("start_paused", &self.start_paused)
+            .field("worker_threads", &self.worker_threads)
+            .field("thread_name", &self.thread_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Builder {
+    fn new(flavor: RuntimeFlavor) -> Builder {
+        Builder {
+            flavor,
+            start_paused: false,
+            enable_io: false,
+            enable_time: false,
+            worker_threads: None,
+            max_blocking_threads: 512,
+            thread_name: "tokio-runtime-worker".to_string(),
+            name: None,
+            thread_stack_size: None,
+            thread_keep_alive: None,
+            global_queue_interval: None,
+            event_interval: 61,
+            max_io_events_per_tick: 1024,
+            hooks: Vec::new(),
+        }
+    }
+
+    /// A builder for a `current_thread` runtime.
+    pub fn new_current_thread() -> Builder {
+        Builder::new(RuntimeFlavor::CurrentThread)
+    }
+
+    /// A builder for a `multi_thread` runtime. It runs on the calling
+    /// thread too, like every simulated runtime.
+    pub fn new_multi_thread() -> Builder {
+        Builder::new(RuntimeFlavor::MultiThread)
+    }
+
+    /// Enables the I/O and time drivers.
+    pub fn enable_all(&mut self) -> &mut Self {
+        self.enable_io = true;
+        self.enable_time = true;
+        self
+    }
+
+    /// Enables the I/O driver.
+    pub fn enable_io(&mut self) -> &mut Self {
+        self.enable_io = true;
+        self
+    }
+
+    /// Enables the time driver.
+    pub fn enable_time(&mut self) -> &mut Self {
+        self.enable_time = true;
+        self
+    }
+
+    /// Starts with time paused, as `time::pause` would. The virtual clock
+    /// auto-advances when every task is idle either way; this decides what
+    /// `pause`, `resume` and `advance` accept.
+    pub fn start_paused(&mut self, start_paused: bool) -> &mut Self {
+        self.start_paused = start_paused;
+        self
+    }
+
+    /// Sets the number of worker threads (recorded; see the type's docs).
+    ///
+    /// # Panics
+    /// When `val` is 0, as tokio does.
+    #[track_caller]
+    pub fn worker_threads(&mut self, val: usize) -> &mut Self {
+        assert!(val > 0, "Worker threads cannot be set to 0");
+        self.worker_threads = Some(val);
+        self
+    }
+
+    /// Sets the blocking-pool size (recorded: blocking closures run inline).
+    ///
+    /// # Panics
+    /// When `val` is 0, as tokio does.
+    #[track_caller]
+    pub fn max_blocking_threads(&mut self, val: usize) -> &mut Self {
+        assert!(val > 0, "Max blocking threads cannot be set to 0");
+        self.max_blocking_threads = val;
+        self
+    }
+
+    /// Sets the worker threads' name (recorded).
+    pub fn thread_name(&mut self, val: impl Into<String>) -> &mut Self {
+        self.thread_name = val.into();
+        self
+    }
+
+    /// Sets the runtime's name, returned by [`super::Handle::name`].
+    pub fn name(&mut self, val: impl Into<String>) -> &mut Self {
+        self.name = Some(val.into());
+        self
+    }
+
+    /// Sets a function that names worker threads (recorded).
+    pub fn thread_name_fn<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() -> String + Send + Sync + 'static,
+    {
+        self.thread_name = f();
+        self
+    }
+
+    /// Sets the worker threads' stack size (recorded).
+    pub fn thread_stack_size(&mut self, val: usize) -> &mut Self {
+        self.thread_stack_size = Some(val);
+        self
+    }
+
+    /// Runs `f` when a worker thread starts: never, as none is started.
+    pub fn on_thread_start<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.hooks.push(("on_thread_start", Arc::new(f)));
+        self
+    }
+
+    /// Runs `f` when a worker thread stops: never, as none is started.
+    pub fn on_thread_stop<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.hooks.push(("on_thread_stop", Arc::new(f)));
+        self
+    }
+
+    /// Runs `f` when a worker thread parks: never, as none is started (the
+    /// simulation never parks; it moves the virtual clock).
+    pub fn on_thread_park<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.hooks.push(("on_thread_park", Arc::new(f)));
+        self
+    }
+
+    /// Runs `f` when a worker thread unparks: never, as none is started.
+    pub fn on_thread_unpark<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.hooks.push(("on_thread_unpark", Arc::new(f)));
+        self
+    }
+
+    /// Sets how long idle blocking threads live (recorded).
+    pub fn thread_keep_alive(&mut self, duration: Duration) -> &mut Self {
+        self.thread_keep_alive = Some(duration);
+        self
+    }
+
+    /// Sets the global queue interval (recorded: the scheduler is seeded).
+    ///
+    /// # Panics
+    /// When `val` is 0, as tokio does.
+    #[track_caller]
+    pub fn global_queue_interval(&mut self, val: u32) -> &mut Self {
+        assert!(val > 0, "global_queue_interval must be greater than 0");
+        self.global_queue_interval = Some(val);
+        self
+    }
+
+    /// Sets the event interval (recorded).
+    pub fn event_interval(&mut self, val: u32) -> &mut Self {
+        self.event_interval = val;
+        self
+    }
+
+    /// Sets the I/O events per tick (recorded).
+    ///
+    /// # Panics
+    /// When `capacity` is 0.
+    #[track_caller]
+    pub fn max_io_events_per_tick(&mut self, capacity: usize) -> &mut Self {
+        assert!(capacity > 0, "max_io_events_per_tick must be greater than 0");
+        self.max_io_events_per_tick = capacity;
+        self
+    }
+
+    /// Builds the runtime: a new simulation, seeded from `SIM_SEED`.
+    ///
+    /// # Errors
+    /// When a `SIM_*` variable holds a bad value; the error names it.
+    pub fn build(&mut self) -> io::Result<Runtime> {
+        let config = SimConfig::try_from_env().map_err(|message| {
+            // Callers usually `expect` this error, which prints it escaped;
+            // say it plainly on stderr as well.
+            eprintln!("{message}");
+            io::Error::new(io::ErrorKind::InvalidInput, message)
+        })?;
+        Ok(self.build_with(config))
+    }
+
+    /// Builds the runtime with an explicit simulation configuration (a seed
+    /// chosen by the test instead of `SIM_SEED`). Not in tokio's API.
+    pub fn build_with(&mut self, config: SimConfig) -> Runtime {
+        let options = RuntimeOptions {
+            flavor: match self.flavor {
+                RuntimeFlavor::CurrentThread => Flavor::CurrentThread,
+                RuntimeFlavor::MultiThread => Flavor::MultiThread,
+            },
+            start_paused: self.start_paused,
+        };
+        let workers = match self.flavor {
+            RuntimeFlavor::CurrentThread => 1,
+            RuntimeFlavor::MultiThread => self.worker_threads.unwrap_or(1),
+        };
+        Runtime::from_core(
+            sim_runtime::Core::new(config, options),
+            self.flavor,
+            self.name.clone(),
+            workers,
+        )
+    }
+}

@@ -1,0 +1,226 @@
+use super::{Id, RuntimeFlavor, RuntimeMetrics};
+use crate::task::JoinHandle;
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::thread::ThreadId;
+
+/// A handle on a runtime: cheap to clone, and sendable, but usable only on
+/// the runtime's own thread (a simulation has no other).
+#[derive(Clone)]
+pub struct Handle {
+    core_id: u16,
+    thread: ThreadId,
+    flavor: RuntimeFlavor,
+    name: Option<Arc<str>>,
+    workers: usize,
+}
+
+impl fmt::Debug for Handle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handle")
+            .field("id", &self.core_id)
+            .field("flavor", &self.flavor)
+            .finish()
+    }
+}
+
+impl std::panic::UnwindSafe for Handle {}
+impl std::panic::RefUnwindSafe for Handle {}
+
+/// Makes a runtime current until dropped (from `Runtime::enter` or
+/// `Handle::enter`).
+#[must_use = "Creating and dropping a guard does nothing"]
+pub struct EnterGuard<'a> {
+    _enter: sim_runtime::context::Enter,
+    _handle: PhantomData<&'a Handle>,
+}
+
+impl fmt::Debug for EnterGuard<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EnterGuard").finish_non_exhaustive()
+    }
+}
+
+/// The error of [`Handle::try_current`]: no runtime is current.
+#[derive(Debug)]
+pub struct TryCurrentError {
+    thread_local_destroyed: bool,
+}
+
+impl TryCurrentError {
+    /// Whether the call was made outside any runtime.
+    pub fn is_missing_context(&self) -> bool {
+        !self.thread_local_destroyed
+    }
+
+    /// Whether the thread-local context was already destroyed.
+    pub fn is_thread_local_destroyed(&self) -> bool {
+        self.thread_local_destroyed
+    }
+}
+
+impl fmt::Display for TryCurrentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.thread_local_destroyed {
+            f.write_str("The Tokio context thread-local variable has been destroyed.")
+        } else {
+            f.write_str(crate::util::NO_RUNTIME)
+        }
+    }
+}
+
+impl std::error::Error for TryCurrentError {}
+
+thread_local! {
+    /// The handle of each runtime of this thread, by core id, so that
+    /// `Handle::current` returns one with the runtime's flavor and name.
+    static HANDLES: std::cell::RefCell<Vec<Handle>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl Handle {
+    pub(crate) fn new(
+        core_id: u16,
+        flavor: RuntimeFlavor,
+        name: Option<String>,
+        workers: usize,
+    ) -> Handle {
+        let handle = Handle {
+            core_id,
+            thread: std::thread::current().id(),
+            flavor,
+            name: name.map(Arc::from),
+            workers,
+        };
+        HANDLES.with(|h| {
+            let mut h = h.borrow_mut();
+            h.retain(|old| sim_runtime::context::lookup(old.core_id).is_some());
+            h.push(handle.clone());
+        });
+        handle
+    }
+
+    pub(crate) fn core_id(&self) -> u16 {
+        self.core_id
+    }
+
+    pub(crate) fn thread(&self) -> ThreadId {
+        self.thread
+    }
+
+    pub(crate) fn workers(&self) -> usize {
+        self.workers
+    }
+
+    #[track_caller]
+    pub(crate) fn core(&self) -> Rc<sim_runtime::Core> {
+        match sim_runtime::context::lookup(self.core_id) {
+            Some(core) => core,
+            None if std::thread::current().id() != self.thread => panic!(
+                "sim: escape refused: a runtime handle was used on a thread other than the one \
+                 that built the runtime. A simulation runs on one thread; keep its tasks on it \
+                 (tokio::spawn, spawn_blocking) instead of starting real threads."
+            ),
+            None => panic!("{}", super::runtime::SHUTDOWN_MESSAGE),
+        }
+    }
+
+    #[track_caller]
+    pub(crate) fn with_core<R>(&self, f: impl FnOnce(&sim_runtime::Core) -> R) -> R {
+        f(&self.core())
+    }
+
+    /// The handle of the current runtime.
+    ///
+    /// # Panics
+    /// Outside a runtime, with tokio's message.
+    #[track_caller]
+    pub fn current() -> Handle {
+        match Handle::try_current() {
+            Ok(handle) => handle,
+            Err(error) => panic!("{error}"),
+        }
+    }
+
+    /// The handle of the current runtime, if any.
+    ///
+    /// # Errors
+    /// Outside a runtime.
+    pub fn try_current() -> Result<Handle, TryCurrentError> {
+        let id = sim_runtime::context::current_id().ok_or(TryCurrentError {
+            thread_local_destroyed: false,
+        })?;
+        HANDLES
+            .try_with(|h| h.borrow().iter().find(|h| h.core_id == id).cloned())
+            .map_err(|_| TryCurrentError {
+                thread_local_destroyed: true,
+            })?
+            .ok_or(TryCurrentError {
+                thread_local_destroyed: false,
+            })
+    }
+
+    /// Makes this runtime current until the guard drops.
+    #[track_caller]
+    pub fn enter(&self) -> EnterGuard<'_> {
+        EnterGuard {
+            _enter: sim_runtime::context::Enter::new(self.core()),
+            _handle: PhantomData,
+        }
+    }
+
+    /// Spawns a task onto this runtime.
+    #[track_caller]
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let core = self.core();
+        crate::task::spawn_on_core(&core, future, None, "task", 0)
+    }
+
+    /// Runs a blocking closure as one scheduled step of this runtime.
+    #[track_caller]
+    pub fn spawn_blocking<F, R>(&self, func: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        let core = self.core();
+        crate::task::spawn_on_core(&core, crate::task::BlockingTask::new(func), None, "blocking", 0)
+    }
+
+    /// Runs the simulation until `future` completes. Unlike a real
+    /// `current_thread` runtime, this drives timers and every task too: the
+    /// simulation has no other thread that could.
+    ///
+    /// # Panics
+    /// When called from inside a runtime.
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.core().block_on(future)
+    }
+
+    /// The flavor the runtime was built as.
+    pub fn runtime_flavor(&self) -> RuntimeFlavor {
+        self.flavor
+    }
+
+    /// The runtime's id.
+    pub fn id(&self) -> Id {
+        Id::new(self.core_id)
+    }
+
+    /// The runtime's name, from [`super::Builder::name`].
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// What the runtime can tell about itself.
+    pub fn metrics(&self) -> RuntimeMetrics {
+        RuntimeMetrics::new(self.clone())
+    }
+}

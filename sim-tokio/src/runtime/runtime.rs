@@ -1,0 +1,134 @@
+use super::{Builder, EnterGuard, Handle, RuntimeMetrics};
+use crate::task::JoinHandle;
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::rc::Rc;
+use std::time::Duration;
+
+/// The flavor of a runtime.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+#[non_exhaustive]
+pub enum RuntimeFlavor {
+    /// The flavor that executes all tasks on the current thread.
+    CurrentThread,
+    /// The flavor that tokio runs on a thread pool; simulated on the
+    /// current thread.
+    MultiThread,
+}
+
+/// A simulated tokio runtime: one simulation, owned by the thread that
+/// built it.
+///
+/// Dropping it cancels every task that has not finished (their join handles
+/// report cancellation) and prints the run's trace hash.
+pub struct Runtime {
+    handle: Handle,
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime").field("handle", &self.handle).finish()
+    }
+}
+
+impl Runtime {
+    pub(crate) fn from_core(
+        core: Rc<sim_runtime::Core>,
+        flavor: RuntimeFlavor,
+        name: Option<String>,
+        workers: usize,
+    ) -> Runtime {
+        Runtime {
+            handle: Handle::new(core.id(), flavor, name, workers),
+        }
+    }
+
+    /// A `multi_thread` runtime with every driver enabled.
+    ///
+    /// # Errors
+    /// When a `SIM_*` variable holds a bad value.
+    pub fn new() -> io::Result<Runtime> {
+        Builder::new_multi_thread().enable_all().build()
+    }
+
+    /// The runtime's handle.
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    /// Spawns a task; it first runs when the runtime is driven.
+    #[track_caller]
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.spawn(future)
+    }
+
+    /// Runs a blocking closure as one scheduled step.
+    #[track_caller]
+    pub fn spawn_blocking<F, R>(&self, func: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.handle.spawn_blocking(func)
+    }
+
+    /// Runs the simulation until `future` completes.
+    ///
+    /// # Panics
+    /// When called from inside a runtime; on a deadlock, or at the time or
+    /// step limit, with a message that says which and how to replay.
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.handle.core().block_on(future)
+    }
+
+    /// Makes this the current runtime until the guard drops.
+    pub fn enter(&self) -> EnterGuard<'_> {
+        self.handle.enter()
+    }
+
+    /// Shuts down: cancels every task at once. Nothing in a simulation
+    /// blocks, so the timeout is never waited for.
+    pub fn shutdown_timeout(self, duration: Duration) {
+        let _ = duration;
+        drop(self);
+    }
+
+    /// Shuts down at once, cancelling every task.
+    pub fn shutdown_background(self) {
+        drop(self);
+    }
+
+    /// What the runtime can tell about itself.
+    pub fn metrics(&self) -> RuntimeMetrics {
+        self.handle.metrics()
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        if std::thread::current().id() == self.handle.thread() {
+            sim_runtime::Core::close(self.handle.core_id());
+        }
+        // Dropped on another thread: the simulation stays with its thread
+        // and is dropped when that thread ends.
+    }
+}
+
+/// Whether `err` is the error tokio gives for I/O on a runtime that shut
+/// down.
+pub fn is_rt_shutdown_err(err: &io::Error) -> bool {
+    err.kind() == io::ErrorKind::Other && err.to_string() == SHUTDOWN_MESSAGE
+}
+
+pub(crate) fn is_rt_shutdown_message() -> &'static str {
+    SHUTDOWN_MESSAGE
+}
+
+pub(crate) const SHUTDOWN_MESSAGE: &str =
+    "A Tokio 1.x context was found, but it is being shutdown.";

@@ -1,0 +1,221 @@
+use std::collections::VecDeque;
+use std::future::Future;
+use std::marker::PhantomPinned;
+use std::pin::Pin;
+use std::sync::Mutex as StdMutex;
+use std::task::{Context, Poll, Waker};
+
+/// Wakes one task or all of them.
+///
+/// `notify_one` with nobody waiting stores a single permit, which the next
+/// `notified().await` consumes at once. `notify_waiters` wakes every
+/// `Notified` created before the call and stores nothing.
+#[derive(Debug)]
+pub struct Notify {
+    state: StdMutex<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    permit: bool,
+    /// Bumped by every `notify_waiters`.
+    generation: u64,
+    waiters: VecDeque<(u64, Option<Waker>)>,
+    /// Waiters chosen by `notify_one`/`notify_last` that have not yet seen
+    /// it.
+    chosen: Vec<u64>,
+    next_id: u64,
+}
+
+impl Default for Notify {
+    fn default() -> Notify {
+        Notify::new()
+    }
+}
+
+impl Notify {
+    /// A `Notify` without a permit.
+    pub const fn new() -> Notify {
+        Notify {
+            state: StdMutex::new(State {
+                permit: false,
+                generation: 0,
+                waiters: VecDeque::new(),
+                chosen: Vec::new(),
+                next_id: 1,
+            }),
+        }
+    }
+
+    /// A `Notify` without a permit, in a `const` context.
+    pub const fn const_new() -> Notify {
+        Notify::new()
+    }
+
+    /// A future that completes when notified.
+    pub fn notified(&self) -> Notified<'_> {
+        let generation = super::lock(&self.state).generation;
+        Notified {
+            notify: self,
+            generation,
+            id: 0,
+            done: false,
+            _pinned: PhantomPinned,
+        }
+    }
+
+    fn notify(&self, last: bool) {
+        let waker = {
+            let mut st = super::lock(&self.state);
+            let chosen = if last {
+                st.waiters.pop_back()
+            } else {
+                st.waiters.pop_front()
+            };
+            match chosen {
+                Some((id, waker)) => {
+                    st.chosen.push(id);
+                    waker
+                }
+                None => {
+                    st.permit = true;
+                    None
+                }
+            }
+        };
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+
+    /// Wakes the longest-waiting task, or stores a permit if none waits.
+    pub fn notify_one(&self) {
+        self.notify(false);
+    }
+
+    /// Wakes the most recent waiter, or stores a permit if none waits.
+    pub fn notify_last(&self) {
+        self.notify(true);
+    }
+
+    /// Wakes every waiting task (and every `Notified` made before this
+    /// call); stores no permit.
+    pub fn notify_waiters(&self) {
+        let wakers: Vec<Waker> = {
+            let mut st = super::lock(&self.state);
+            st.generation += 1;
+            st.waiters.drain(..).filter_map(|(_, w)| w).collect()
+        };
+        for w in wakers {
+            w.wake();
+        }
+    }
+}
+
+/// The future of [`Notify::notified`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+pub struct Notified<'a> {
+    notify: &'a Notify,
+    generation: u64,
+    id: u64,
+    done: bool,
+    _pinned: PhantomPinned,
+}
+
+unsafe impl Send for Notified<'_> {}
+unsafe impl Sync for Notified<'_> {}
+
+impl Notified<'_> {
+    /// Registers as a waiter without a waker, so a `notify_one` from now on
+    /// is kept for this future. Returns whether it is already notified.
+    pub fn enable(self: Pin<&mut Self>) -> bool {
+        // Safety: no field is structurally pinned.
+        let this = unsafe { self.get_unchecked_mut() };
+        this.check(None)
+    }
+
+    fn check(&mut self, waker: Option<&Waker>) -> bool {
+        if self.done {
+            return true;
+        }
+        let mut st = super::lock(&self.notify.state);
+        if st.generation != self.generation {
+            self.finish(&mut st);
+            return true;
+        }
+        if self.id != 0 {
+            if let Some(index) = st.chosen.iter().position(|id| *id == self.id) {
+                st.chosen.swap_remove(index);
+                self.id = 0;
+                self.done = true;
+                return true;
+            }
+            if let Some(waker) = waker {
+                if let Some((_, w)) = st.waiters.iter_mut().find(|(id, _)| *id == self.id) {
+                    *w = Some(waker.clone());
+                }
+            }
+            return false;
+        }
+        if st.permit {
+            st.permit = false;
+            self.done = true;
+            return true;
+        }
+        let id = st.next_id;
+        st.next_id += 1;
+        st.waiters.push_back((id, waker.cloned()));
+        self.id = id;
+        false
+    }
+
+    fn finish(&mut self, st: &mut State) {
+        if self.id != 0 {
+            st.waiters.retain(|(id, _)| *id != self.id);
+            if let Some(index) = st.chosen.iter().position(|id| *id == self.id) {
+                st.chosen.swap_remove(index);
+            }
+            self.id = 0;
+        }
+        self.done = true;
+    }
+}
+
+impl Future for Notified<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // Safety: no field is structurally pinned.
+        let this = unsafe { self.get_unchecked_mut() };
+        if this.check(Some(cx.waker())) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl Drop for Notified<'_> {
+    fn drop(&mut self) {
+        if self.id == 0 {
+            return;
+        }
+        let forward = {
+            let mut st = super::lock(&self.notify.state);
+            st.waiters.retain(|(id, _)| *id != self.id);
+            match st.chosen.iter().position(|id| *id == self.id) {
+                Some(index) => {
+                    st.chosen.swap_remove(index);
+                    true
+                }
+                None => false,
+            }
+        };
+        // A `notify_one` chosen for this future is not lost: it goes to the
+        // next waiter, or becomes the permit.
+        if forward {
+            self.notify.notify_one();
+        }
+    }
+}

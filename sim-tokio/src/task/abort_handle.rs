@@ -1,0 +1,40 @@
+use super::Id;
+use sim_runtime::RawTask;
+use std::fmt;
+
+/// A handle that cancels a task without owning its output.
+#[derive(Clone)]
+pub struct AbortHandle {
+    raw: RawTask,
+}
+
+impl std::panic::UnwindSafe for AbortHandle {}
+impl std::panic::RefUnwindSafe for AbortHandle {}
+
+impl AbortHandle {
+    pub(crate) fn new(raw: RawTask) -> AbortHandle {
+        AbortHandle { raw }
+    }
+
+    /// Cancels the task, as [`super::JoinHandle::abort`].
+    pub fn abort(&self) {
+        sim_runtime::context::with_core(self.raw.core, |core| core.abort(self.raw));
+    }
+
+    /// Whether the task has finished.
+    pub fn is_finished(&self) -> bool {
+        sim_runtime::context::with_core(self.raw.core, |core| core.is_finished(self.raw))
+            .unwrap_or(true)
+    }
+
+    /// The task's id.
+    pub fn id(&self) -> Id {
+        Id::from_raw(self.raw.id)
+    }
+}
+
+impl fmt::Debug for AbortHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AbortHandle").field("id", &self.id()).finish()
+    }
+}

@@ -1,0 +1,108 @@
+use super::{AbortHandle, Id, JoinError};
+use sim_runtime::{Failure, Output, RawTask};
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// An owned permission to join a task: awaiting it gives the task's output,
+/// or a [`JoinError`] if it panicked or was cancelled.
+///
+/// Dropping the handle detaches the task: it keeps running.
+pub struct JoinHandle<T> {
+    raw: RawTask,
+    _output: PhantomData<T>,
+}
+
+// The handle is plain data (ids); the output moves through the runtime only
+// on the runtime's thread.
+unsafe impl<T: Send> Send for JoinHandle<T> {}
+unsafe impl<T: Send> Sync for JoinHandle<T> {}
+impl<T> Unpin for JoinHandle<T> {}
+impl<T> std::panic::UnwindSafe for JoinHandle<T> {}
+impl<T> std::panic::RefUnwindSafe for JoinHandle<T> {}
+
+impl<T> JoinHandle<T> {
+    pub(crate) fn new(raw: RawTask) -> JoinHandle<T> {
+        JoinHandle {
+            raw,
+            _output: PhantomData,
+        }
+    }
+
+    /// Cancels the task. It stops at its next turn; awaiting the handle
+    /// then gives a cancelled [`JoinError`], unless it finished first.
+    pub fn abort(&self) {
+        sim_runtime::context::with_core(self.raw.core, |core| core.abort(self.raw));
+    }
+
+    /// Whether the task has finished (completed, panicked or cancelled).
+    pub fn is_finished(&self) -> bool {
+        sim_runtime::context::with_core(self.raw.core, |core| core.is_finished(self.raw))
+            .unwrap_or(true)
+    }
+
+    /// A handle that can cancel the task without owning its output.
+    pub fn abort_handle(&self) -> AbortHandle {
+        AbortHandle::new(self.raw)
+    }
+
+    /// The task's id.
+    pub fn id(&self) -> Id {
+        Id::from_raw(self.raw.id)
+    }
+}
+
+impl<T: 'static> JoinHandle<T> {
+    /// Polls without spending budget (for `JoinSet`, which spends it once).
+    pub(crate) fn poll_unbudgeted(&mut self, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>> {
+        let raw = self.raw;
+        let mut output: Output<T> = None;
+        let polled =
+            sim_runtime::context::with_core(raw.core, |core| core.poll_join(raw, cx, &mut output));
+        match polled {
+            Some(Poll::Pending) => Poll::Pending,
+            // Ready with nothing read: the task is gone with its runtime.
+            Some(Poll::Ready(())) | None => Poll::Ready(match output {
+                Some(Ok(value)) => Ok(value),
+                Some(Err(Failure::Panic(payload))) => {
+                    Err(JoinError::panic(Id::from_raw(raw.id), payload))
+                }
+                Some(Err(Failure::Cancelled)) | None => {
+                    Err(JoinError::cancelled(Id::from_raw(raw.id)))
+                }
+            }),
+        }
+    }
+}
+
+impl<T: 'static> Future for JoinHandle<T> {
+    type Output = Result<T, JoinError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let spent = sim_runtime::context::with_core(self.raw.core, |core| core.poll_budget(cx));
+        if let Some(Poll::Pending) = spent {
+            return Poll::Pending;
+        }
+        self.poll_unbudgeted(cx)
+    }
+}
+
+impl<T> Drop for JoinHandle<T> {
+    fn drop(&mut self) {
+        let raw = self.raw;
+        sim_runtime::context::with_core(raw.core, |core| core.join_drop(raw));
+    }
+}
+
+impl<T> fmt::Debug for JoinHandle<T>
+where
+    T: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinHandle")
+            .field("id", &self.id())
+            .finish()
+    }
+}

@@ -1,0 +1,233 @@
+use super::JoinHandle;
+use sim_runtime::Core;
+use std::cell::Cell;
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::panic::Location;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+/// A set of `!Send` tasks that run only while the set is driven (awaited,
+/// or through [`LocalSet::run_until`] or [`LocalSet::block_on`]).
+///
+/// Which of its ready tasks runs next is drawn from the seed, as for every
+/// task. The set binds to the runtime current when it is first used.
+pub struct LocalSet {
+    bound: Cell<Option<(u16, u32)>>,
+    _not_send: PhantomData<*const ()>,
+}
+
+/// Makes a local set current until dropped, so `spawn_local` spawns onto it.
+pub struct LocalEnterGuard {
+    core: Rc<Core>,
+    previous: u32,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Drop for LocalEnterGuard {
+    fn drop(&mut self) {
+        self.core.set_current_local(self.previous);
+    }
+}
+
+impl fmt::Debug for LocalEnterGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LocalEnterGuard").finish()
+    }
+}
+
+impl fmt::Debug for LocalSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LocalSet").finish()
+    }
+}
+
+impl Default for LocalSet {
+    fn default() -> LocalSet {
+        LocalSet::new()
+    }
+}
+
+impl LocalSet {
+    /// An empty local set.
+    pub fn new() -> LocalSet {
+        LocalSet {
+            bound: Cell::new(None),
+            _not_send: PhantomData,
+        }
+    }
+
+    /// The runtime and owner number of this set, binding it on first use.
+    #[track_caller]
+    fn bind(&self) -> (Rc<Core>, u32) {
+        if let Some((core_id, owner)) = self.bound.get() {
+            if let Some(core) = sim_runtime::context::lookup(core_id) {
+                return (core, owner);
+            }
+            panic!("sim: this LocalSet's runtime was dropped or belongs to another thread");
+        }
+        let core = sim_runtime::context::with_current(|core| sim_runtime::context::lookup(core.id()))
+            .flatten()
+            .unwrap_or_else(|| {
+                panic!(
+                    "sim: a LocalSet was first used outside a runtime. The simulator binds a \
+                     LocalSet to the runtime current when it is first used; enter the runtime \
+                     first (`let _guard = runtime.enter();`), or spawn from inside \
+                     `run_until`/`block_on`."
+                )
+            });
+        let owner = core.local_new();
+        self.bound.set(Some((core.id(), owner)));
+        (core, owner)
+    }
+
+    /// Makes this set current until the guard drops.
+    #[track_caller]
+    pub fn enter(&self) -> LocalEnterGuard {
+        let (core, owner) = self.bind();
+        let previous = core.set_current_local(owner);
+        LocalEnterGuard {
+            core,
+            previous,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Spawns a `!Send` task onto this set.
+    #[track_caller]
+    pub fn spawn_local<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + 'static,
+        F::Output: 'static,
+    {
+        self.spawn_named(future, None, Location::caller())
+    }
+
+    pub(crate) fn spawn_named<F>(
+        &self,
+        future: F,
+        name: Option<&str>,
+        location: &'static Location<'static>,
+    ) -> JoinHandle<F::Output>
+    where
+        F: Future + 'static,
+    {
+        let (core, owner) = self.bind();
+        super::spawn::spawn_at(&core, future, name, "local", owner, location)
+    }
+
+    /// Runs `future` on `rt`, with this set's tasks, until it completes.
+    #[track_caller]
+    pub fn block_on<F>(&self, rt: &crate::runtime::Runtime, future: F) -> F::Output
+    where
+        F: Future,
+    {
+        rt.block_on(self.run_until(future))
+    }
+
+    /// Runs `future`, and this set's tasks alongside it, until `future`
+    /// completes. Unfinished tasks stay in the set.
+    pub async fn run_until<F>(&self, future: F) -> F::Output
+    where
+        F: Future,
+    {
+        RunUntil {
+            local: self,
+            future,
+        }
+        .await
+    }
+
+    fn tick(&self, core: &Core, owner: u32, cx: &mut Context<'_>) {
+        if core.local_tick(owner, cx.waker()) {
+            // More of the set's tasks are ready: come back after the
+            // scheduler's next pick, so the set's tasks interleave with the
+            // rest of the simulation.
+            cx.waker().wake_by_ref();
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    struct RunUntil<'a, F> {
+        local: &'a LocalSet,
+        #[pin]
+        future: F,
+    }
+}
+
+impl<F: Future> Future for RunUntil<'_, F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        let (core, owner) = this.local.bind();
+        let previous = core.set_current_local(owner);
+        let result = this.future.poll(cx);
+        core.set_current_local(previous);
+        if result.is_ready() {
+            return result;
+        }
+        this.local.tick(&core, owner, cx);
+        Poll::Pending
+    }
+}
+
+impl Future for LocalSet {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let (core, owner) = self.bind();
+        self.tick(&core, owner, cx);
+        if core.local_live(owner) == 0 {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl Drop for LocalSet {
+    fn drop(&mut self) {
+        if let Some((core_id, owner)) = self.bound.get() {
+            if let Some(core) = sim_runtime::context::lookup(core_id) {
+                let _enter = sim_runtime::context::Enter::new(core.clone());
+                core.local_drop(owner);
+            }
+        }
+    }
+}
+
+/// Spawns a `!Send` task onto the current local set.
+///
+/// # Panics
+/// Outside a local set, as in tokio.
+#[track_caller]
+pub fn spawn_local<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    spawn_local_named(future, None, Location::caller())
+}
+
+pub(crate) fn spawn_local_named<F>(
+    future: F,
+    name: Option<&str>,
+    location: &'static Location<'static>,
+) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+{
+    let spawned = sim_runtime::context::with_current(|core| {
+        let owner = core.current_local();
+        (owner != 0).then(|| super::spawn::spawn_at(core, future, name, "local", owner, location))
+    })
+    .flatten();
+    match spawned {
+        Some(handle) => handle,
+        None => panic!("`spawn_local` called from outside of a `task::LocalSet` or LocalRuntime"),
+    }
+}

@@ -1,0 +1,139 @@
+use super::Instant;
+use sim_runtime::EventKey;
+use std::future::Future;
+use std::marker::PhantomPinned;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// Waits until `duration` has passed on the virtual clock.
+///
+/// # Panics
+/// Outside a runtime, as in tokio.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use tokio::time::{sleep, Duration, Instant};
+/// let start = Instant::now();
+/// sleep(Duration::from_secs(3600)).await; // no wall time passes
+/// assert_eq!(start.elapsed(), Duration::from_secs(3600));
+/// # });
+/// ```
+#[track_caller]
+pub fn sleep(duration: Duration) -> Sleep {
+    let deadline = Instant::now()
+        .checked_add(duration)
+        .unwrap_or_else(Instant::far_future);
+    Sleep::new(deadline)
+}
+
+/// Waits until `deadline` on the virtual clock.
+///
+/// # Panics
+/// Outside a runtime, as in tokio.
+#[track_caller]
+pub fn sleep_until(deadline: Instant) -> Sleep {
+    Sleep::new(deadline)
+}
+
+pin_project_lite::pin_project! {
+    /// The future of [`sleep`] and [`sleep_until`].
+    #[derive(Debug)]
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    pub struct Sleep {
+        deadline: Instant,
+        core: u16,
+        // The timer in the event queue and the tick it fires on.
+        entry: Option<(EventKey, u64)>,
+        #[pin]
+        _pinned: PhantomPinned,
+    }
+
+    impl PinnedDrop for Sleep {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            if let Some((key, _)) = this.entry.take() {
+                sim_runtime::context::with_core(*this.core, |core| core.event_cancel(key));
+            }
+        }
+    }
+}
+
+impl Sleep {
+    #[track_caller]
+    fn new(deadline: Instant) -> Sleep {
+        let core = crate::util::with_runtime(|core| core.id());
+        Sleep {
+            deadline,
+            core,
+            entry: None,
+            _pinned: PhantomPinned,
+        }
+    }
+
+    /// The instant this sleep ends.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// Whether the deadline's tick has been reached.
+    pub fn is_elapsed(&self) -> bool {
+        sim_runtime::context::with_core(self.core, |core| {
+            core.now_ns() >= super::fire_ns(core, self.deadline)
+        })
+        .unwrap_or(true)
+    }
+
+    /// Moves the deadline. A task waiting on this sleep is woken at the new
+    /// deadline without polling it again.
+    pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
+        let this = self.project();
+        *this.deadline = deadline;
+        if let Some((key, _)) = *this.entry {
+            *this.entry = sim_runtime::context::with_core(*this.core, |core| {
+                let fire = super::fire_ns(core, deadline);
+                (core.timer_reset(key, fire), fire)
+            });
+        }
+    }
+
+    pub(crate) fn poll_elapsed(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.project();
+        let deadline = *this.deadline;
+        let entry = this.entry;
+        let polled = sim_runtime::context::with_core(*this.core, |core| {
+            if core.poll_budget(cx).is_pending() {
+                return Poll::Pending;
+            }
+            let fire = super::fire_ns(core, deadline);
+            if core.now_ns() >= fire {
+                if let Some((key, _)) = entry.take() {
+                    core.event_cancel(key);
+                }
+                return Poll::Ready(());
+            }
+            match *entry {
+                Some((key, at)) if at == fire && core.timer_set_waker(key, cx.waker()) => {}
+                _ => {
+                    if let Some((key, _)) = entry.take() {
+                        core.event_cancel(key);
+                    }
+                    *entry = Some((core.timer_insert(fire, Some(cx.waker().clone())), fire));
+                }
+            }
+            Poll::Pending
+        });
+        // The runtime is gone: tokio reports a shutdown timer by panicking.
+        polled.unwrap_or_else(|| {
+            panic!("A Tokio 1.x context was found, but it is being shutdown.")
+        })
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.poll_elapsed(cx)
+    }
+}
