@@ -218,7 +218,8 @@ fn run(args: &[OsString]) -> Result<ExitCode, String> {
         sim_lock: sim_lock.clone(),
     };
     if let Ok(bytes) = std::fs::read(&sim_lock) {
-        std::fs::write(&lock, bytes).map_err(|e| format!("cannot write {}: {e}", lock.display()))?;
+        std::fs::write(&lock, bytes)
+            .map_err(|e| format!("cannot write {}: {e}", lock.display()))?;
     }
     // Point the lock at the facade: a lock that pins the real tokio leaves
     // the patch unused. Each registry tokio in it is updated by its exact
@@ -239,7 +240,10 @@ fn run(args: &[OsString]) -> Result<ExitCode, String> {
         }
     }
 
-    let cargo_args: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let cargo_args: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let mut command = Command::new(cargo());
     command.arg("--config").arg(&config).args(args);
     command.env("SIM_CARGO_ARGS", cargo_args.join(" "));

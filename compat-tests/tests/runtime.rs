@@ -39,8 +39,14 @@ fn handle_current_outside_a_runtime_fails() {
     assert!(err.is_missing_context());
     assert!(!err.is_thread_local_destroyed());
     let message = std::panic::catch_unwind(Handle::current).unwrap_err();
-    let text = message.downcast_ref::<String>().cloned().unwrap_or_default();
-    assert!(text.contains("must be called from the context of a Tokio 1.x runtime"), "{text}");
+    let text = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        text.contains("must be called from the context of a Tokio 1.x runtime"),
+        "{text}"
+    );
 }
 
 #[test]

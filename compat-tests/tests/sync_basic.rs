@@ -53,12 +53,18 @@ async fn mpsc_bounded_orders_and_closes() {
 async fn mpsc_try_send_reports_full_and_closed() {
     let (tx, mut rx) = mpsc::channel(1);
     tx.try_send(1).unwrap();
-    assert!(matches!(tx.try_send(2), Err(mpsc::error::TrySendError::Full(2))));
+    assert!(matches!(
+        tx.try_send(2),
+        Err(mpsc::error::TrySendError::Full(2))
+    ));
     assert_eq!(tx.capacity(), 0);
     assert_eq!(tx.max_capacity(), 1);
     assert_eq!(rx.recv().await, Some(1));
     rx.close();
-    assert!(matches!(tx.try_send(3), Err(mpsc::error::TrySendError::Closed(3))));
+    assert!(matches!(
+        tx.try_send(3),
+        Err(mpsc::error::TrySendError::Closed(3))
+    ));
     assert!(tx.send(4).await.is_err());
     assert_eq!(rx.try_recv(), Err(mpsc::error::TryRecvError::Disconnected));
 }

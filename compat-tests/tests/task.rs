@@ -96,7 +96,9 @@ fn try_id_is_none_outside_a_task() {
 
 #[tokio::test]
 async fn spawn_blocking_returns_its_value() {
-    let v = task::spawn_blocking(|| (1..=10).sum::<u32>()).await.unwrap();
+    let v = task::spawn_blocking(|| (1..=10).sum::<u32>())
+        .await
+        .unwrap();
     assert_eq!(v, 55);
 }
 

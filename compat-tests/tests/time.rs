@@ -44,7 +44,9 @@ async fn reset_wakes_a_waiting_task_at_the_new_deadline() {
             _ = rx => {}
         }
         // Now shorten the sleep that is already registered and wait again.
-        sleep.as_mut().reset(Instant::now() + Duration::from_secs(1));
+        sleep
+            .as_mut()
+            .reset(Instant::now() + Duration::from_secs(1));
         sleep.await;
         Instant::now()
     });
@@ -106,10 +108,7 @@ async fn interval_ticks_every_period_starting_now() {
     for _ in 0..4 {
         ticks.push(interval.tick().await - start);
     }
-    assert_eq!(
-        ticks,
-        [0, 2, 4, 6].map(Duration::from_secs).to_vec()
-    );
+    assert_eq!(ticks, [0, 2, 4, 6].map(Duration::from_secs).to_vec());
 }
 
 #[tokio::test(start_paused = true)]

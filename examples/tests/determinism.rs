@@ -61,8 +61,14 @@ fn a_bad_seed_is_refused_with_a_clear_message() {
         .unwrap();
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("SIM_SEED=\"not-a-number\" is not a valid seed"), "{stderr}");
-    assert!(stderr.contains("0x2a"), "the message shows the accepted forms: {stderr}");
+    assert!(
+        stderr.contains("SIM_SEED=\"not-a-number\" is not a valid seed"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("0x2a"),
+        "the message shows the accepted forms: {stderr}"
+    );
 }
 
 #[test]

@@ -504,7 +504,12 @@ impl Core {
     /// Polls a join handle: moves the output into `dst` (an
     /// `&mut Output<T>`) when the task is done, or registers the waker.
     /// A task this runtime no longer knows was cancelled by a shutdown.
-    pub fn poll_join(&self, raw: RawTask, cx: &mut Context<'_>, dst: &mut dyn std::any::Any) -> Poll<()> {
+    pub fn poll_join(
+        &self,
+        raw: RawTask,
+        cx: &mut Context<'_>,
+        dst: &mut dyn std::any::Any,
+    ) -> Poll<()> {
         let result = self.with_live_task(raw, |_, task| {
             if task.flags & DONE != 0 {
                 if task.flags & OUTPUT_TAKEN == 0 {
@@ -620,7 +625,10 @@ impl Core {
         let slot = {
             let mut st = self.state.borrow_mut();
             let st = &mut *st;
-            let Some(local) = st.locals.get_mut(owner as usize - 1).and_then(Option::as_mut)
+            let Some(local) = st
+                .locals
+                .get_mut(owner as usize - 1)
+                .and_then(Option::as_mut)
             else {
                 return false;
             };
@@ -756,7 +764,12 @@ impl Core {
     }
 
     /// Schedules `callback` to run at `at_ns` in this runtime's context.
-    pub fn schedule(&self, at_ns: u64, label: &'static str, callback: Box<dyn FnOnce()>) -> EventKey {
+    pub fn schedule(
+        &self,
+        at_ns: u64,
+        label: &'static str,
+        callback: Box<dyn FnOnce()>,
+    ) -> EventKey {
         let at_ns = at_ns.max(self.now_ns.get());
         self.state
             .borrow_mut()
@@ -884,7 +897,10 @@ impl Core {
                  being used to drive asynchronous tasks."
             );
         }
-        assert!(!self.shut_down.get(), "sim: block_on on a runtime that was shut down");
+        assert!(
+            !self.shut_down.get(),
+            "sim: block_on on a runtime that was shut down"
+        );
         let _enter = Enter::new(self.clone());
         let _running = Flag::set(&self.in_block_on);
         let mut future = pin!(future);
@@ -985,7 +1001,11 @@ impl Core {
                     meta.location.file(),
                     meta.location.line(),
                     meta.location.column(),
-                    if task.owner != 0 { " (in a LocalSet that is not being run)" } else { "" }
+                    if task.owner != 0 {
+                        " (in a LocalSet that is not being run)"
+                    } else {
+                        ""
+                    }
                 );
             }
             if sorted.len() > 50 {

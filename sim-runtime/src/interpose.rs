@@ -77,7 +77,7 @@ unsafe fn real_clock_gettime(clock: libc::clockid_t, tp: *mut libc::timespec) ->
 
 #[cfg(simulation)]
 fn clock_gettime_address() -> usize {
-    clock_gettime as usize
+    clock_gettime as *const () as usize
 }
 
 #[cfg(not(simulation))]
@@ -140,12 +140,12 @@ pub fn keep_linked() -> usize {
     #[cfg(simulation)]
     {
         let symbols = [
-            clock_gettime as usize,
-            gettimeofday as usize,
-            time as usize,
-            getrandom as usize,
-            getentropy as usize,
-            pthread_create as usize,
+            clock_gettime as *const () as usize,
+            gettimeofday as *const () as usize,
+            time as *const () as usize,
+            getrandom as *const () as usize,
+            getentropy as *const () as usize,
+            pthread_create as *const () as usize,
         ];
         std::hint::black_box(symbols).iter().fold(0, |a, b| a ^ b)
     }
@@ -289,8 +289,8 @@ mod overrides {
         start: extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
         arg: *mut libc::c_void,
     ) -> libc::c_int {
-        let refused = crate::context::with_current(|core| !core.config().allow_threads)
-            .unwrap_or(false);
+        let refused =
+            crate::context::with_current(|core| !core.config().allow_threads).unwrap_or(false);
         if refused {
             let message = format!(
                 "sim: escape refused: a real OS thread was started during a simulation run \

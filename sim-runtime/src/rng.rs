@@ -52,10 +52,30 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_distinct() {
-        let a: Vec<u64> = (0..4).map({ let mut r = Rng::new(7, 1); move |_| r.next_u64() }).collect();
-        let b: Vec<u64> = (0..4).map({ let mut r = Rng::new(7, 1); move |_| r.next_u64() }).collect();
-        let c: Vec<u64> = (0..4).map({ let mut r = Rng::new(7, 2); move |_| r.next_u64() }).collect();
-        let d: Vec<u64> = (0..4).map({ let mut r = Rng::new(8, 1); move |_| r.next_u64() }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::new(7, 1);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::new(7, 1);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let c: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::new(7, 2);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let d: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::new(8, 1);
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_ne!(a, d);

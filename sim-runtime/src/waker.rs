@@ -99,9 +99,17 @@ mod tests {
 
     #[test]
     fn packing_round_trips() {
-        for (c, s, g) in [(1u16, 0u32, 0u32), (65535, SLOT_MASK, SLOT_MASK), (7, 123, 456)] {
+        for (c, s, g) in [
+            (1u16, 0u32, 0u32),
+            (65535, SLOT_MASK, SLOT_MASK),
+            (7, 123, 456),
+        ] {
             assert_eq!(unpack(pack(c, s, g)), (c, s, g));
         }
-        assert_eq!(unpack(pack(3, 4, SLOT_MASK + 2)), (3, 4, 1), "generations wrap");
+        assert_eq!(
+            unpack(pack(3, 4, SLOT_MASK + 2)),
+            (3, 4, 1),
+            "generations wrap"
+        );
     }
 }

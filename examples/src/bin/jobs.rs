@@ -41,11 +41,20 @@ async fn main() {
             loop {
                 let job = { rx.lock().await.recv().await };
                 let Some(job) = job else { break };
-                let outcome = match timeout(Duration::from_millis(250), sleep(Duration::from_millis(job.work_ms))).await {
+                let outcome = match timeout(
+                    Duration::from_millis(250),
+                    sleep(Duration::from_millis(job.work_ms)),
+                )
+                .await
+                {
                     Ok(()) => "done",
                     Err(_) => "timed out",
                 };
-                *stats.lock().await.entry(format!("worker {w} {outcome}")).or_default() += 1;
+                *stats
+                    .lock()
+                    .await
+                    .entry(format!("worker {w} {outcome}"))
+                    .or_default() += 1;
                 let _ = job.id;
             }
         }));
@@ -81,7 +90,10 @@ async fn main() {
     }
     let lines = monitor.await.expect("the monitor panicked");
 
-    let stamp = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
+    let stamp = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
     println!("report at unix time {stamp}, after {:?}", start.elapsed());
     for line in lines {
         println!("  {line}");

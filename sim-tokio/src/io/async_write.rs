@@ -16,8 +16,7 @@ pub trait AsyncWrite {
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), io::Error>>;
 
     /// Shuts the writer down (for a stream: sends end of stream).
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>)
-        -> Poll<Result<(), io::Error>>;
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), io::Error>>;
 
     /// Writes from several buffers; by default, the first non-empty one.
     fn poll_write_vectored(

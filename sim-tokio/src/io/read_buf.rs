@@ -65,9 +65,7 @@ impl<'a> ReadBuf<'a> {
     /// The initialized part, mutably.
     pub fn initialized_mut(&mut self) -> &mut [u8] {
         // Safety: the initialized part is initialized.
-        unsafe {
-            &mut *(&mut self.buf[..self.initialized] as *mut [MaybeUninit<u8>] as *mut [u8])
-        }
+        unsafe { &mut *(&mut self.buf[..self.initialized] as *mut [MaybeUninit<u8>] as *mut [u8]) }
     }
 
     /// The whole buffer, as uninitialized memory.

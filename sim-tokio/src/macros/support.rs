@@ -34,15 +34,13 @@ impl<F: Future> MaybeDone<F> {
         // in place by its output.
         let this = unsafe { self.get_unchecked_mut() };
         match this {
-            MaybeDone::Future(future) => {
-                match unsafe { Pin::new_unchecked(future) }.poll(cx) {
-                    Poll::Ready(output) => {
-                        *this = MaybeDone::Done(output);
-                        true
-                    }
-                    Poll::Pending => false,
+            MaybeDone::Future(future) => match unsafe { Pin::new_unchecked(future) }.poll(cx) {
+                Poll::Ready(output) => {
+                    *this = MaybeDone::Done(output);
+                    true
                 }
-            }
+                Poll::Pending => false,
+            },
             MaybeDone::Done(_) => true,
             MaybeDone::Gone => true,
         }

@@ -224,7 +224,10 @@ impl Builder {
     /// When `capacity` is 0.
     #[track_caller]
     pub fn max_io_events_per_tick(&mut self, capacity: usize) -> &mut Self {
-        assert!(capacity > 0, "max_io_events_per_tick must be greater than 0");
+        assert!(
+            capacity > 0,
+            "max_io_events_per_tick must be greater than 0"
+        );
         self.max_io_events_per_tick = capacity;
         self
     }

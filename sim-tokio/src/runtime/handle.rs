@@ -190,7 +190,13 @@ impl Handle {
         R: Send + 'static,
     {
         let core = self.core();
-        crate::task::spawn_on_core(&core, crate::task::BlockingTask::new(func), None, "blocking", 0)
+        crate::task::spawn_on_core(
+            &core,
+            crate::task::BlockingTask::new(func),
+            None,
+            "blocking",
+            0,
+        )
     }
 
     /// Runs the simulation until `future` completes. Unlike a real

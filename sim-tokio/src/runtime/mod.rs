@@ -17,5 +17,5 @@ pub use builder::Builder;
 pub use handle::{EnterGuard, Handle, TryCurrentError};
 pub use id::Id;
 pub use metrics::RuntimeMetrics;
-pub use runtime::{is_rt_shutdown_err, Runtime, RuntimeFlavor};
 pub(crate) use runtime::is_rt_shutdown_message;
+pub use runtime::{is_rt_shutdown_err, Runtime, RuntimeFlavor};

@@ -28,7 +28,9 @@ pub struct Runtime {
 
 impl fmt::Debug for Runtime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Runtime").field("handle", &self.handle).finish()
+        f.debug_struct("Runtime")
+            .field("handle", &self.handle)
+            .finish()
     }
 }
 

@@ -144,10 +144,7 @@ fn new_chan<T>(capacity: Option<usize>) -> Chan<T> {
 pub fn channel<T>(buffer: usize) -> (Sender<T>, Receiver<T>) {
     assert!(buffer > 0, "mpsc bounded channel requires buffer > 0");
     let chan = new_chan(Some(buffer));
-    (
-        Sender { chan: chan.clone() },
-        Receiver { chan },
-    )
+    (Sender { chan: chan.clone() }, Receiver { chan })
 }
 
 /// An unbounded channel.

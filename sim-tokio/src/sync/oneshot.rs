@@ -224,10 +224,7 @@ impl<T> Future for Receiver<T> {
         if super::budget(cx).is_pending() {
             return Poll::Pending;
         }
-        let inner = self
-            .inner
-            .as_ref()
-            .expect("called after complete");
+        let inner = self.inner.as_ref().expect("called after complete");
         let mut st = super::lock(inner);
         if let Some(v) = st.value.take() {
             st.taken = true;

@@ -35,6 +35,8 @@ impl AbortHandle {
 
 impl fmt::Debug for AbortHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AbortHandle").field("id", &self.id()).finish()
+        f.debug_struct("AbortHandle")
+            .field("id", &self.id())
+            .finish()
     }
 }

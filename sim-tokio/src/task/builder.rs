@@ -49,7 +49,9 @@ impl<'a> Builder<'a> {
     {
         let location = std::panic::Location::caller();
         let core = handle.core();
-        Ok(super::spawn::spawn_at(&core, future, self.name, "task", 0, location))
+        Ok(super::spawn::spawn_at(
+            &core, future, self.name, "task", 0, location,
+        ))
     }
 
     /// Spawns onto the current local set.
@@ -65,7 +67,11 @@ impl<'a> Builder<'a> {
         Fut: Future + 'static,
         Fut::Output: 'static,
     {
-        Ok(super::local::spawn_local_named(future, self.name, std::panic::Location::caller()))
+        Ok(super::local::spawn_local_named(
+            future,
+            self.name,
+            std::panic::Location::caller(),
+        ))
     }
 
     /// Spawns onto a local set.

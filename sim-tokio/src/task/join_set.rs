@@ -279,7 +279,11 @@ impl<T: 'static> JoinSet<T> {
         Poll::Pending
     }
 
-    fn poll_entry(&mut self, key: usize, _cx: &mut Context<'_>) -> Poll<Result<(Id, T), JoinError>> {
+    fn poll_entry(
+        &mut self,
+        key: usize,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Result<(Id, T), JoinError>> {
         let Some(entry) = self.entries.get_mut(key).and_then(Option::as_mut) else {
             return Poll::Pending;
         };
@@ -407,7 +411,9 @@ impl<'a, T: 'static> Builder<'a, T> {
         F: FnOnce() -> T + Send + 'static,
         T: Send,
     {
-        Ok(self.joinset.insert(self.builder.spawn_blocking_on(f, handle)?))
+        Ok(self
+            .joinset
+            .insert(self.builder.spawn_blocking_on(f, handle)?))
     }
 
     /// Spawns a `!Send` task onto the current local set.
@@ -431,7 +437,9 @@ impl<'a, T: 'static> Builder<'a, T> {
     where
         F: Future<Output = T> + 'static,
     {
-        Ok(self.joinset.insert(self.builder.spawn_local_on(future, local_set)?))
+        Ok(self
+            .joinset
+            .insert(self.builder.spawn_local_on(future, local_set)?))
     }
 }
 

@@ -68,16 +68,17 @@ impl LocalSet {
             }
             panic!("sim: this LocalSet's runtime was dropped or belongs to another thread");
         }
-        let core = sim_runtime::context::with_current(|core| sim_runtime::context::lookup(core.id()))
-            .flatten()
-            .unwrap_or_else(|| {
-                panic!(
-                    "sim: a LocalSet was first used outside a runtime. The simulator binds a \
+        let core =
+            sim_runtime::context::with_current(|core| sim_runtime::context::lookup(core.id()))
+                .flatten()
+                .unwrap_or_else(|| {
+                    panic!(
+                        "sim: a LocalSet was first used outside a runtime. The simulator binds a \
                      LocalSet to the runtime current when it is first used; enter the runtime \
                      first (`let _guard = runtime.enter();`), or spawn from inside \
                      `run_until`/`block_on`."
-                )
-            });
+                    )
+                });
         let owner = core.local_new();
         self.bound.set(Some((core.id(), owner)));
         (core, owner)

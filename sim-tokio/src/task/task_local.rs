@@ -192,7 +192,9 @@ impl<T: 'static, F> Drop for TaskLocalFuture<T, F> {
     fn drop(&mut self) {
         // Drop the future inside the scope, so its destructors see the
         // value, as tokio does.
-        if self.future.is_some() && self.local.inner.try_with(|c| c.try_borrow_mut().is_ok()) == Ok(true) {
+        if self.future.is_some()
+            && self.local.inner.try_with(|c| c.try_borrow_mut().is_ok()) == Ok(true)
+        {
             let future = &mut self.future;
             scope_inner(&self.local.inner, &mut self.slot, || {
                 *future = None;

@@ -124,9 +124,7 @@ impl Sleep {
             Poll::Pending
         });
         // The runtime is gone: tokio reports a shutdown timer by panicking.
-        polled.unwrap_or_else(|| {
-            panic!("A Tokio 1.x context was found, but it is being shutdown.")
-        })
+        polled.unwrap_or_else(|| panic!("A Tokio 1.x context was found, but it is being shutdown."))
     }
 }
 
