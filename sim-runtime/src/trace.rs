@@ -298,6 +298,37 @@ pub fn trace_path(base: &str, thread_name: Option<&str>, run_index: u64) -> Path
     PathBuf::from(path)
 }
 
+impl Trace {
+    /// Records a spawn without formatting its label unless a file is
+    /// written: spawning is hot, and the hash needs only the parts.
+    #[inline]
+    pub fn record_spawn(&mut self, now_ns: u64, task: u64, meta: &crate::task::TaskMeta) {
+        let name = meta.name.as_deref().unwrap_or(meta.kind);
+        let file = meta.location.file();
+        self.pending.push(EventKind::Spawn as u8);
+        self.pending.extend_from_slice(&task.to_le_bytes());
+        self.pending.extend_from_slice(&now_ns.to_le_bytes());
+        let len = name.len() + 1 + file.len() + 8;
+        self.pending.extend_from_slice(&(len as u32).to_le_bytes());
+        self.pending.extend_from_slice(name.as_bytes());
+        self.pending.push(b'@');
+        self.pending.extend_from_slice(file.as_bytes());
+        self.pending
+            .extend_from_slice(&meta.location.line().to_le_bytes());
+        self.pending
+            .extend_from_slice(&meta.location.column().to_le_bytes());
+        if self.pending.len() >= HASH_CHUNK_BYTES {
+            self.hasher.update(&self.pending);
+            self.pending.clear();
+        }
+        if self.writer.is_some() {
+            let label = meta.label();
+            self.write_line(now_ns, EventKind::Spawn, task, Label::Str(&label));
+        }
+        self.seq += 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -338,36 +369,5 @@ mod tests {
         out.push(b' ');
         push_u64(&mut out, u64::MAX);
         assert_eq!(out, b"0 18446744073709551615");
-    }
-}
-
-impl Trace {
-    /// Records a spawn without formatting its label unless a file is
-    /// written: spawning is hot, and the hash needs only the parts.
-    #[inline]
-    pub fn record_spawn(&mut self, now_ns: u64, task: u64, meta: &crate::task::TaskMeta) {
-        let name = meta.name.as_deref().unwrap_or(meta.kind);
-        let file = meta.location.file();
-        self.pending.push(EventKind::Spawn as u8);
-        self.pending.extend_from_slice(&task.to_le_bytes());
-        self.pending.extend_from_slice(&now_ns.to_le_bytes());
-        let len = name.len() + 1 + file.len() + 8;
-        self.pending.extend_from_slice(&(len as u32).to_le_bytes());
-        self.pending.extend_from_slice(name.as_bytes());
-        self.pending.push(b'@');
-        self.pending.extend_from_slice(file.as_bytes());
-        self.pending
-            .extend_from_slice(&meta.location.line().to_le_bytes());
-        self.pending
-            .extend_from_slice(&meta.location.column().to_le_bytes());
-        if self.pending.len() >= HASH_CHUNK_BYTES {
-            self.hasher.update(&self.pending);
-            self.pending.clear();
-        }
-        if self.writer.is_some() {
-            let label = meta.label();
-            self.write_line(now_ns, EventKind::Spawn, task, Label::Str(&label));
-        }
-        self.seq += 1;
     }
 }

@@ -114,7 +114,7 @@ impl<T: 'static> LocalKey<T> {
     {
         let cell = self.inner.try_with(|cell| {
             let value = cell.borrow();
-            value.as_ref().map(|v| f(v))
+            value.as_ref().map(f)
         });
         match cell {
             Ok(Some(r)) => Ok(r),
