@@ -225,6 +225,36 @@ impl Trace {
         }
     }
 
+    #[cold]
+    fn write_spawn_line(
+        &mut self,
+        now_ns: u64,
+        task: u64,
+        name: &str,
+        location: &std::panic::Location<'_>,
+    ) {
+        let line = &mut self.line;
+        line.clear();
+        push_u64(line, self.seq);
+        line.push(b' ');
+        push_u64(line, now_ns);
+        line.extend_from_slice(b" spawn ");
+        push_u64(line, task);
+        line.push(b' ');
+        line.extend_from_slice(name.as_bytes());
+        line.push(b'@');
+        line.extend_from_slice(location.file().as_bytes());
+        line.push(b':');
+        push_u64(line, u64::from(location.line()));
+        line.push(b':');
+        push_u64(line, u64::from(location.column()));
+        line.push(b'\n');
+        let writer = self.writer.as_mut().expect("checked by the caller");
+        if let Err(error) = writer.write_all(line) {
+            panic!("sim: cannot write the trace file: {error}");
+        }
+    }
+
     /// The SHA-256 of every event so far, in hex. The trace goes on.
     pub fn hash_hex(&self) -> String {
         let mut hasher = self.hasher.clone();
@@ -322,8 +352,7 @@ impl Trace {
             self.pending.clear();
         }
         if self.writer.is_some() {
-            let label = meta.label();
-            self.write_line(now_ns, EventKind::Spawn, task, Label::Str(&label));
+            self.write_spawn_line(now_ns, task, name, meta.location);
         }
         self.seq += 1;
     }

@@ -1,0 +1,186 @@
+//! `cargo run --release -p sim-bench`: each workload on real tokio's
+//! current-thread runtime and on the simulator, in this one process, best of
+//! several rounds, with the ratio sim / real (below 1: the simulator is
+//! faster). The simulator always keeps its trace hash; the "traced" column
+//! also writes the trace file (`SIM_TRACE`).
+//!
+//! Real tokio's timer workload runs on the real clock, as a service would;
+//! the simulator's runs on virtual time.
+
+use std::time::{Duration, Instant};
+
+const ROUNDS: usize = 5;
+
+/// A tiny deterministic generator for the workloads' own random numbers.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// Writes one workload against a tokio crate path (`real` or `sim`), so both
+/// runtimes run the very same code.
+macro_rules! workloads {
+    ($module:ident, $tokio:ident) => {
+        pub mod $module {
+            use super::XorShift;
+            use std::time::Duration;
+
+            pub fn runtime() -> ::$tokio::runtime::Runtime {
+                ::$tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("a runtime")
+            }
+
+            pub async fn spawn_join(n: u64) -> u64 {
+                let mut handles = Vec::with_capacity(n as usize);
+                for i in 0..n {
+                    handles.push(::$tokio::spawn(async move { i }));
+                }
+                let mut sum = 0;
+                for h in handles {
+                    sum += h.await.unwrap();
+                }
+                sum
+            }
+
+            pub async fn yield_ping_pong(n: u64) -> u64 {
+                let a = ::$tokio::spawn(async move {
+                    for _ in 0..n / 2 {
+                        ::$tokio::task::yield_now().await;
+                    }
+                    n / 2
+                });
+                let b = ::$tokio::spawn(async move {
+                    for _ in 0..n / 2 {
+                        ::$tokio::task::yield_now().await;
+                    }
+                    n / 2
+                });
+                a.await.unwrap() + b.await.unwrap()
+            }
+
+            pub async fn oneshot_round_trips(n: u64) -> u64 {
+                let (tx, mut rx) = ::$tokio::sync::mpsc::unbounded_channel::<(
+                    u64,
+                    ::$tokio::sync::oneshot::Sender<u64>,
+                )>();
+                let echo = ::$tokio::spawn(async move {
+                    while let Some((v, reply)) = rx.recv().await {
+                        let _ = reply.send(v + 1);
+                    }
+                });
+                let mut sum = 0;
+                for i in 0..n {
+                    let (reply_tx, reply_rx) = ::$tokio::sync::oneshot::channel();
+                    tx.send((i, reply_tx)).unwrap();
+                    sum += reply_rx.await.unwrap();
+                }
+                drop(tx);
+                echo.await.unwrap();
+                sum
+            }
+
+            pub async fn random_sleeps(n: u64, max_ms: u64) -> u64 {
+                let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+                let mut handles = Vec::with_capacity(n as usize);
+                for _ in 0..n {
+                    let ms = rng.next() % max_ms;
+                    handles.push(::$tokio::spawn(async move {
+                        ::$tokio::time::sleep(Duration::from_millis(ms)).await;
+                        ms
+                    }));
+                }
+                let mut sum = 0;
+                for h in handles {
+                    sum += h.await.unwrap();
+                }
+                sum
+            }
+        }
+    };
+}
+
+workloads!(on_real, real);
+workloads!(on_sim, sim);
+
+fn best_of<F: FnMut() -> u64>(mut f: F) -> (Duration, u64) {
+    let mut best = Duration::MAX;
+    let mut out = 0;
+    for _ in 0..ROUNDS {
+        let start = Instant::now();
+        out = f();
+        best = best.min(start.elapsed());
+    }
+    (best, out)
+}
+
+fn main() {
+    let trace_path = std::env::temp_dir().join("sim-bench.trace");
+    println!(
+        "{:<34} {:>12} {:>12} {:>8} {:>12} {:>8}",
+        "workload", "real tokio", "sim", "ratio", "sim traced", "ratio"
+    );
+    type Case = (
+        &'static str,
+        fn(&real::runtime::Runtime) -> u64,
+        fn(&sim::runtime::Runtime) -> u64,
+    );
+    let cases: [Case; 4] = [
+        (
+            "spawn + join 100k tasks",
+            |rt| rt.block_on(on_real::spawn_join(100_000)),
+            |rt| rt.block_on(on_sim::spawn_join(100_000)),
+        ),
+        (
+            "1M yield_now, two tasks",
+            |rt| rt.block_on(on_real::yield_ping_pong(1_000_000)),
+            |rt| rt.block_on(on_sim::yield_ping_pong(1_000_000)),
+        ),
+        (
+            "100k oneshot round trips",
+            |rt| rt.block_on(on_real::oneshot_round_trips(100_000)),
+            |rt| rt.block_on(on_sim::oneshot_round_trips(100_000)),
+        ),
+        (
+            "100k sleeps, random 0-1000 ms",
+            |rt| rt.block_on(on_real::random_sleeps(100_000, 1000)),
+            |rt| rt.block_on(on_sim::random_sleeps(100_000, 1000)),
+        ),
+    ];
+    for (name, run_real, run_sim) in cases {
+        let (real_time, real_out) = best_of(|| run_real(&on_real::runtime()));
+        // The seed is fixed so the rounds are comparable; the simulator's
+        // output must equal real tokio's.
+        std::env::set_var("SIM_SEED", "1");
+        std::env::remove_var("SIM_TRACE");
+        let (sim_time, sim_out) = best_of(|| run_sim(&on_sim::runtime()));
+        std::env::set_var("SIM_TRACE", &trace_path);
+        let (traced_time, traced_out) = best_of(|| run_sim(&on_sim::runtime()));
+        std::env::remove_var("SIM_TRACE");
+        assert_eq!(
+            real_out, sim_out,
+            "{name}: the simulator computed something else"
+        );
+        assert_eq!(
+            real_out, traced_out,
+            "{name}: the traced run computed something else"
+        );
+        println!(
+            "{:<34} {:>12} {:>12} {:>7.2}x {:>12} {:>7.2}x",
+            name,
+            format!("{:.1?}", real_time),
+            format!("{:.1?}", sim_time),
+            sim_time.as_secs_f64() / real_time.as_secs_f64(),
+            format!("{:.1?}", traced_time),
+            traced_time.as_secs_f64() / real_time.as_secs_f64(),
+        );
+    }
+    let _ = std::fs::remove_file(&trace_path);
+}
