@@ -131,3 +131,36 @@ async fn main_style() -> u32 {
 fn tokio_main_builds_a_runtime() {
     assert_eq!(main_style(), 9);
 }
+
+#[test]
+fn local_runtime_runs_non_send_tasks() {
+    let rt = tokio::runtime::LocalRuntime::new().unwrap();
+    let shared = std::rc::Rc::new(std::cell::Cell::new(1));
+    let s = shared.clone();
+    let h = rt.spawn_local(async move {
+        s.set(s.get() + 1);
+        // spawn_local works inside, without a LocalSet.
+        let s2 = s.clone();
+        tokio::task::spawn_local(async move { s2.set(s2.get() * 10) })
+            .await
+            .unwrap();
+    });
+    rt.block_on(h).unwrap();
+    assert_eq!(shared.get(), 20);
+    assert_eq!(rt.handle().runtime_flavor(), RuntimeFlavor::CurrentThread);
+}
+
+#[test]
+fn worker_index_is_some_inside_a_runtime() {
+    assert_eq!(tokio::runtime::worker_index(), None);
+    let rt = Builder::new_current_thread().build().unwrap();
+    let index = rt.block_on(async { tokio::spawn(async { tokio::runtime::worker_index() }).await });
+    assert_eq!(index.unwrap(), Some(0));
+}
+
+#[test]
+fn local_set_ids_differ() {
+    let a = tokio::task::LocalSet::new();
+    let b = tokio::task::LocalSet::new();
+    assert_ne!(a.id(), b.id());
+}

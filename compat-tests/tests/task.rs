@@ -318,3 +318,21 @@ async fn join_error_converts_to_io_error() {
     let io: std::io::Error = err.into();
     assert_eq!(io.kind(), std::io::ErrorKind::Other);
 }
+
+#[tokio::test]
+async fn cooperative_futures_and_poll_proceed() {
+    let v = task::coop::cooperative(async { 2 }).await;
+    assert_eq!(v, 2);
+    let mut progressed = 0;
+    for _ in 0..200 {
+        std::future::poll_fn(|cx| {
+            let guard = std::task::ready!(task::coop::poll_proceed(cx));
+            guard.made_progress();
+            std::task::Poll::Ready(())
+        })
+        .await;
+        progressed += 1;
+    }
+    assert_eq!(progressed, 200);
+    assert!(task::coop::has_budget_remaining());
+}

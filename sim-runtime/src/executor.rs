@@ -50,6 +50,8 @@ pub struct RuntimeOptions {
     pub flavor: Flavor,
     /// Whether `time::pause` is in force from the start.
     pub start_paused: bool,
+    /// Built as a `LocalRuntime`: `spawn_local` needs no `LocalSet`.
+    pub local: bool,
 }
 
 /// A handle on a spawned task: plain data, valid on the thread of its
@@ -143,6 +145,9 @@ pub struct Core {
     unconstrained: StdCell<bool>,
     in_block_on: StdCell<bool>,
     shut_down: StdCell<bool>,
+    /// How many times the scheduler found nothing ready and moved the
+    /// clock (what tokio counts as parks of its one worker).
+    parks: StdCell<u64>,
     base_instant: std::time::Instant,
     state: RefCell<State>,
     trace: RefCell<Trace>,
@@ -178,6 +183,7 @@ impl Core {
             unconstrained: StdCell::new(false),
             in_block_on: StdCell::new(false),
             shut_down: StdCell::new(false),
+            parks: StdCell::new(0),
             base_instant: std::time::Instant::now(),
             state: RefCell::new(State {
                 tasks: Vec::new(),
@@ -232,6 +238,16 @@ impl Core {
     /// The flavor tokio's builder asked for.
     pub fn flavor(&self) -> Flavor {
         self.options.flavor
+    }
+
+    /// Whether this is a `LocalRuntime`.
+    pub fn is_local_runtime(&self) -> bool {
+        self.options.local
+    }
+
+    /// How many times the scheduler went idle and moved the clock.
+    pub fn parks(&self) -> u64 {
+        self.parks.get()
     }
 
     /// The virtual time, in ns since the start of the run.
@@ -707,6 +723,14 @@ impl Core {
         Poll::Ready(())
     }
 
+    /// Gives back one unit of budget (an operation that spent it made no
+    /// progress after all).
+    pub fn restore_budget(&self) {
+        if !self.unconstrained.get() {
+            self.budget.set((self.budget.get() + 1).min(TASK_BUDGET));
+        }
+    }
+
     /// Whether the current task has budget left.
     pub fn has_budget(&self) -> bool {
         self.unconstrained.get() || self.budget.get() > 0
@@ -835,6 +859,7 @@ impl Core {
         let Some(deadline) = next else {
             return false;
         };
+        self.parks.set(self.parks.get() + 1);
         if deadline > self.now_ns.get() {
             self.set_now(deadline);
         }

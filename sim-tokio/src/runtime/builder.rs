@@ -1,4 +1,4 @@
-use super::{Runtime, RuntimeFlavor};
+use super::{LocalOptions, LocalRuntime, Runtime, RuntimeFlavor};
 use sim_runtime::{Flavor, RuntimeOptions, SimConfig};
 use std::fmt;
 use std::io;
@@ -232,6 +232,53 @@ impl Builder {
         self
     }
 
+    /// Sets the I/O events per busy tick (recorded).
+    ///
+    /// # Panics
+    /// When `capacity` is 0.
+    #[track_caller]
+    pub fn max_io_events_per_busy_tick(&mut self, capacity: usize) -> &mut Self {
+        assert!(
+            capacity > 0,
+            "max_io_events_per_busy_tick must be greater than 0"
+        );
+        self.max_io_events_per_tick = capacity;
+        self
+    }
+
+    /// Builds a [`LocalRuntime`]: a `current_thread` runtime whose tasks may
+    /// be `!Send` (`spawn_local` works without a `LocalSet`).
+    ///
+    /// # Errors
+    /// When a `SIM_*` variable holds a bad value.
+    ///
+    /// # Panics
+    /// On a `multi_thread` builder, as in tokio.
+    #[track_caller]
+    pub fn build_local(&mut self, options: LocalOptions) -> io::Result<LocalRuntime> {
+        let _ = options;
+        assert!(
+            self.flavor == RuntimeFlavor::CurrentThread,
+            "Only current_thread is supported when building a local runtime"
+        );
+        let config = SimConfig::try_from_env().map_err(|message| {
+            eprintln!("{message}");
+            io::Error::new(io::ErrorKind::InvalidInput, message)
+        })?;
+        let options = RuntimeOptions {
+            flavor: Flavor::CurrentThread,
+            start_paused: self.start_paused,
+            local: true,
+        };
+        let runtime = Runtime::from_core(
+            sim_runtime::Core::new(config, options),
+            RuntimeFlavor::CurrentThread,
+            self.name.clone(),
+            1,
+        );
+        Ok(LocalRuntime::from_runtime(runtime))
+    }
+
     /// Builds the runtime: a new simulation, seeded from `SIM_SEED`.
     ///
     /// # Errors
@@ -255,6 +302,7 @@ impl Builder {
                 RuntimeFlavor::MultiThread => Flavor::MultiThread,
             },
             start_paused: self.start_paused,
+            local: false,
         };
         let workers = match self.flavor {
             RuntimeFlavor::CurrentThread => 1,

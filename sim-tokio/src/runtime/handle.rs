@@ -137,7 +137,7 @@ impl Handle {
     /// # Panics
     /// Outside a runtime, with tokio's message.
     #[track_caller]
-    pub fn current() -> Handle {
+    pub fn current() -> Self {
         match Handle::try_current() {
             Ok(handle) => handle,
             Err(error) => panic!("{error}"),
@@ -148,7 +148,7 @@ impl Handle {
     ///
     /// # Errors
     /// Outside a runtime.
-    pub fn try_current() -> Result<Handle, TryCurrentError> {
+    pub fn try_current() -> Result<Self, TryCurrentError> {
         let id = sim_runtime::context::current_id().ok_or(TryCurrentError {
             thread_local_destroyed: false,
         })?;

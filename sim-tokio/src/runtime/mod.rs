@@ -9,6 +9,7 @@
 mod builder;
 mod handle;
 mod id;
+mod local_runtime;
 mod metrics;
 #[allow(clippy::module_inception)]
 mod runtime;
@@ -16,6 +17,13 @@ mod runtime;
 pub use builder::Builder;
 pub use handle::{EnterGuard, Handle, TryCurrentError};
 pub use id::Id;
+pub use local_runtime::{LocalOptions, LocalRuntime};
 pub use metrics::RuntimeMetrics;
 pub(crate) use runtime::is_rt_shutdown_message;
 pub use runtime::{is_rt_shutdown_err, Runtime, RuntimeFlavor};
+
+/// The index of the worker thread running the current task: `Some(0)` inside
+/// a runtime (the simulation's one thread), `None` outside.
+pub fn worker_index() -> Option<usize> {
+    sim_runtime::context::with_current(|_| 0)
+}

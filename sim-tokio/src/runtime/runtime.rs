@@ -112,6 +112,9 @@ impl Runtime {
     }
 }
 
+impl std::panic::UnwindSafe for Runtime {}
+impl std::panic::RefUnwindSafe for Runtime {}
+
 impl Drop for Runtime {
     fn drop(&mut self) {
         if std::thread::current().id() == self.handle.thread() {

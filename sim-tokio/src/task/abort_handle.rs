@@ -8,6 +8,9 @@ pub struct AbortHandle {
     raw: RawTask,
 }
 
+// Plain ids: the task itself stays on its runtime's thread.
+unsafe impl Send for AbortHandle {}
+unsafe impl Sync for AbortHandle {}
 impl std::panic::UnwindSafe for AbortHandle {}
 impl std::panic::RefUnwindSafe for AbortHandle {}
 
@@ -31,6 +34,12 @@ impl AbortHandle {
     pub fn id(&self) -> Id {
         Id::from_raw(self.raw.id)
     }
+}
+
+/// Dropping the handle leaves the task alone, as tokio documents. The handle
+/// is plain ids and holds nothing to release.
+impl Drop for AbortHandle {
+    fn drop(&mut self) {}
 }
 
 impl fmt::Debug for AbortHandle {

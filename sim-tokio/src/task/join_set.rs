@@ -54,7 +54,7 @@ pub struct JoinSet<T> {
 
 impl<T> JoinSet<T> {
     /// An empty set.
-    pub fn new() -> JoinSet<T> {
+    pub fn new() -> Self {
         JoinSet {
             entries: Vec::new(),
             free: Vec::new(),

@@ -15,6 +15,7 @@ use std::task::{Context, Poll};
 /// Which of its ready tasks runs next is drawn from the seed, as for every
 /// task. The set binds to the runtime current when it is first used.
 pub struct LocalSet {
+    id: crate::runtime::Id,
     bound: Cell<Option<(u16, u32)>>,
     _not_send: PhantomData<*const ()>,
 }
@@ -54,6 +55,7 @@ impl LocalSet {
     /// An empty local set.
     pub fn new() -> LocalSet {
         LocalSet {
+            id: crate::runtime::Id::for_local_set(),
             bound: Cell::new(None),
             _not_send: PhantomData,
         }
@@ -82,6 +84,11 @@ impl LocalSet {
         let owner = core.local_new();
         self.bound.set(Some((core.id(), owner)));
         (core, owner)
+    }
+
+    /// The set's id: a runtime id of its own, unique in the process.
+    pub fn id(&self) -> crate::runtime::Id {
+        self.id
     }
 
     /// Makes this set current until the guard drops.
@@ -224,7 +231,10 @@ where
 {
     let spawned = sim_runtime::context::with_current(|core| {
         let owner = core.current_local();
-        (owner != 0).then(|| super::spawn::spawn_at(core, future, name, "local", owner, location))
+        // A LocalRuntime runs `!Send` tasks itself: every task is on this
+        // one thread anyway.
+        (owner != 0 || core.is_local_runtime())
+            .then(|| super::spawn::spawn_at(core, future, name, "local", owner, location))
     })
     .flatten();
     match spawned {

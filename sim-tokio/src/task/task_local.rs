@@ -2,7 +2,6 @@ use std::cell::RefCell;
 use std::error::Error;
 use std::fmt;
 use std::future::Future;
-use std::marker::PhantomPinned;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -75,7 +74,6 @@ impl<T: 'static> LocalKey<T> {
             local: self,
             slot: Some(value),
             future: Some(f),
-            _pinned: PhantomPinned,
         }
     }
 
@@ -153,8 +151,10 @@ pub struct TaskLocalFuture<T: 'static, F> {
     local: &'static LocalKey<T>,
     slot: Option<T>,
     future: Option<F>,
-    _pinned: PhantomPinned,
 }
+
+// The future is the only pinned part; the value is moved in and out freely.
+impl<T: 'static, F: Unpin> Unpin for TaskLocalFuture<T, F> {}
 
 impl<T: 'static, F> TaskLocalFuture<T, F> {
     /// Takes the value out; later polls run without it.
