@@ -11,7 +11,7 @@
 //! tokio. The user's `Cargo.lock` is saved before the run and put back,
 //! byte for byte, after it (also when the command fails or is interrupted);
 //! the simulation build's lock is kept under the simulation target
-//! directory for the next run.
+//! directory (one per workspace) for the next run.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -174,6 +174,13 @@ impl Drop for LockGuard {
     }
 }
 
+/// FNV-1a: a stable name for a workspace's cached lock.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| {
+        (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// The package ids of the registry `tokio` entries of a lock file.
 fn registry_tokio_specs(lock: &Path) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(lock) else {
@@ -210,7 +217,12 @@ fn run(args: &[OsString]) -> Result<ExitCode, String> {
     let config = write_config(&target, &facade)?;
 
     let lock = root.join("Cargo.lock");
-    let sim_lock = target.join("Cargo.sim.lock");
+    // One cached lock per workspace: a shared CARGO_TARGET_DIR may serve
+    // several.
+    let sim_lock = target.join(format!(
+        "Cargo.sim.{:016x}.lock",
+        fnv1a(root.as_os_str().as_encoded_bytes())
+    ));
     let original = std::fs::read(&lock).ok();
     let guard = LockGuard {
         lock: lock.clone(),

@@ -13,6 +13,9 @@ pub const TRACE_VAR: &str = "SIM_TRACE";
 pub const TIME_LIMIT_VAR: &str = "SIM_TIME_LIMIT_S";
 /// The environment variable that overrides the step limit (task polls).
 pub const STEP_LIMIT_VAR: &str = "SIM_STEP_LIMIT";
+/// The environment variable that sets what `SystemTime::now()` reads at
+/// virtual time zero, in whole seconds since the Unix epoch.
+pub const EPOCH_VAR: &str = "SIM_EPOCH_UNIX_S";
 /// The environment variable that lets a run start real OS threads.
 pub const ALLOW_THREADS_VAR: &str = "SIM_ALLOW_THREADS";
 
@@ -54,8 +57,8 @@ impl SimConfig {
         }
     }
 
-    /// Reads `SIM_SEED`, `SIM_TIME_LIMIT_S`, `SIM_STEP_LIMIT` and
-    /// `SIM_ALLOW_THREADS`. An unset seed draws a fresh one from the OS.
+    /// Reads `SIM_SEED`, `SIM_TIME_LIMIT_S`, `SIM_STEP_LIMIT`,
+    /// `SIM_EPOCH_UNIX_S` and `SIM_ALLOW_THREADS`. An unset seed draws a fresh one from the OS.
     ///
     /// # Panics
     /// When a variable holds a value that does not parse: the message names
@@ -97,6 +100,17 @@ impl SimConfig {
                      of polls, such as {STEP_LIMIT_VAR}=1000000"
                 )
             })?;
+        }
+        if let Some(value) = read_var(EPOCH_VAR)? {
+            let secs: u64 = value.trim().parse().map_err(|_| {
+                format!(
+                    "sim: {EPOCH_VAR}={value:?} is not a valid epoch: expected whole seconds \
+                     since 1970-01-01 UTC, such as {EPOCH_VAR}=1735689600"
+                )
+            })?;
+            config.epoch_unix_ns = secs
+                .checked_mul(1_000_000_000)
+                .ok_or_else(|| format!("sim: {EPOCH_VAR}={value:?} is too far in the future"))?;
         }
         if let Some(value) = read_var(ALLOW_THREADS_VAR)? {
             config.allow_threads = matches!(value.trim(), "1" | "true" | "yes");

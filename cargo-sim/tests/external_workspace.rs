@@ -1,0 +1,95 @@
+//! `cargo sim test` on a crate that knows nothing of the simulator: its
+//! tokio tests run on the facade with no code change, and its `Cargo.lock`
+//! is byte for byte what it was. (Plain build only: this test runs cargo.)
+#![cfg(not(simulation))]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const MANIFEST: &str = r#"[package]
+name = "plain-tokio-user"
+version = "0.1.0"
+edition = "2021"
+
+[dependencies]
+tokio = { version = "1", features = ["full"] }
+
+[workspace]
+"#;
+
+const LIB: &str = r#"
+pub async fn double_later(x: u64) -> u64 {
+    tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+    x * 2
+}
+
+#[cfg(test)]
+mod tests {
+    #[tokio::test]
+    async fn spawns_and_sleeps() {
+        let h = tokio::spawn(super::double_later(21));
+        assert_eq!(h.await.unwrap(), 42);
+    }
+
+    #[tokio::test]
+    async fn reports_the_build() {
+        // Written to be read by the outer test.
+        println!("SIMULATION_BUILD={}", cfg!(simulation));
+    }
+}
+"#;
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn runs_an_unmodified_crate_and_keeps_its_lock() {
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let dir = target.join("plain-tokio-user");
+    let _ = std::fs::remove_dir_all(&dir);
+    write(&dir.join("Cargo.toml"), MANIFEST);
+    write(&dir.join("src/lib.rs"), LIB);
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    // A lock that pins the real tokio, as any existing project has.
+    let status = Command::new(&cargo)
+        .arg("generate-lockfile")
+        .current_dir(&dir)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let lock_before = std::fs::read(dir.join("Cargo.lock")).unwrap();
+    assert!(String::from_utf8_lossy(&lock_before).contains("name = \"tokio\""));
+
+    let output = Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
+        .args(["sim", "test", "--", "--nocapture", "--test-threads", "1"])
+        .current_dir(&dir)
+        // Share compiled dependencies with this workspace's own builds.
+        .env("CARGO_TARGET_DIR", target.join("external-target"))
+        .env("SIM_SEED", "0x2a")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "cargo sim test failed:\n{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("SIMULATION_BUILD=true"), "{stdout}");
+    assert!(stdout.contains("test result: ok. 2 passed"), "{stdout}");
+    assert!(
+        stderr.contains("sim: tests::spawns_and_sleeps: seed 0x2a"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("virtual time 3600s"), "{stderr}");
+    assert!(
+        stderr.contains("replay: SIM_SEED=0x2a cargo sim test -- --nocapture --test-threads 1 tests::spawns_and_sleeps --exact"),
+        "{stderr}"
+    );
+    let lock_after = std::fs::read(dir.join("Cargo.lock")).unwrap();
+    assert!(
+        lock_before == lock_after,
+        "cargo sim changed the user's Cargo.lock"
+    );
+}
