@@ -192,8 +192,8 @@ impl Trace {
         self.seq += 1;
     }
 
-    #[cold]
-    fn write_line(&mut self, now_ns: u64, kind: EventKind, task: u64, label: Label<'_>) {
+    /// Starts a text line: `<seq> <time> <kind> <task> `.
+    fn begin_line(&mut self, now_ns: u64, kind: EventKind, task: u64) {
         let line = &mut self.line;
         line.clear();
         push_u64(line, self.seq);
@@ -204,6 +204,21 @@ impl Trace {
         line.push(b' ');
         push_u64(line, task);
         line.push(b' ');
+    }
+
+    /// Ends the text line and writes it.
+    fn end_line(&mut self) {
+        self.line.push(b'\n');
+        let writer = self.writer.as_mut().expect("checked by the caller");
+        if let Err(error) = writer.write_all(&self.line) {
+            panic!("sim: cannot write the trace file: {error}");
+        }
+    }
+
+    #[cold]
+    fn write_line(&mut self, now_ns: u64, kind: EventKind, task: u64, label: Label<'_>) {
+        self.begin_line(now_ns, kind, task);
+        let line = &mut self.line;
         match label {
             Label::None => line.push(b'-'),
             Label::Str("") => line.push(b'-'),
@@ -218,11 +233,7 @@ impl Trace {
                 push_u64(line, at_ns);
             }
         }
-        line.push(b'\n');
-        let writer = self.writer.as_mut().expect("checked by the caller");
-        if let Err(error) = writer.write_all(line) {
-            panic!("sim: cannot write the trace file: {error}");
-        }
+        self.end_line();
     }
 
     #[cold]
@@ -233,14 +244,8 @@ impl Trace {
         name: &str,
         location: &std::panic::Location<'_>,
     ) {
+        self.begin_line(now_ns, EventKind::Spawn, task);
         let line = &mut self.line;
-        line.clear();
-        push_u64(line, self.seq);
-        line.push(b' ');
-        push_u64(line, now_ns);
-        line.extend_from_slice(b" spawn ");
-        push_u64(line, task);
-        line.push(b' ');
         line.extend_from_slice(name.as_bytes());
         line.push(b'@');
         line.extend_from_slice(location.file().as_bytes());
@@ -248,11 +253,7 @@ impl Trace {
         push_u64(line, u64::from(location.line()));
         line.push(b':');
         push_u64(line, u64::from(location.column()));
-        line.push(b'\n');
-        let writer = self.writer.as_mut().expect("checked by the caller");
-        if let Err(error) = writer.write_all(line) {
-            panic!("sim: cannot write the trace file: {error}");
-        }
+        self.end_line();
     }
 
     /// The SHA-256 of every event so far, in hex. The trace goes on.

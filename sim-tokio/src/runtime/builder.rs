@@ -261,21 +261,7 @@ impl Builder {
             self.flavor == RuntimeFlavor::CurrentThread,
             "Only current_thread is supported when building a local runtime"
         );
-        let config = SimConfig::try_from_env().map_err(|message| {
-            eprintln!("{message}");
-            io::Error::new(io::ErrorKind::InvalidInput, message)
-        })?;
-        let options = RuntimeOptions {
-            flavor: Flavor::CurrentThread,
-            start_paused: self.start_paused,
-            local: true,
-        };
-        let runtime = Runtime::from_core(
-            sim_runtime::Core::new(config, options),
-            RuntimeFlavor::CurrentThread,
-            self.name.clone(),
-            1,
-        );
+        let runtime = self.build_runtime(env_config()?, true);
         Ok(LocalRuntime::from_runtime(runtime))
     }
 
@@ -284,25 +270,23 @@ impl Builder {
     /// # Errors
     /// When a `SIM_*` variable holds a bad value; the error names it.
     pub fn build(&mut self) -> io::Result<Runtime> {
-        let config = SimConfig::try_from_env().map_err(|message| {
-            // Callers usually `expect` this error, which prints it escaped;
-            // say it plainly on stderr as well.
-            eprintln!("{message}");
-            io::Error::new(io::ErrorKind::InvalidInput, message)
-        })?;
-        Ok(self.build_with(config))
+        Ok(self.build_with(env_config()?))
     }
 
     /// Builds the runtime with an explicit simulation configuration (a seed
     /// chosen by the test instead of `SIM_SEED`). Not in tokio's API.
     pub fn build_with(&mut self, config: SimConfig) -> Runtime {
+        self.build_runtime(config, false)
+    }
+
+    fn build_runtime(&self, config: SimConfig, local: bool) -> Runtime {
         let options = RuntimeOptions {
             flavor: match self.flavor {
                 RuntimeFlavor::CurrentThread => Flavor::CurrentThread,
                 RuntimeFlavor::MultiThread => Flavor::MultiThread,
             },
             start_paused: self.start_paused,
-            local: false,
+            local,
         };
         let workers = match self.flavor {
             RuntimeFlavor::CurrentThread => 1,
@@ -315,4 +299,14 @@ impl Builder {
             workers,
         )
     }
+}
+
+/// The run's configuration from the `SIM_*` variables.
+fn env_config() -> io::Result<SimConfig> {
+    SimConfig::try_from_env().map_err(|message| {
+        // Callers usually `expect` this error, which prints it escaped; say
+        // it plainly on stderr as well.
+        eprintln!("{message}");
+        io::Error::new(io::ErrorKind::InvalidInput, message)
+    })
 }
