@@ -1,22 +1,41 @@
-//! Synchronization for tasks. This part holds what the first milestone needs
-//! (`oneshot`, `mpsc`, `Mutex`, `Notify`); the rest of tokio's `sync` comes
-//! with its own issue and is absent until then.
+//! Synchronization for tasks, with tokio's semantics.
 //!
-//! Waiters are served in FIFO order where tokio documents it, and dropping a
-//! pending operation loses nothing and wedges no other waiter.
+//! `Semaphore`, `Mutex`, `RwLock` and bounded `mpsc` share one FIFO
+//! semaphore (`batch_semaphore.rs`): waiters are served in arrival order,
+//! and dropping a pending `acquire`, `lock` or `send` loses nothing and
+//! wedges no other waiter. Wake-up order depends only on the program and
+//! the seed's scheduling.
 
+mod barrier;
+mod batch_semaphore;
+pub mod broadcast;
 pub mod mpsc;
 mod mutex;
 mod notify;
+mod once_cell;
 pub mod oneshot;
-mod waiters;
+mod rwlock;
+mod semaphore;
+mod set_once;
+pub mod watch;
 
-pub use mutex::{Mutex, MutexGuard, TryLockError};
-pub use notify::{Notified, Notify};
+pub use barrier::{Barrier, BarrierWaitResult};
+pub use batch_semaphore::{AcquireError, TryAcquireError};
+pub use mutex::{
+    MappedMutexGuard, Mutex, MutexGuard, OwnedMappedMutexGuard, OwnedMutexGuard, TryLockError,
+};
+pub use notify::Notify;
+pub use once_cell::{OnceCell, SetError};
+pub use rwlock::{
+    OwnedRwLockMappedWriteGuard, OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock,
+    RwLockMappedWriteGuard, RwLockReadGuard, RwLockWriteGuard,
+};
+pub use semaphore::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
+pub use set_once::{SetOnce, SetOnceError};
 
 /// Futures returned by this module's types.
 pub mod futures {
-    pub use super::notify::Notified;
+    pub use super::notify::{Notified, OwnedNotified};
 }
 
 pub(crate) fn budget(cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {

@@ -1,30 +1,72 @@
-use super::waiters::Waiters;
+use super::batch_semaphore::Semaphore;
 use std::cell::UnsafeCell;
+use std::error::Error;
 use std::fmt;
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
-use std::sync::Mutex as StdMutex;
-use std::task::Poll;
+use std::sync::Arc;
 
-/// An async mutex. Waiters acquire it in FIFO order; a `lock` future
+/// An async mutex. Waiters take it in FIFO order, and a `lock` future
 /// dropped while waiting gives up its place without blocking the others.
 pub struct Mutex<T: ?Sized> {
-    state: StdMutex<LockState>,
-    data: UnsafeCell<T>,
+    s: Semaphore,
+    c: UnsafeCell<T>,
 }
 
-#[derive(Debug)]
-struct LockState {
-    locked: bool,
-    waiters: Waiters,
+/// Holds a [`Mutex`]; releases it when dropped.
+#[clippy::has_significant_drop]
+#[must_use = "if unused the Mutex will immediately unlock"]
+pub struct MutexGuard<'a, T: ?Sized> {
+    lock: &'a Mutex<T>,
 }
 
-// The data is only reached through a guard, and one guard exists at a time.
-unsafe impl<T: ?Sized + Send> Send for Mutex<T> {}
-unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
+/// Holds a [`Mutex`] through an `Arc`; releases it when dropped.
+#[clippy::has_significant_drop]
+pub struct OwnedMutexGuard<T: ?Sized> {
+    lock: Arc<Mutex<T>>,
+}
 
-/// The error of [`Mutex::try_lock`]: it is held.
+/// A [`MutexGuard`] narrowed to part of the value.
+#[clippy::has_significant_drop]
+#[must_use = "if unused the Mutex will immediately unlock"]
+pub struct MappedMutexGuard<'a, T: ?Sized> {
+    s: &'a Semaphore,
+    data: *mut T,
+    marker: PhantomData<&'a mut T>,
+}
+
+/// An [`OwnedMutexGuard`] narrowed to part of the value.
+#[clippy::has_significant_drop]
+pub struct OwnedMappedMutexGuard<T: ?Sized, U: ?Sized = T> {
+    data: *mut U,
+    lock: Arc<Mutex<T>>,
+}
+
+// As tokio's: the value moves between tasks only through a guard, and one
+// guard exists at a time.
+unsafe impl<T> Send for Mutex<T> where T: ?Sized + Send {}
+unsafe impl<T> Sync for Mutex<T> where T: ?Sized + Send {}
+unsafe impl<T> Sync for MutexGuard<'_, T> where T: ?Sized + Send + Sync {}
+unsafe impl<T> Sync for OwnedMutexGuard<T> where T: ?Sized + Send + Sync {}
+unsafe impl<'a, T> Sync for MappedMutexGuard<'a, T> where T: ?Sized + Sync + 'a {}
+unsafe impl<'a, T> Send for MappedMutexGuard<'a, T> where T: ?Sized + Send + 'a {}
+unsafe impl<T, U> Sync for OwnedMappedMutexGuard<T, U>
+where
+    T: ?Sized + Send + Sync,
+    U: ?Sized + Send + Sync,
+{
+}
+unsafe impl<T, U> Send for OwnedMappedMutexGuard<T, U>
+where
+    T: ?Sized + Send,
+    U: ?Sized + Send,
+{
+}
+
+/// The error of `try_lock`: the lock is held (or others wait for it).
 #[derive(Debug)]
-pub struct TryLockError(());
+pub struct TryLockError(pub(super) ());
 
 impl fmt::Display for TryLockError {
     fn fmt(&self, fmt: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -32,104 +74,42 @@ impl fmt::Display for TryLockError {
     }
 }
 
-impl std::error::Error for TryLockError {}
+impl Error for TryLockError {}
 
-/// Holds a [`Mutex`]; releases it when dropped.
-#[must_use = "if unused the Mutex will immediately unlock"]
-pub struct MutexGuard<'a, T: ?Sized> {
-    lock: &'a Mutex<T>,
-}
-
-unsafe impl<T: ?Sized + Sync> Sync for MutexGuard<'_, T> {}
-
-impl<T> Mutex<T> {
+impl<T: ?Sized> Mutex<T> {
     /// A new, unlocked mutex.
-    pub const fn new(t: T) -> Mutex<T> {
+    pub fn new(t: T) -> Self
+    where
+        T: Sized,
+    {
         Mutex {
-            state: StdMutex::new(LockState {
-                locked: false,
-                waiters: Waiters::new(),
-            }),
-            data: UnsafeCell::new(t),
+            s: Semaphore::new(1),
+            c: UnsafeCell::new(t),
         }
     }
 
     /// A new, unlocked mutex, in a `const` context.
-    pub const fn const_new(t: T) -> Mutex<T> {
-        Mutex::new(t)
+    pub const fn const_new(t: T) -> Self
+    where
+        T: Sized,
+    {
+        Mutex {
+            s: Semaphore::new(1),
+            c: UnsafeCell::new(t),
+        }
     }
 
-    /// The value inside.
-    pub fn into_inner(self) -> T {
-        self.data.into_inner()
+    async fn acquire(&self) {
+        if self.s.acquire(1).await.is_err() {
+            unreachable!("a mutex's semaphore is never closed");
+        }
     }
-}
 
-impl<T: ?Sized> Mutex<T> {
-    /// Waits for the lock, in FIFO order.
+    /// Waits for the lock, in FIFO order. Cancel-safe: dropping the future
+    /// gives up the place in line.
     pub async fn lock(&self) -> MutexGuard<'_, T> {
-        struct Waiting<'a> {
-            state: &'a StdMutex<LockState>,
-            id: u64,
-        }
-        impl Drop for Waiting<'_> {
-            fn drop(&mut self) {
-                if self.id != 0 {
-                    let waker = {
-                        let mut st = super::lock(self.state);
-                        let was_first = st.waiters.is_first(self.id);
-                        st.waiters.remove(self.id);
-                        if was_first && !st.locked {
-                            st.waiters.front_waker()
-                        } else {
-                            None
-                        }
-                    };
-                    if let Some(w) = waker {
-                        w.wake();
-                    }
-                }
-            }
-        }
-        let mut waiting = Waiting {
-            state: &self.state,
-            id: 0,
-        };
-        std::future::poll_fn(|cx| {
-            if super::budget(cx).is_pending() {
-                return Poll::Pending;
-            }
-            let mut st = super::lock(waiting.state);
-            if !st.locked && st.waiters.is_first(waiting.id) {
-                if waiting.id != 0 {
-                    st.waiters.remove(waiting.id);
-                    waiting.id = 0;
-                }
-                st.locked = true;
-                return Poll::Ready(());
-            }
-            if waiting.id == 0 {
-                waiting.id = st.waiters.push(cx.waker());
-            } else {
-                st.waiters.update(waiting.id, cx.waker());
-            }
-            Poll::Pending
-        })
-        .await;
+        self.acquire().await;
         MutexGuard { lock: self }
-    }
-
-    /// Takes the lock if it is free and nobody waits.
-    ///
-    /// # Errors
-    /// When it is held (or others wait for it).
-    pub fn try_lock(&self) -> Result<MutexGuard<'_, T>, TryLockError> {
-        let mut st = super::lock(&self.state);
-        if st.locked || !st.waiters.is_empty() {
-            return Err(TryLockError(()));
-        }
-        st.locked = true;
-        Ok(MutexGuard { lock: self })
     }
 
     /// Locks from outside an async context.
@@ -141,37 +121,77 @@ impl<T: ?Sized> Mutex<T> {
         crate::util::block_outside_runtime(self.lock())
     }
 
-    /// The value, through a unique borrow (no locking needed).
-    pub fn get_mut(&mut self) -> &mut T {
-        self.data.get_mut()
+    /// As [`Mutex::lock_owned`], from outside an async context.
+    ///
+    /// # Panics
+    /// Inside a runtime, as in tokio.
+    #[track_caller]
+    pub fn blocking_lock_owned(self: Arc<Self>) -> OwnedMutexGuard<T> {
+        crate::util::block_outside_runtime(self.lock_owned())
     }
 
-    fn unlock(&self) {
-        let waker = {
-            let mut st = super::lock(&self.state);
-            st.locked = false;
-            st.waiters.front_waker()
-        };
-        if let Some(w) = waker {
-            w.wake();
+    /// Waits for the lock, held through the `Arc`.
+    pub async fn lock_owned(self: Arc<Self>) -> OwnedMutexGuard<T> {
+        self.acquire().await;
+        OwnedMutexGuard { lock: self }
+    }
+
+    /// Takes the lock if it is free and nobody waits.
+    ///
+    /// # Errors
+    /// When it is held, or others wait for it.
+    pub fn try_lock(&self) -> Result<MutexGuard<'_, T>, TryLockError> {
+        match self.s.try_acquire(1) {
+            Ok(()) => Ok(MutexGuard { lock: self }),
+            Err(_) => Err(TryLockError(())),
         }
     }
-}
 
-impl<T: Default> Default for Mutex<T> {
-    fn default() -> Self {
-        Mutex::new(T::default())
+    /// The value, through a unique borrow (no locking needed).
+    pub fn get_mut(&mut self) -> &mut T {
+        self.c.get_mut()
+    }
+
+    /// Takes the lock through the `Arc` if it is free and nobody waits.
+    ///
+    /// # Errors
+    /// When it is held, or others wait for it.
+    pub fn try_lock_owned(self: Arc<Self>) -> Result<OwnedMutexGuard<T>, TryLockError> {
+        match self.s.try_acquire(1) {
+            Ok(()) => Ok(OwnedMutexGuard { lock: self }),
+            Err(_) => Err(TryLockError(())),
+        }
+    }
+
+    /// The value inside.
+    pub fn into_inner(self) -> T
+    where
+        T: Sized,
+    {
+        self.c.into_inner()
     }
 }
 
 impl<T> From<T> for Mutex<T> {
     fn from(s: T) -> Self {
-        Mutex::new(s)
+        Self::new(s)
     }
 }
 
-impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl<T> Default for Mutex<T>
+where
+    T: Default,
+{
+    fn default() -> Self {
+        Self::new(T::default())
+    }
+}
+
+impl<T: ?Sized> std::fmt::Debug for Mutex<T>
+where
+    T: std::fmt::Debug,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut d = f.debug_struct("Mutex");
         match self.try_lock() {
             Ok(inner) => d.field("data", &&*inner),
@@ -181,25 +201,74 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
     }
 }
 
-impl<T: ?Sized> Deref for MutexGuard<'_, T> {
-    type Target = T;
-
-    fn deref(&self) -> &T {
-        // Safety: the guard holds the lock.
-        unsafe { &*self.lock.data.get() }
+impl<'a, T: ?Sized> MutexGuard<'a, T> {
+    fn skip_drop(self) -> &'a Mutex<T> {
+        let this = ManuallyDrop::new(self);
+        this.lock
     }
-}
 
-impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
-    fn deref_mut(&mut self) -> &mut T {
-        // Safety: the guard holds the lock, uniquely.
-        unsafe { &mut *self.lock.data.get() }
+    /// Narrows the guard to a part of the value.
+    #[inline]
+    pub fn map<U, F>(mut this: Self, f: F) -> MappedMutexGuard<'a, U>
+    where
+        U: ?Sized,
+        F: FnOnce(&mut T) -> &mut U,
+    {
+        let data = f(&mut *this) as *mut U;
+        let lock = this.skip_drop();
+        MappedMutexGuard {
+            s: &lock.s,
+            data,
+            marker: PhantomData,
+        }
+    }
+
+    /// Narrows the guard if `f` returns `Some`; gives it back otherwise.
+    ///
+    /// # Errors
+    /// The original guard, when `f` returns `None`.
+    #[inline]
+    pub fn try_map<U, F>(mut this: Self, f: F) -> Result<MappedMutexGuard<'a, U>, Self>
+    where
+        U: ?Sized,
+        F: FnOnce(&mut T) -> Option<&mut U>,
+    {
+        let data = match f(&mut *this) {
+            Some(data) => data as *mut U,
+            None => return Err(this),
+        };
+        let lock = this.skip_drop();
+        Ok(MappedMutexGuard {
+            s: &lock.s,
+            data,
+            marker: PhantomData,
+        })
+    }
+
+    /// The mutex this guard holds.
+    pub fn mutex(this: &Self) -> &'a Mutex<T> {
+        this.lock
     }
 }
 
 impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
-        self.lock.unlock();
+        self.lock.s.release(1);
+    }
+}
+
+impl<T: ?Sized> Deref for MutexGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &Self::Target {
+        // Safety: the guard holds the lock.
+        unsafe { &*self.lock.c.get() }
+    }
+}
+
+impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        // Safety: the guard holds the lock, uniquely.
+        unsafe { &mut *self.lock.c.get() }
     }
 }
 
@@ -210,6 +279,231 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for MutexGuard<'_, T> {
 }
 
 impl<T: ?Sized + fmt::Display> fmt::Display for MutexGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&**self, f)
+    }
+}
+
+impl<T: ?Sized> OwnedMutexGuard<T> {
+    fn skip_drop(self) -> Arc<Mutex<T>> {
+        let this = ManuallyDrop::new(self);
+        // Safety: the guard is never used or dropped again.
+        unsafe { std::ptr::read(&this.lock) }
+    }
+
+    /// Narrows the guard to a part of the value.
+    #[inline]
+    pub fn map<U, F>(mut this: Self, f: F) -> OwnedMappedMutexGuard<T, U>
+    where
+        U: ?Sized,
+        F: FnOnce(&mut T) -> &mut U,
+    {
+        let data = f(&mut *this) as *mut U;
+        let lock = this.skip_drop();
+        OwnedMappedMutexGuard { data, lock }
+    }
+
+    /// Narrows the guard if `f` returns `Some`; gives it back otherwise.
+    ///
+    /// # Errors
+    /// The original guard, when `f` returns `None`.
+    #[inline]
+    pub fn try_map<U, F>(mut this: Self, f: F) -> Result<OwnedMappedMutexGuard<T, U>, Self>
+    where
+        U: ?Sized,
+        F: FnOnce(&mut T) -> Option<&mut U>,
+    {
+        let data = match f(&mut *this) {
+            Some(data) => data as *mut U,
+            None => return Err(this),
+        };
+        let lock = this.skip_drop();
+        Ok(OwnedMappedMutexGuard { data, lock })
+    }
+
+    /// The mutex this guard holds.
+    pub fn mutex(this: &Self) -> &Arc<Mutex<T>> {
+        &this.lock
+    }
+}
+
+impl<T: ?Sized> Drop for OwnedMutexGuard<T> {
+    fn drop(&mut self) {
+        self.lock.s.release(1);
+    }
+}
+
+impl<T: ?Sized> Deref for OwnedMutexGuard<T> {
+    type Target = T;
+    fn deref(&self) -> &Self::Target {
+        // Safety: the guard holds the lock.
+        unsafe { &*self.lock.c.get() }
+    }
+}
+
+impl<T: ?Sized> DerefMut for OwnedMutexGuard<T> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        // Safety: the guard holds the lock, uniquely.
+        unsafe { &mut *self.lock.c.get() }
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for OwnedMutexGuard<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T: ?Sized + fmt::Display> fmt::Display for OwnedMutexGuard<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&**self, f)
+    }
+}
+
+impl<'a, T: ?Sized> MappedMutexGuard<'a, T> {
+    fn skip_drop(self) -> &'a Semaphore {
+        let this = ManuallyDrop::new(self);
+        this.s
+    }
+
+    /// Narrows the guard further.
+    #[inline]
+    pub fn map<U, F>(mut this: Self, f: F) -> MappedMutexGuard<'a, U>
+    where
+        F: FnOnce(&mut T) -> &mut U,
+        U: ?Sized,
+    {
+        let data = f(&mut *this) as *mut U;
+        let s = this.skip_drop();
+        MappedMutexGuard {
+            s,
+            data,
+            marker: PhantomData,
+        }
+    }
+
+    /// Narrows the guard further if `f` returns `Some`.
+    ///
+    /// # Errors
+    /// The original guard, when `f` returns `None`.
+    #[inline]
+    pub fn try_map<U, F>(mut this: Self, f: F) -> Result<MappedMutexGuard<'a, U>, Self>
+    where
+        F: FnOnce(&mut T) -> Option<&mut U>,
+        U: ?Sized,
+    {
+        let data = match f(&mut *this) {
+            Some(data) => data as *mut U,
+            None => return Err(this),
+        };
+        let s = this.skip_drop();
+        Ok(MappedMutexGuard {
+            s,
+            data,
+            marker: PhantomData,
+        })
+    }
+}
+
+impl<'a, T: ?Sized> Drop for MappedMutexGuard<'a, T> {
+    fn drop(&mut self) {
+        self.s.release(1);
+    }
+}
+
+impl<'a, T: ?Sized> Deref for MappedMutexGuard<'a, T> {
+    type Target = T;
+    fn deref(&self) -> &Self::Target {
+        // Safety: the guard holds the lock; `data` points into the value.
+        unsafe { &*self.data }
+    }
+}
+
+impl<'a, T: ?Sized> DerefMut for MappedMutexGuard<'a, T> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        // Safety: as above, uniquely.
+        unsafe { &mut *self.data }
+    }
+}
+
+impl<'a, T: ?Sized + fmt::Debug> fmt::Debug for MappedMutexGuard<'a, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<'a, T: ?Sized + fmt::Display> fmt::Display for MappedMutexGuard<'a, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&**self, f)
+    }
+}
+
+impl<T: ?Sized, U: ?Sized> OwnedMappedMutexGuard<T, U> {
+    fn skip_drop(self) -> Arc<Mutex<T>> {
+        let this = ManuallyDrop::new(self);
+        // Safety: the guard is never used or dropped again.
+        unsafe { std::ptr::read(&this.lock) }
+    }
+
+    /// Narrows the guard further.
+    #[inline]
+    pub fn map<S, F>(mut this: Self, f: F) -> OwnedMappedMutexGuard<T, S>
+    where
+        F: FnOnce(&mut U) -> &mut S,
+        S: ?Sized,
+    {
+        let data = f(&mut *this) as *mut S;
+        let lock = this.skip_drop();
+        OwnedMappedMutexGuard { data, lock }
+    }
+
+    /// Narrows the guard further if `f` returns `Some`.
+    ///
+    /// # Errors
+    /// The original guard, when `f` returns `None`.
+    #[inline]
+    pub fn try_map<S, F>(mut this: Self, f: F) -> Result<OwnedMappedMutexGuard<T, S>, Self>
+    where
+        F: FnOnce(&mut U) -> Option<&mut S>,
+        S: ?Sized,
+    {
+        let data = match f(&mut *this) {
+            Some(data) => data as *mut S,
+            None => return Err(this),
+        };
+        let lock = this.skip_drop();
+        Ok(OwnedMappedMutexGuard { data, lock })
+    }
+}
+
+impl<T: ?Sized, U: ?Sized> Drop for OwnedMappedMutexGuard<T, U> {
+    fn drop(&mut self) {
+        self.lock.s.release(1);
+    }
+}
+
+impl<T: ?Sized, U: ?Sized> Deref for OwnedMappedMutexGuard<T, U> {
+    type Target = U;
+    fn deref(&self) -> &Self::Target {
+        // Safety: the guard holds the lock; `data` points into the value.
+        unsafe { &*self.data }
+    }
+}
+
+impl<T: ?Sized, U: ?Sized> DerefMut for OwnedMappedMutexGuard<T, U> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        // Safety: as above, uniquely.
+        unsafe { &mut *self.data }
+    }
+}
+
+impl<T: ?Sized, U: ?Sized + fmt::Debug> fmt::Debug for OwnedMappedMutexGuard<T, U> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T: ?Sized, U: ?Sized + fmt::Display> fmt::Display for OwnedMappedMutexGuard<T, U> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&**self, f)
     }

@@ -2,6 +2,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::marker::PhantomPinned;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::Mutex as StdMutex;
 use std::task::{Context, Poll, Waker};
 
@@ -27,6 +28,9 @@ struct State {
     next_id: u64,
 }
 
+impl std::panic::UnwindSafe for Notify {}
+impl std::panic::RefUnwindSafe for Notify {}
+
 impl Default for Notify {
     fn default() -> Notify {
         Notify::new()
@@ -35,7 +39,12 @@ impl Default for Notify {
 
 impl Notify {
     /// A `Notify` without a permit.
-    pub const fn new() -> Notify {
+    pub fn new() -> Notify {
+        Notify::const_new()
+    }
+
+    /// A `Notify` without a permit, in a `const` context.
+    pub const fn const_new() -> Notify {
         Notify {
             state: StdMutex::new(State {
                 permit: false,
@@ -47,19 +56,20 @@ impl Notify {
         }
     }
 
-    /// A `Notify` without a permit, in a `const` context.
-    pub const fn const_new() -> Notify {
-        Notify::new()
-    }
-
     /// A future that completes when notified.
     pub fn notified(&self) -> Notified<'_> {
-        let generation = super::lock(&self.state).generation;
         Notified {
+            wait: Wait::new(self),
             notify: self,
-            generation,
-            id: 0,
-            done: false,
+            _pinned: PhantomPinned,
+        }
+    }
+
+    /// As [`Notify::notified`], holding the `Notify` through an `Arc`.
+    pub fn notified_owned(self: Arc<Self>) -> OwnedNotified {
+        OwnedNotified {
+            wait: Wait::new(&self),
+            notify: self,
             _pinned: PhantomPinned,
         }
     }
@@ -112,36 +122,31 @@ impl Notify {
     }
 }
 
-/// The future of [`Notify::notified`].
+/// One waiter's progress, shared by [`Notified`] and [`OwnedNotified`].
 #[derive(Debug)]
-#[must_use = "futures do nothing unless you `.await` or poll them"]
-pub struct Notified<'a> {
-    notify: &'a Notify,
+struct Wait {
     generation: u64,
     id: u64,
     done: bool,
-    _pinned: PhantomPinned,
 }
 
-unsafe impl Send for Notified<'_> {}
-unsafe impl Sync for Notified<'_> {}
-
-impl Notified<'_> {
-    /// Registers as a waiter without a waker, so a `notify_one` from now on
-    /// is kept for this future. Returns whether it is already notified.
-    pub fn enable(self: Pin<&mut Self>) -> bool {
-        // Safety: no field is structurally pinned.
-        let this = unsafe { self.get_unchecked_mut() };
-        this.check(None)
+impl Wait {
+    fn new(notify: &Notify) -> Wait {
+        Wait {
+            generation: super::lock(&notify.state).generation,
+            id: 0,
+            done: false,
+        }
     }
 
-    fn check(&mut self, waker: Option<&Waker>) -> bool {
+    /// Whether notified; registers (or refreshes) the waiter otherwise.
+    fn check(&mut self, notify: &Notify, waker: Option<&Waker>) -> bool {
         if self.done {
             return true;
         }
-        let mut st = super::lock(&self.notify.state);
+        let mut st = super::lock(&notify.state);
         if st.generation != self.generation {
-            self.finish(&mut st);
+            self.forget(&mut st);
             return true;
         }
         if self.id != 0 {
@@ -170,7 +175,7 @@ impl Notified<'_> {
         false
     }
 
-    fn finish(&mut self, st: &mut State) {
+    fn forget(&mut self, st: &mut State) {
         if self.id != 0 {
             st.waiters.retain(|(id, _)| *id != self.id);
             if let Some(index) = st.chosen.iter().position(|id| *id == self.id) {
@@ -180,29 +185,15 @@ impl Notified<'_> {
         }
         self.done = true;
     }
-}
 
-impl Future for Notified<'_> {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        // Safety: no field is structurally pinned.
-        let this = unsafe { self.get_unchecked_mut() };
-        if this.check(Some(cx.waker())) {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
-    }
-}
-
-impl Drop for Notified<'_> {
-    fn drop(&mut self) {
+    /// Leaves the queue. A `notify_one` chosen for this waiter is not lost:
+    /// it goes to the next waiter, or becomes the permit.
+    fn cancel(&mut self, notify: &Notify) {
         if self.id == 0 {
             return;
         }
         let forward = {
-            let mut st = super::lock(&self.notify.state);
+            let mut st = super::lock(&notify.state);
             st.waiters.retain(|(id, _)| *id != self.id);
             match st.chosen.iter().position(|id| *id == self.id) {
                 Some(index) => {
@@ -212,10 +203,90 @@ impl Drop for Notified<'_> {
                 None => false,
             }
         };
-        // A `notify_one` chosen for this future is not lost: it goes to the
-        // next waiter, or becomes the permit.
+        self.id = 0;
         if forward {
-            self.notify.notify_one();
+            notify.notify_one();
         }
+    }
+}
+
+/// The future of [`Notify::notified`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+pub struct Notified<'a> {
+    notify: &'a Notify,
+    wait: Wait,
+    _pinned: PhantomPinned,
+}
+
+/// The future of [`Notify::notified_owned`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+pub struct OwnedNotified {
+    notify: Arc<Notify>,
+    wait: Wait,
+    _pinned: PhantomPinned,
+}
+
+unsafe impl Send for Notified<'_> {}
+unsafe impl Sync for Notified<'_> {}
+unsafe impl Sync for OwnedNotified {}
+
+impl Notified<'_> {
+    /// Registers as a waiter without a waker, so a `notify_one` from now on
+    /// is kept for this future. Returns whether it is already notified.
+    pub fn enable(self: Pin<&mut Self>) -> bool {
+        // Safety: no field is structurally pinned.
+        let this = unsafe { self.get_unchecked_mut() };
+        this.wait.check(this.notify, None)
+    }
+}
+
+impl Future for Notified<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // Safety: no field is structurally pinned.
+        let this = unsafe { self.get_unchecked_mut() };
+        if this.wait.check(this.notify, Some(cx.waker())) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl Drop for Notified<'_> {
+    fn drop(&mut self) {
+        self.wait.cancel(self.notify);
+    }
+}
+
+impl OwnedNotified {
+    /// As [`Notified::enable`].
+    pub fn enable(self: Pin<&mut Self>) -> bool {
+        // Safety: no field is structurally pinned.
+        let this = unsafe { self.get_unchecked_mut() };
+        this.wait.check(&this.notify, None)
+    }
+}
+
+impl Future for OwnedNotified {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // Safety: no field is structurally pinned.
+        let this = unsafe { self.get_unchecked_mut() };
+        if this.wait.check(&this.notify, Some(cx.waker())) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl Drop for OwnedNotified {
+    fn drop(&mut self) {
+        self.wait.cancel(&self.notify);
     }
 }

@@ -1,0 +1,390 @@
+//! The FIFO semaphore under `Semaphore`, `Mutex`, `RwLock` and bounded
+//! `mpsc`.
+//!
+//! Waiters queue in arrival order. Released permits go to the waiter at the
+//! head, even in part, until it has all it asked for; nobody behind it is
+//! served first, so a large request cannot be starved by small ones. A
+//! waiter whose future is dropped leaves the queue and gives back what it
+//! was assigned, which then flows to the next waiter: cancelling loses
+//! nothing and wedges no one.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Mutex as StdMutex;
+use std::task::{Context, Poll, Waker};
+
+/// The error of acquiring from a closed semaphore.
+#[derive(Debug)]
+pub struct AcquireError(());
+
+impl AcquireError {
+    pub(crate) fn closed() -> AcquireError {
+        AcquireError(())
+    }
+}
+
+impl fmt::Display for AcquireError {
+    fn fmt(&self, fmt: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(fmt, "semaphore closed")
+    }
+}
+
+impl std::error::Error for AcquireError {}
+
+/// Why a `try_acquire` failed.
+#[derive(Debug, PartialEq, Eq)]
+pub enum TryAcquireError {
+    /// The semaphore is closed.
+    Closed,
+    /// Not enough permits are free now.
+    NoPermits,
+}
+
+impl TryAcquireError {
+    /// Whether the semaphore is closed.
+    pub fn is_closed(&self) -> bool {
+        matches!(self, TryAcquireError::Closed)
+    }
+
+    /// Whether there were not enough permits.
+    pub fn is_no_permits(&self) -> bool {
+        matches!(self, TryAcquireError::NoPermits)
+    }
+}
+
+impl fmt::Display for TryAcquireError {
+    fn fmt(&self, fmt: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TryAcquireError::Closed => write!(fmt, "semaphore closed"),
+            TryAcquireError::NoPermits => write!(fmt, "no permits available"),
+        }
+    }
+}
+
+impl std::error::Error for TryAcquireError {}
+
+struct Waiter {
+    needed: usize,
+    assigned: usize,
+    waker: Option<Waker>,
+}
+
+struct State {
+    permits: usize,
+    closed: bool,
+    queue: VecDeque<u64>,
+    waiters: BTreeMap<u64, Waiter>,
+    next_id: u64,
+}
+
+pub(crate) struct Semaphore {
+    state: StdMutex<State>,
+}
+
+impl fmt::Debug for Semaphore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let st = self.lock();
+        f.debug_struct("Semaphore")
+            .field("permits", &st.permits)
+            .field("closed", &st.closed)
+            .field("waiters", &st.queue.len())
+            .finish()
+    }
+}
+
+impl Semaphore {
+    /// The most permits a semaphore holds (as tokio: `usize::MAX >> 3`).
+    pub(crate) const MAX_PERMITS: usize = usize::MAX >> 3;
+
+    pub(crate) const fn new(permits: usize) -> Semaphore {
+        Semaphore {
+            state: StdMutex::new(State {
+                permits,
+                closed: false,
+                queue: VecDeque::new(),
+                waiters: BTreeMap::new(),
+                next_id: 1,
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        super::lock(&self.state)
+    }
+
+    pub(crate) fn available_permits(&self) -> usize {
+        self.lock().permits
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+
+    /// Closes: waiters and later acquires fail; permits can still be
+    /// released.
+    pub(crate) fn close(&self) {
+        let wakers: Vec<Waker> = {
+            let mut st = self.lock();
+            st.closed = true;
+            st.waiters
+                .values_mut()
+                .filter_map(|w| w.waker.take())
+                .collect()
+        };
+        for w in wakers {
+            w.wake();
+        }
+    }
+
+    pub(crate) fn try_acquire(&self, n: usize) -> Result<(), TryAcquireError> {
+        let mut st = self.lock();
+        if st.closed {
+            return Err(TryAcquireError::Closed);
+        }
+        // Queued waiters come first: taking permits past them would starve
+        // them.
+        if !st.queue.is_empty() || st.permits < n {
+            return Err(TryAcquireError::NoPermits);
+        }
+        st.permits -= n;
+        Ok(())
+    }
+
+    /// Adds permits and hands them to waiters in order.
+    ///
+    /// # Panics
+    /// When the total would pass `MAX_PERMITS`.
+    #[track_caller]
+    pub(crate) fn release(&self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let wakers = {
+            let mut st = self.lock();
+            let total = st.permits + n;
+            assert!(
+                total <= Self::MAX_PERMITS,
+                "a semaphore may not have more than MAX_PERMITS permits ({})",
+                Self::MAX_PERMITS
+            );
+            st.permits = total;
+            Self::assign(&mut st)
+        };
+        for w in wakers {
+            w.wake();
+        }
+    }
+
+    /// Removes up to `n` free permits; returns how many.
+    pub(crate) fn forget_permits(&self, n: usize) -> usize {
+        let mut st = self.lock();
+        let taken = n.min(st.permits);
+        st.permits -= taken;
+        taken
+    }
+
+    fn assign(st: &mut State) -> Vec<Waker> {
+        let mut wakers = Vec::new();
+        // Bounded by the queue's length: each turn serves or stops.
+        while let Some(&id) = st.queue.front() {
+            let waiter = st
+                .waiters
+                .get_mut(&id)
+                .expect("queued waiters are registered");
+            let take = st.permits.min(waiter.needed - waiter.assigned);
+            waiter.assigned += take;
+            st.permits -= take;
+            if waiter.assigned < waiter.needed {
+                break;
+            }
+            st.queue.pop_front();
+            if let Some(w) = waiter.waker.take() {
+                wakers.push(w);
+            }
+        }
+        wakers
+    }
+
+    pub(crate) fn acquire(&self, n: usize) -> Acquire<'_> {
+        Acquire {
+            sem: self,
+            needed: n,
+            id: 0,
+            done: false,
+        }
+    }
+
+    fn poll_acquire(
+        &self,
+        acq: &mut AcquireState,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), AcquireError>> {
+        if super::budget(cx).is_pending() {
+            return Poll::Pending;
+        }
+        let mut st = self.lock();
+        if acq.id == 0 {
+            if st.closed {
+                return Poll::Ready(Err(AcquireError::closed()));
+            }
+            if st.queue.is_empty() && st.permits >= acq.needed {
+                st.permits -= acq.needed;
+                return Poll::Ready(Ok(()));
+            }
+            let id = st.next_id;
+            st.next_id += 1;
+            // With no queue ahead, free permits go to this waiter at once.
+            let take = if st.queue.is_empty() {
+                st.permits.min(acq.needed)
+            } else {
+                0
+            };
+            st.permits -= take;
+            st.waiters.insert(
+                id,
+                Waiter {
+                    needed: acq.needed,
+                    assigned: take,
+                    waker: Some(cx.waker().clone()),
+                },
+            );
+            st.queue.push_back(id);
+            acq.id = id;
+            return Poll::Pending;
+        }
+        let st = &mut *st;
+        let waiter = st
+            .waiters
+            .get_mut(&acq.id)
+            .expect("a pending acquire is registered");
+        if waiter.assigned == waiter.needed {
+            st.waiters.remove(&acq.id);
+            acq.id = 0;
+            return Poll::Ready(Ok(()));
+        }
+        if st.closed {
+            let assigned = waiter.assigned;
+            st.waiters.remove(&acq.id);
+            st.queue.retain(|id| *id != acq.id);
+            acq.id = 0;
+            st.permits += assigned;
+            return Poll::Ready(Err(AcquireError::closed()));
+        }
+        match &waiter.waker {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => waiter.waker = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
+
+    fn cancel(&self, id: u64) {
+        let wakers = {
+            let mut st = self.lock();
+            let Some(waiter) = st.waiters.remove(&id) else {
+                return;
+            };
+            st.queue.retain(|queued| *queued != id);
+            // Whatever it was given goes on to the next in line.
+            st.permits += waiter.assigned;
+            Self::assign(&mut st)
+        };
+        for w in wakers {
+            w.wake();
+        }
+    }
+}
+
+struct AcquireState {
+    needed: usize,
+    id: u64,
+}
+
+/// The future of `Semaphore::acquire`: resolves once all `needed` permits
+/// are held by the caller.
+pub(crate) struct Acquire<'a> {
+    sem: &'a Semaphore,
+    needed: usize,
+    id: u64,
+    done: bool,
+}
+
+impl Future for Acquire<'_> {
+    type Output = Result<(), AcquireError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let mut state = AcquireState {
+            needed: this.needed,
+            id: this.id,
+        };
+        let result = this.sem.poll_acquire(&mut state, cx);
+        this.id = state.id;
+        if result.is_ready() {
+            this.done = true;
+        }
+        result
+    }
+}
+
+impl Drop for Acquire<'_> {
+    fn drop(&mut self) {
+        if self.id != 0 && !self.done {
+            self.sem.cancel(self.id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::task::Waker;
+
+    fn poll(acq: &mut Pin<Box<Acquire<'_>>>) -> Poll<Result<(), AcquireError>> {
+        acq.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+    }
+
+    #[test]
+    fn the_head_waiter_is_served_first_even_when_small_ones_could_go() {
+        let sem = Semaphore::new(1);
+        let mut big = Box::pin(sem.acquire(3));
+        assert!(poll(&mut big).is_pending());
+        assert_eq!(sem.available_permits(), 0, "the head took the free permit");
+        let mut small = Box::pin(sem.acquire(1));
+        assert!(poll(&mut small).is_pending());
+        sem.release(1);
+        assert!(
+            poll(&mut small).is_pending(),
+            "the small one waits its turn"
+        );
+        sem.release(1);
+        assert!(poll(&mut big).is_ready());
+        assert!(poll(&mut small).is_pending());
+        sem.release(1);
+        assert!(poll(&mut small).is_ready());
+    }
+
+    #[test]
+    fn a_dropped_waiter_passes_its_permits_on() {
+        let sem = Semaphore::new(0);
+        let mut first = Box::pin(sem.acquire(2));
+        let mut second = Box::pin(sem.acquire(1));
+        assert!(poll(&mut first).is_pending());
+        assert!(poll(&mut second).is_pending());
+        sem.release(1);
+        drop(first);
+        assert!(poll(&mut second).is_ready());
+        assert_eq!(sem.available_permits(), 0);
+    }
+
+    #[test]
+    fn close_fails_waiters_and_try_acquire() {
+        let sem = Semaphore::new(0);
+        let mut waiting = Box::pin(sem.acquire(1));
+        assert!(poll(&mut waiting).is_pending());
+        sem.close();
+        assert!(matches!(poll(&mut waiting), Poll::Ready(Err(_))));
+        assert_eq!(sem.try_acquire(1), Err(TryAcquireError::Closed));
+    }
+}
