@@ -44,12 +44,13 @@ pub enum TryAcquireError {
 
 impl TryAcquireError {
     /// Whether the semaphore is closed.
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         matches!(self, TryAcquireError::Closed)
     }
 
     /// Whether there were not enough permits.
-    pub fn is_no_permits(&self) -> bool {
+    #[allow(dead_code)]
+    pub(crate) fn is_no_permits(&self) -> bool {
         matches!(self, TryAcquireError::NoPermits)
     }
 }
