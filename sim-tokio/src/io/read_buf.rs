@@ -188,3 +188,25 @@ impl fmt::Debug for ReadBuf<'_> {
             .finish()
     }
 }
+
+// Safety: `chunk_mut` exposes only the unfilled part, and `advance_mut`
+// marks as filled only bytes the caller initialized, as `BufMut` requires.
+unsafe impl bytes_dep::BufMut for ReadBuf<'_> {
+    fn remaining_mut(&self) -> usize {
+        self.remaining()
+    }
+
+    unsafe fn advance_mut(&mut self, cnt: usize) {
+        self.assume_init(cnt);
+        self.advance(cnt);
+    }
+
+    fn chunk_mut(&mut self) -> &mut bytes_dep::buf::UninitSlice {
+        // Safety: the unfilled part is only written, never de-initialized.
+        let unfilled = unsafe { self.unfilled_mut() };
+        let len = unfilled.len();
+        let ptr = unfilled.as_mut_ptr() as *mut u8;
+        // Safety: the pointer and length describe the unfilled part.
+        unsafe { bytes_dep::buf::UninitSlice::from_raw_parts_mut(ptr, len) }
+    }
+}
