@@ -517,21 +517,21 @@ impl Core {
         result
     }
 
-    /// Polls a join handle: moves the output into `dst` (an
-    /// `&mut Output<T>`) when the task is done, or registers the waker.
-    /// A task this runtime no longer knows was cancelled by a shutdown.
-    pub fn poll_join(
-        &self,
-        raw: RawTask,
-        cx: &mut Context<'_>,
-        dst: &mut dyn std::any::Any,
-    ) -> Poll<()> {
+    /// Polls a join handle: moves the output into `dst` when the task is
+    /// done, or registers the waker. A task this runtime no longer knows was
+    /// cancelled by a shutdown.
+    ///
+    /// # Safety
+    /// `dst` must point to an `Output<T>` where `T` is the output type of
+    /// the future spawned as `raw`.
+    pub unsafe fn poll_join(&self, raw: RawTask, cx: &mut Context<'_>, dst: *mut ()) -> Poll<()> {
         let result = self.with_live_task(raw, |_, task| {
             if task.flags & DONE != 0 {
                 if task.flags & OUTPUT_TAKEN == 0 {
                     task.flags |= OUTPUT_TAKEN;
                     if let Some(cell) = task.cell.as_mut() {
-                        cell.take_output(dst);
+                        // Safety: the caller's contract.
+                        unsafe { cell.take_output(dst) };
                     }
                 }
                 Poll::Ready(())

@@ -33,8 +33,13 @@ pub(crate) trait TaskCell {
     /// Drops the future and stores `Cancelled` (or the panic its drop
     /// raised, as tokio reports it).
     fn cancel(&mut self);
-    /// Moves the stored result into `dst`, an `&mut Output<T>`.
-    fn take_output(&mut self, dst: &mut dyn Any);
+    /// Moves the stored result into `dst`.
+    ///
+    /// # Safety
+    /// `dst` must point to a live `Output<F::Output>` of this cell's future
+    /// type. A join handle is typed by its task's output at spawn, so the
+    /// handle's pointer always is.
+    unsafe fn take_output(&mut self, dst: *mut ());
 }
 
 enum Stage<F: Future> {
@@ -96,10 +101,9 @@ impl<F: Future + 'static> TaskCell for Cell<F> {
         }));
     }
 
-    fn take_output(&mut self, dst: &mut dyn Any) {
-        let dst = dst
-            .downcast_mut::<Output<F::Output>>()
-            .expect("a join handle reads the output type of its own task");
+    unsafe fn take_output(&mut self, dst: *mut ()) {
+        // Safety: the caller guarantees the type (see the trait).
+        let dst = unsafe { &mut *(dst as *mut Output<F::Output>) };
         if let Stage::Done(_) = self.stage {
             if let Stage::Done(result) = std::mem::replace(&mut self.stage, Stage::Taken) {
                 *dst = Some(result);

@@ -54,13 +54,17 @@ impl<T> JoinHandle<T> {
     }
 }
 
-impl<T: 'static> JoinHandle<T> {
+impl<T> JoinHandle<T> {
     /// Polls without spending budget (for `JoinSet`, which spends it once).
     pub(crate) fn poll_unbudgeted(&mut self, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>> {
         let raw = self.raw;
         let mut output: Output<T> = None;
-        let polled =
-            sim_runtime::context::with_core(raw.core, |core| core.poll_join(raw, cx, &mut output));
+        let dst = &mut output as *mut Output<T> as *mut ();
+        // Safety: this handle was made by the spawn of a future whose
+        // output is `T`.
+        let polled = sim_runtime::context::with_core(raw.core, |core| unsafe {
+            core.poll_join(raw, cx, dst)
+        });
         match polled {
             Some(Poll::Pending) => Poll::Pending,
             // Ready with nothing read: the task is gone with its runtime.
@@ -77,7 +81,7 @@ impl<T: 'static> JoinHandle<T> {
     }
 }
 
-impl<T: 'static> Future for JoinHandle<T> {
+impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {

@@ -1,0 +1,97 @@
+//! tokio-util and tokio-stream, unmodified, on top of tokio (or the facade).
+
+use futures::{SinkExt, StreamExt};
+use std::time::Duration;
+use tokio_stream::wrappers::{BroadcastStream, IntervalStream, ReceiverStream};
+use tokio_util::codec::{Framed, FramedRead, LengthDelimitedCodec, LinesCodec};
+use tokio_util::sync::CancellationToken;
+
+#[tokio::test]
+async fn framed_lines_over_a_duplex_stream() {
+    let (a, b) = tokio::io::duplex(64);
+    let mut client = Framed::new(a, LinesCodec::new());
+    let mut server = Framed::new(b, LinesCodec::new());
+    let echo = tokio::spawn(async move {
+        while let Some(line) = server.next().await {
+            let line = line.unwrap();
+            server.send(format!("echo: {line}")).await.unwrap();
+        }
+    });
+    for word in [
+        "alpha",
+        "beta",
+        "a line longer than the sixty-four byte pipe buffer, to wrap",
+    ] {
+        client.send(word).await.unwrap();
+        assert_eq!(
+            client.next().await.unwrap().unwrap(),
+            format!("echo: {word}")
+        );
+    }
+    drop(client);
+    echo.await.unwrap();
+}
+
+#[tokio::test]
+async fn length_delimited_frames() {
+    let (a, b) = tokio::io::duplex(16);
+    let mut tx = Framed::new(a, LengthDelimitedCodec::new());
+    let mut rx = FramedRead::new(b, LengthDelimitedCodec::new());
+    let sender = tokio::spawn(async move {
+        for n in [0usize, 1, 100] {
+            tx.send(tokio_util::bytes::Bytes::from(vec![7u8; n]))
+                .await
+                .unwrap();
+        }
+    });
+    for n in [0usize, 1, 100] {
+        let frame = rx.next().await.unwrap().unwrap();
+        assert_eq!(frame.len(), n);
+    }
+    sender.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancellation_token_stops_children() {
+    let token = CancellationToken::new();
+    let child = token.child_token();
+    let worker = tokio::spawn(async move {
+        tokio::select! {
+            _ = child.cancelled() => "cancelled",
+            _ = tokio::time::sleep(Duration::from_secs(60)) => "timed out",
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    token.cancel();
+    assert_eq!(worker.await.unwrap(), "cancelled");
+    assert!(token.is_cancelled());
+}
+
+#[tokio::test(start_paused = true)]
+async fn streams_over_intervals_channels_and_broadcast() {
+    let start = tokio::time::Instant::now();
+    let ticks: Vec<_> = IntervalStream::new(tokio::time::interval(Duration::from_secs(1)))
+        .take(3)
+        .map(|t| t - start)
+        .collect()
+        .await;
+    assert_eq!(ticks, [0, 1, 2].map(Duration::from_secs).to_vec());
+
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    tokio::spawn(async move {
+        for i in 0..3 {
+            tx.send(i).await.unwrap();
+        }
+    });
+    let got: Vec<i32> = ReceiverStream::new(rx).collect().await;
+    assert_eq!(got, vec![0, 1, 2]);
+
+    let (btx, brx) = tokio::sync::broadcast::channel(8);
+    btx.send(5).unwrap();
+    drop(btx);
+    let got: Vec<_> = BroadcastStream::new(brx)
+        .map(|r| r.unwrap())
+        .collect()
+        .await;
+    assert_eq!(got, vec![5]);
+}
