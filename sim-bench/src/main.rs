@@ -87,6 +87,75 @@ macro_rules! workloads {
                 sum
             }
 
+            pub async fn mpsc_throughput(n: u64) -> u64 {
+                let (tx, mut rx) = ::$tokio::sync::mpsc::channel::<u64>(1024);
+                let producer = ::$tokio::spawn(async move {
+                    for i in 0..n {
+                        tx.send(i).await.unwrap();
+                    }
+                });
+                let mut sum = 0;
+                while let Some(v) = rx.recv().await {
+                    sum += v;
+                }
+                producer.await.unwrap();
+                sum
+            }
+
+            pub async fn mutex_uncontended(n: u64) -> u64 {
+                let m = ::$tokio::sync::Mutex::new(0u64);
+                for _ in 0..n {
+                    *m.lock().await += 1;
+                }
+                m.into_inner()
+            }
+
+            pub async fn mutex_ping_pong(n: u64) -> u64 {
+                let m = std::sync::Arc::new(::$tokio::sync::Mutex::new(0u64));
+                let tasks: Vec<_> = (0..2)
+                    .map(|_| {
+                        let m = m.clone();
+                        ::$tokio::spawn(async move {
+                            for _ in 0..n / 2 {
+                                *m.lock().await += 1;
+                                ::$tokio::task::yield_now().await;
+                            }
+                        })
+                    })
+                    .collect();
+                for t in tasks {
+                    t.await.unwrap();
+                }
+                let v = *m.lock().await;
+                v
+            }
+
+            pub async fn broadcast_fan_out(receivers: u64, messages: u64) -> u64 {
+                // Room for every message: no receiver ever lags.
+                let (tx, _) = ::$tokio::sync::broadcast::channel::<u64>(messages as usize);
+                let handles: Vec<_> = (0..receivers)
+                    .map(|_| {
+                        let mut rx = tx.subscribe();
+                        ::$tokio::spawn(async move {
+                            let mut sum = 0;
+                            while let Ok(v) = rx.recv().await {
+                                sum += v;
+                            }
+                            sum
+                        })
+                    })
+                    .collect();
+                for i in 0..messages {
+                    tx.send(i).unwrap();
+                }
+                drop(tx);
+                let mut sum = 0;
+                for h in handles {
+                    sum += h.await.unwrap();
+                }
+                sum
+            }
+
             pub async fn random_sleeps(n: u64, max_ms: u64) -> u64 {
                 let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
                 let mut handles = Vec::with_capacity(n as usize);
@@ -132,7 +201,7 @@ fn main() {
         fn(&real::runtime::Runtime) -> u64,
         fn(&sim::runtime::Runtime) -> u64,
     );
-    let cases: [Case; 4] = [
+    let cases: [Case; 8] = [
         (
             "spawn + join 100k tasks",
             |rt| rt.block_on(on_real::spawn_join(100_000)),
@@ -147,6 +216,26 @@ fn main() {
             "100k oneshot round trips",
             |rt| rt.block_on(on_real::oneshot_round_trips(100_000)),
             |rt| rt.block_on(on_sim::oneshot_round_trips(100_000)),
+        ),
+        (
+            "1M mpsc sends, bounded(1024)",
+            |rt| rt.block_on(on_real::mpsc_throughput(1_000_000)),
+            |rt| rt.block_on(on_sim::mpsc_throughput(1_000_000)),
+        ),
+        (
+            "1M uncontended Mutex locks",
+            |rt| rt.block_on(on_real::mutex_uncontended(1_000_000)),
+            |rt| rt.block_on(on_sim::mutex_uncontended(1_000_000)),
+        ),
+        (
+            "200k Mutex ping-pong, two tasks",
+            |rt| rt.block_on(on_real::mutex_ping_pong(200_000)),
+            |rt| rt.block_on(on_sim::mutex_ping_pong(200_000)),
+        ),
+        (
+            "broadcast 10k msgs to 100 receivers",
+            |rt| rt.block_on(on_real::broadcast_fan_out(100, 10_000)),
+            |rt| rt.block_on(on_sim::broadcast_fan_out(100, 10_000)),
         ),
         (
             "100k sleeps, random 0-1000 ms",
