@@ -174,7 +174,7 @@ impl<T> Sender<T> {
     /// # Errors
     /// The value, when no receiver is alive.
     pub fn send(&self, value: T) -> Result<usize, SendError<T>> {
-        let wakers: Vec<Waker> = {
+        let (receivers, wakers) = {
             let mut st = super::lock(&self.shared.state);
             if st.receivers == 0 {
                 return Err(SendError(value));
@@ -188,15 +188,13 @@ impl<T> Sender<T> {
             // The oldest value is overwritten here: lagging receivers lose it.
             slot.val = Some(value);
             st.tail = pos + 1;
-            let wakers = std::mem::take(&mut st.rx_wakers).into_values().collect();
-            wakers
+            let wakers: Vec<Waker> = std::mem::take(&mut st.rx_wakers).into_values().collect();
+            (receivers, wakers)
         };
-        let receivers = wakers.len();
-        let _ = receivers;
         for w in wakers {
             w.wake();
         }
-        Ok(super::lock(&self.shared.state).receivers)
+        Ok(receivers)
     }
 
     /// A new receiver that sees values sent from now on.
