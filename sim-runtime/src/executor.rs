@@ -2,12 +2,14 @@
 //! virtual clock and one trace.
 //!
 //! The loop in [`Core::block_on`] is the whole scheduler:
-//! 1. If some task is ready, the policy picks one (by default uniformly,
+//! 1. Events already due at the current instant fire, in the order they
+//!    were scheduled (they do not wait for the tasks to go idle).
+//! 2. If some task is ready, the policy picks one (by default uniformly,
 //!    from the seeded generator) and it is polled. A wake only queues a task;
 //!    nothing is polled inline.
-//! 2. Otherwise the clock jumps to the earliest pending event and every event
+//! 3. Otherwise the clock jumps to the earliest pending event and every event
 //!    due then fires, in the order it was scheduled.
-//! 3. Otherwise nothing can ever happen again: a deadlock, reported with
+//! 4. Otherwise nothing can ever happen again: a deadlock, reported with
 //!    every pending task.
 //!
 //! Every step is recorded in the trace.
@@ -148,6 +150,11 @@ pub struct Core {
     /// How many times the scheduler found nothing ready and moved the
     /// clock (what tokio counts as parks of its one worker).
     parks: StdCell<u64>,
+    /// The node (simulated host) of the task being polled.
+    current_node: StdCell<u32>,
+    /// State of subsystems above the runtime (the network), one value per
+    /// type, created on first use.
+    extensions: RefCell<Vec<Rc<dyn std::any::Any>>>,
     base_instant: std::time::Instant,
     state: RefCell<State>,
     trace: RefCell<Trace>,
@@ -184,6 +191,8 @@ impl Core {
             in_block_on: StdCell::new(false),
             shut_down: StdCell::new(false),
             parks: StdCell::new(0),
+            current_node: StdCell::new(0),
+            extensions: RefCell::new(Vec::new()),
             base_instant: std::time::Instant::now(),
             state: RefCell::new(State {
                 tasks: Vec::new(),
@@ -238,6 +247,58 @@ impl Core {
     /// The flavor tokio's builder asked for.
     pub fn flavor(&self) -> Flavor {
         self.options.flavor
+    }
+
+    /// The per-simulation value of type `T`, made by `init` on first use.
+    pub fn extension<T: 'static>(&self, init: impl FnOnce() -> T) -> Rc<T> {
+        if let Some(found) = self
+            .extensions
+            .borrow()
+            .iter()
+            .find_map(|e| e.clone().downcast::<T>().ok())
+        {
+            return found;
+        }
+        let value = Rc::new(init());
+        self.extensions.borrow_mut().push(value.clone());
+        value
+    }
+
+    /// The node (simulated host) of the running task; 0 outside tasks.
+    #[inline]
+    pub fn current_node(&self) -> u32 {
+        self.current_node.get()
+    }
+
+    /// Runs `f` as if on `node` (for code that acts for a host outside its
+    /// tasks, such as a restart).
+    pub fn with_node<R>(&self, node: u32, f: impl FnOnce() -> R) -> R {
+        let previous = self.current_node.replace(node);
+        let result = f();
+        self.current_node.set(previous);
+        result
+    }
+
+    /// Cancels every task of `node` at once, in slot order: what a crash of
+    /// that host does.
+    pub fn cancel_node(&self, node: u32) {
+        let victims: Vec<RawTask> = {
+            let st = self.state.borrow();
+            st.tasks
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.id != 0 && t.node == node && t.flags & DONE == 0)
+                .map(|(slot, t)| RawTask {
+                    core: self.id,
+                    slot: slot as u32,
+                    generation: t.generation,
+                    id: t.id,
+                })
+                .collect()
+        };
+        for raw in victims {
+            self.cancel_now(raw);
+        }
     }
 
     /// Whether this is a `LocalRuntime`.
@@ -307,10 +368,24 @@ impl Core {
     where
         F: Future + 'static,
     {
-        self.spawn_cell(Cell::boxed(future), meta, owner)
+        self.spawn_cell(Cell::boxed(future), meta, owner, self.current_node.get())
     }
 
-    fn spawn_cell(&self, cell: Box<dyn TaskCell>, meta: TaskMeta, owner: u32) -> RawTask {
+    /// Spawns `future` as a task of `node` (a simulated host).
+    pub fn spawn_on_node<F>(&self, future: F, meta: TaskMeta, node: u32) -> RawTask
+    where
+        F: Future + 'static,
+    {
+        self.spawn_cell(Cell::boxed(future), meta, 0, node)
+    }
+
+    fn spawn_cell(
+        &self,
+        cell: Box<dyn TaskCell>,
+        meta: TaskMeta,
+        owner: u32,
+        node: u32,
+    ) -> RawTask {
         let mut st = self.state.borrow_mut();
         let id = st.next_task_id;
         st.next_task_id += 1;
@@ -327,6 +402,7 @@ impl Core {
                     id: 0,
                     flags: 0,
                     owner: 0,
+                    node: 0,
                     cell: None,
                     join_waker: None,
                     meta: None,
@@ -342,6 +418,7 @@ impl Core {
         task.id = id;
         task.flags = QUEUED;
         task.owner = owner;
+        task.node = node;
         task.cell = Some(cell);
         task.meta = Some(meta);
         let generation = task.generation;
@@ -405,7 +482,7 @@ impl Core {
     }
 
     fn poll_task(&self, slot: u32) {
-        let (mut cell, id, generation, abort) = {
+        let (mut cell, id, generation, abort, node) = {
             let mut st = self.state.borrow_mut();
             let task = &mut st.tasks[slot as usize];
             task.flags &= !QUEUED;
@@ -418,8 +495,11 @@ impl Core {
                 task.id,
                 task.generation,
                 task.flags & ABORT != 0,
+                task.node,
             )
         };
+        let previous_node = self.current_node.replace(node);
+        let _restore_node = RestoreNode(&self.current_node, previous_node);
         if abort {
             self.trace(EventKind::Cancel, id, Label::None);
             let previous = self.current_task.replace(id);
@@ -483,6 +563,7 @@ impl Core {
         task.id = 0;
         task.flags = 0;
         task.owner = 0;
+        task.node = 0;
         task.meta = None;
         task.join_waker = None;
         st.free.push(slot);
@@ -503,6 +584,7 @@ impl Core {
                 id: 0,
                 flags: 0,
                 owner: 0,
+                node: 0,
                 cell: None,
                 join_waker: None,
                 meta: None,
@@ -939,6 +1021,19 @@ impl Core {
         let root_waker = waker::waker(self.id, ROOT_SLOT, 0);
         let step_limit = self.config.step_limit;
         loop {
+            // An event already due (a delivery at the current instant, a
+            // timer set for now) fires before the next pick: it does not wait
+            // for every task to be idle. The clock itself moves only when
+            // nothing is ready.
+            let due_now = self
+                .state
+                .borrow_mut()
+                .events
+                .next_deadline()
+                .is_some_and(|deadline| deadline <= self.now_ns.get());
+            if due_now {
+                self.fire_due();
+            }
             let next = {
                 let mut st = self.state.borrow_mut();
                 let st = &mut *st;
@@ -1111,6 +1206,15 @@ impl Core {
     /// Whether this runtime was shut down.
     pub fn is_shut_down(&self) -> bool {
         self.shut_down.get()
+    }
+}
+
+/// Puts the previous node back when a poll ends (also on an early return).
+struct RestoreNode<'a>(&'a StdCell<u32>, u32);
+
+impl Drop for RestoreNode<'_> {
+    fn drop(&mut self) {
+        self.0.set(self.1);
     }
 }
 

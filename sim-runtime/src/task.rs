@@ -150,6 +150,9 @@ pub(crate) struct TaskSlot {
     pub(crate) flags: u8,
     /// 0: run by the runtime's scheduler; n: owned by local set n.
     pub(crate) owner: u32,
+    /// The simulated host (node) the task belongs to: inherited from the
+    /// task that spawned it. 0 is the implicit host.
+    pub(crate) node: u32,
     pub(crate) cell: Option<Box<dyn TaskCell>>,
     pub(crate) join_waker: Option<Waker>,
     pub(crate) meta: Option<TaskMeta>,

@@ -25,6 +25,7 @@
 pub mod io;
 #[doc(hidden)]
 pub mod macros;
+pub mod net;
 pub mod runtime;
 pub mod sync;
 pub mod task;

@@ -152,14 +152,23 @@ impl Handle {
         let id = sim_runtime::context::current_id().ok_or(TryCurrentError {
             thread_local_destroyed: false,
         })?;
-        HANDLES
+        let found = HANDLES
             .try_with(|h| h.borrow().iter().find(|h| h.core_id == id).cloned())
             .map_err(|_| TryCurrentError {
                 thread_local_destroyed: true,
-            })?
-            .ok_or(TryCurrentError {
-                thread_local_destroyed: false,
-            })
+            })?;
+        // A simulation started by a harness (sim-net's `Sim`) has no Runtime
+        // value: describe it from the core itself.
+        Ok(found.unwrap_or_else(|| {
+            let flavor = sim_runtime::context::with_current(|core| core.flavor()).map_or(
+                RuntimeFlavor::CurrentThread,
+                |f| match f {
+                    sim_runtime::Flavor::CurrentThread => RuntimeFlavor::CurrentThread,
+                    sim_runtime::Flavor::MultiThread => RuntimeFlavor::MultiThread,
+                },
+            );
+            Handle::new(id, flavor, None, 1)
+        }))
     }
 
     /// Makes this runtime current until the guard drops.

@@ -1,0 +1,226 @@
+//! TCP semantics: on real loopback in the plain build, on the simulated
+//! network under `cargo sim test`.
+
+use std::io::ErrorKind;
+use std::net::SocketAddr;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+
+async fn listener() -> (TcpListener, SocketAddr) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    (listener, addr)
+}
+
+#[tokio::test]
+async fn echo_round_trip() {
+    let (listener, addr) = listener().await;
+    let server = tokio::spawn(async move {
+        let (mut stream, peer) = listener.accept().await.unwrap();
+        assert!(peer.ip().is_loopback());
+        let mut buf = [0u8; 64];
+        loop {
+            let n = stream.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            stream.write_all(&buf[..n]).await.unwrap();
+        }
+    });
+    let mut client = TcpStream::connect(addr).await.unwrap();
+    assert_eq!(client.peer_addr().unwrap(), addr);
+    assert!(client.local_addr().unwrap().ip().is_loopback());
+    for message in [&b"hello"[..], b"world", &[7u8; 10_000]] {
+        client.write_all(message).await.unwrap();
+        let mut back = vec![0u8; message.len()];
+        client.read_exact(&mut back).await.unwrap();
+        assert_eq!(back, message);
+    }
+    client.shutdown().await.unwrap();
+    server.await.unwrap();
+}
+
+#[tokio::test]
+async fn connecting_to_a_port_with_no_listener_is_refused() {
+    let (listener, addr) = listener().await;
+    drop(listener);
+    let err = TcpStream::connect(addr).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ConnectionRefused);
+}
+
+#[tokio::test]
+async fn a_connect_completes_into_the_backlog_before_accept() {
+    let (listener, addr) = listener().await;
+    // Nobody accepts yet, but the connection is established.
+    let mut client = TcpStream::connect(addr).await.unwrap();
+    client.write_all(b"early").await.unwrap();
+    let (mut server, _) = listener.accept().await.unwrap();
+    let mut buf = [0u8; 5];
+    server.read_exact(&mut buf).await.unwrap();
+    assert_eq!(&buf, b"early");
+}
+
+#[tokio::test]
+async fn shutting_the_write_half_makes_the_peer_read_eof() {
+    let (listener, addr) = listener().await;
+    let mut client = TcpStream::connect(addr).await.unwrap();
+    let (mut server, _) = listener.accept().await.unwrap();
+    client.write_all(b"last words").await.unwrap();
+    client.shutdown().await.unwrap();
+    let mut got = Vec::new();
+    server.read_to_end(&mut got).await.unwrap();
+    assert_eq!(got, b"last words");
+    // The other direction still works.
+    server.write_all(b"reply").await.unwrap();
+    let mut buf = [0u8; 5];
+    client.read_exact(&mut buf).await.unwrap();
+    assert_eq!(&buf, b"reply");
+}
+
+#[tokio::test]
+async fn dropping_the_stream_makes_the_peer_read_eof() {
+    let (listener, addr) = listener().await;
+    let client = TcpStream::connect(addr).await.unwrap();
+    let (mut server, _) = listener.accept().await.unwrap();
+    drop(client);
+    let mut buf = [0u8; 8];
+    assert_eq!(server.read(&mut buf).await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn writes_after_the_peer_closed_first_succeed_then_fail_with_broken_pipe() {
+    let (listener, addr) = listener().await;
+    let mut client = TcpStream::connect(addr).await.unwrap();
+    let (server, _) = listener.accept().await.unwrap();
+    drop(server);
+    // Wait for the peer's FIN.
+    let mut buf = [0u8; 1];
+    assert_eq!(client.read(&mut buf).await.unwrap(), 0);
+    // The first write is accepted; the peer answers it with an RST.
+    client.write_all(b"into the void").await.unwrap();
+    let mut error = None;
+    for _ in 0..1000 {
+        tokio::task::yield_now().await;
+        if let Err(e) = client.write_all(b"more").await {
+            error = Some(e);
+            break;
+        }
+    }
+    let error = error.expect("a write eventually fails");
+    assert_eq!(error.kind(), ErrorKind::BrokenPipe, "{error}");
+}
+
+#[tokio::test]
+async fn dropping_a_stream_with_unread_data_resets_the_connection() {
+    let (listener, addr) = listener().await;
+    let mut client = TcpStream::connect(addr).await.unwrap();
+    let (server, _) = listener.accept().await.unwrap();
+    client.write_all(b"never read").await.unwrap();
+    server.readable().await.unwrap();
+    drop(server); // with unread data: an RST, not a FIN
+    let mut buf = [0u8; 16];
+    let mut result = client.read(&mut buf).await;
+    // Bounded: the RST arrives after at most a link's latency.
+    for _ in 0..1000 {
+        if result.is_err() {
+            break;
+        }
+        tokio::task::yield_now().await;
+        result = client.read(&mut buf).await;
+    }
+    assert_eq!(result.unwrap_err().kind(), ErrorKind::ConnectionReset);
+}
+
+#[tokio::test]
+async fn binding_a_port_in_use_fails() {
+    let (_listener, addr) = listener().await;
+    let err = TcpListener::bind(addr).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::AddrInUse);
+}
+
+#[tokio::test]
+async fn peek_readiness_and_try_io() {
+    let (listener, addr) = listener().await;
+    let client = TcpStream::connect(addr).await.unwrap();
+    let (mut server, _) = listener.accept().await.unwrap();
+    let mut buf = [0u8; 4];
+    assert_eq!(
+        server.try_read(&mut buf).unwrap_err().kind(),
+        ErrorKind::WouldBlock
+    );
+    client.writable().await.unwrap();
+    assert_eq!(client.try_write(b"ping").unwrap(), 4);
+    server.readable().await.unwrap();
+    let mut peeked = [0u8; 4];
+    let n = server.peek(&mut peeked).await.unwrap();
+    assert!(n > 0);
+    server.read_exact(&mut buf).await.unwrap();
+    assert_eq!(&buf, b"ping");
+    assert_eq!(&peeked[..n], &b"ping"[..n]);
+}
+
+#[tokio::test]
+async fn split_into_split_and_reunite() {
+    let (listener, addr) = listener().await;
+    let mut client = TcpStream::connect(addr).await.unwrap();
+    let (server, _) = listener.accept().await.unwrap();
+    {
+        let (mut r, mut w) = client.split();
+        w.write_all(b"x").await.unwrap();
+        let _ = &mut r;
+    }
+    let (mut sr, sw) = server.into_split();
+    let mut b = [0u8; 1];
+    sr.read_exact(&mut b).await.unwrap();
+    let server = sr.reunite(sw).unwrap();
+    assert!(server.peer_addr().is_ok());
+    // Dropping an owned write half shuts the write side down.
+    let (mut cr, cw) = client.into_split();
+    drop(cw);
+    let (mut r2, _w2) = server.into_split();
+    let mut rest = Vec::new();
+    r2.read_to_end(&mut rest).await.unwrap();
+    assert!(rest.is_empty());
+    let _ = &mut cr;
+}
+
+#[tokio::test]
+async fn socket_options_round_trip() {
+    let (listener, addr) = listener().await;
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.set_nodelay(true).unwrap();
+    socket.set_reuseaddr(true).unwrap();
+    assert!(socket.reuseaddr().unwrap());
+    let stream = socket.connect(addr).await.unwrap();
+    assert!(stream.nodelay().unwrap());
+    stream.set_ttl(42).unwrap();
+    assert_eq!(stream.ttl().unwrap(), 42);
+    stream.set_linger(None).unwrap();
+    drop(listener);
+}
+
+#[tokio::test]
+async fn tcp_socket_bind_and_listen() {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let listener = socket.listen(16).unwrap();
+    let addr = listener.local_addr().unwrap();
+    assert_ne!(addr.port(), 0);
+    let client = TcpStream::connect(addr).await.unwrap();
+    let (_server, peer) = listener.accept().await.unwrap();
+    assert_eq!(peer, client.local_addr().unwrap());
+}
+
+#[tokio::test]
+async fn lookup_host_resolves_localhost() {
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host("localhost:80")
+        .await
+        .unwrap()
+        .collect();
+    assert!(addrs.iter().any(|a| a.ip().is_loopback() && a.port() == 80));
+    let direct: Vec<SocketAddr> = tokio::net::lookup_host("127.0.0.1:5")
+        .await
+        .unwrap()
+        .collect();
+    assert_eq!(direct, vec!["127.0.0.1:5".parse().unwrap()]);
+}

@@ -1,0 +1,273 @@
+//! The simulated network: hosts, names, faults, determinism. Simulation
+//! build only (these are the simulator's own features).
+#![cfg(simulation)]
+
+use sim_net::{Fault, LinkConfig, Sim};
+use sim_runtime::SimConfig;
+use std::cell::RefCell;
+use std::io::ErrorKind;
+use std::rc::Rc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream, UdpSocket};
+use tokio::time::{sleep, timeout, Instant};
+
+async fn echo_server() {
+    let listener = TcpListener::bind("0.0.0.0:7").await.unwrap();
+    loop {
+        let (mut stream, _) = listener.accept().await.unwrap();
+        tokio::spawn(async move {
+            let (mut r, mut w) = stream.split();
+            let _ = tokio::io::copy(&mut r, &mut w).await;
+        });
+    }
+}
+
+async fn echo_once(addr: &str, message: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut stream = TcpStream::connect(addr).await?;
+    stream.write_all(message).await?;
+    let mut back = vec![0u8; message.len()];
+    stream.read_exact(&mut back).await?;
+    Ok(back)
+}
+
+fn sim(seed: u64) -> Sim {
+    Sim::with_config(SimConfig::with_seed(seed))
+}
+
+#[test]
+fn an_echo_server_and_client_on_two_hosts() {
+    let mut sim = sim(1);
+    sim.host("server", echo_server);
+    sim.client("client", async {
+        let back = echo_once("server:7", b"hello over the network")
+            .await
+            .unwrap();
+        assert_eq!(back, b"hello over the network");
+        let addrs: Vec<_> = tokio::net::lookup_host("server:7").await.unwrap().collect();
+        assert_eq!(addrs, vec!["10.0.0.2:7".parse().unwrap()]);
+    });
+    let report = sim.run();
+    assert!(report.events > 20);
+}
+
+fn echo_run(seed: u64) -> String {
+    let mut sim = sim(seed);
+    sim.default_link(LinkConfig {
+        latency_min: Duration::from_millis(1),
+        latency_max: Duration::from_millis(20),
+        ..LinkConfig::default()
+    });
+    sim.host("server", echo_server);
+    for c in 0..3 {
+        sim.client(&format!("client{c}"), async move {
+            for i in 0..5u8 {
+                let back = echo_once("server:7", &[c, i]).await.unwrap();
+                assert_eq!(back, [c, i]);
+            }
+        });
+    }
+    sim.run().trace_hash
+}
+
+#[test]
+fn one_seed_one_trace_and_seeds_differ() {
+    assert_eq!(echo_run(7), echo_run(7));
+    assert_ne!(echo_run(7), echo_run(8));
+}
+
+#[test]
+fn a_partition_times_the_client_out_and_it_succeeds_after_heal() {
+    let mut sim = sim(2);
+    sim.host("server", echo_server);
+    sim.client("client", async {
+        Fault::Partition("client".into(), "server".into()).apply();
+        let start = Instant::now();
+        let attempt = timeout(Duration::from_secs(5), echo_once("server:7", b"x")).await;
+        assert!(attempt.is_err(), "no answer through a partition");
+        assert_eq!(
+            start.elapsed(),
+            Duration::from_secs(5),
+            "the timeout fired in virtual time"
+        );
+        Fault::Heal("client".into(), "server".into()).apply();
+        let back = timeout(Duration::from_secs(5), echo_once("server:7", b"y"))
+            .await
+            .expect("answered after the heal")
+            .unwrap();
+        assert_eq!(back, b"y");
+    });
+    sim.run();
+}
+
+#[test]
+fn held_bytes_resume_intact_on_release() {
+    let mut sim = sim(3);
+    sim.host("server", echo_server);
+    sim.client("client", async {
+        let mut stream = TcpStream::connect("server:7").await.unwrap();
+        Fault::Hold("client".into(), "server".into()).apply();
+        stream.write_all(b"held message").await.unwrap();
+        let mut buf = [0u8; 12];
+        let early = timeout(Duration::from_secs(1), stream.read_exact(&mut buf)).await;
+        assert!(early.is_err(), "nothing arrives while held");
+        Fault::Release("client".into(), "server".into()).apply();
+        stream.read_exact(&mut buf).await.unwrap();
+        assert_eq!(&buf, b"held message");
+    });
+    sim.run();
+}
+
+#[test]
+fn a_crashed_host_sends_no_fin_and_its_peer_times_out() {
+    let mut sim = sim(4);
+    sim.host("server", echo_server);
+    sim.client("client", async {
+        let mut stream = TcpStream::connect("server:7").await.unwrap();
+        stream.write_all(b"a").await.unwrap();
+        let mut one = [0u8; 1];
+        stream.read_exact(&mut one).await.unwrap();
+        Fault::Crash("server".into()).apply();
+        // No FIN, no RST: a read just waits.
+        let read = timeout(Duration::from_secs(30), stream.read(&mut one)).await;
+        assert!(read.is_err(), "a crashed peer sends nothing");
+        // A new connection to the crashed host gets no answer either.
+        let connect = timeout(Duration::from_secs(3), TcpStream::connect("server:7")).await;
+        assert!(connect.is_err());
+    });
+    sim.run();
+}
+
+#[test]
+fn a_restarted_host_resets_old_connections_and_serves_new_ones() {
+    let starts = Rc::new(RefCell::new(0));
+    let counter = starts.clone();
+    let mut sim = sim(5);
+    sim.host("server", move || {
+        *counter.borrow_mut() += 1;
+        echo_server()
+    });
+    sim.at(Duration::from_secs(10), Fault::Crash("server".into()));
+    sim.at(Duration::from_secs(20), Fault::Restart("server".into()));
+    sim.client("client", async {
+        let mut old = TcpStream::connect("server:7").await.unwrap();
+        sleep(Duration::from_secs(25)).await;
+        // The restarted host has no such connection: our data draws an RST.
+        old.write_all(b"stale").await.unwrap();
+        let mut buf = [0u8; 5];
+        let err = old.read_exact(&mut buf).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ConnectionReset);
+        let back = echo_once("server:7", b"fresh").await.unwrap();
+        assert_eq!(back, b"fresh");
+    });
+    sim.run();
+    assert_eq!(*starts.borrow(), 2, "the factory ran again on restart");
+}
+
+#[test]
+fn refusing_and_black_holing_connects() {
+    let mut sim = sim(6);
+    sim.host("server", echo_server);
+    sim.client("client", async {
+        Fault::Refuse("server".into()).apply();
+        let err = TcpStream::connect("server:7").await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ConnectionRefused);
+        Fault::BlackHole("server".into()).apply();
+        let attempt = timeout(Duration::from_secs(2), TcpStream::connect("server:7")).await;
+        assert!(attempt.is_err(), "a black hole never answers");
+        Fault::Accept("server".into()).apply();
+        assert!(echo_once("server:7", b"ok").await.is_ok());
+    });
+    sim.run();
+}
+
+#[test]
+fn one_way_partitions_cut_one_direction() {
+    let mut sim = sim(7);
+    sim.host("server", || async {
+        let socket = UdpSocket::bind("0.0.0.0:9").await.unwrap();
+        let mut buf = [0u8; 16];
+        loop {
+            let (n, from) = socket.recv_from(&mut buf).await.unwrap();
+            socket.send_to(&buf[..n], from).await.unwrap();
+        }
+    });
+    sim.client("client", async {
+        let socket = UdpSocket::bind("0.0.0.0:0").await.unwrap();
+        let mut buf = [0u8; 16];
+        // Replies are cut: requests arrive, answers do not.
+        Fault::PartitionOneWay("server".into(), "client".into()).apply();
+        socket.send_to(b"ping", "server:9").await.unwrap();
+        let lost = timeout(Duration::from_secs(1), socket.recv_from(&mut buf)).await;
+        assert!(lost.is_err());
+        Fault::HealOneWay("server".into(), "client".into()).apply();
+        socket.send_to(b"ping", "server:9").await.unwrap();
+        let (n, _) = timeout(Duration::from_secs(1), socket.recv_from(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(&buf[..n], b"ping");
+    });
+    sim.run();
+}
+
+#[test]
+fn udp_links_drop_and_duplicate_at_their_rates() {
+    let received = Rc::new(RefCell::new(0usize));
+    let count = received.clone();
+    let mut sim = sim(8);
+    sim.host("sink", move || {
+        let count = count.clone();
+        async move {
+            let socket = UdpSocket::bind("0.0.0.0:9").await.unwrap();
+            let mut buf = [0u8; 8];
+            loop {
+                socket.recv_from(&mut buf).await.unwrap();
+                *count.borrow_mut() += 1;
+            }
+        }
+    });
+    sim.link(
+        "client",
+        "sink",
+        LinkConfig {
+            udp_drop_rate: 0.3,
+            udp_dup_rate: 0.2,
+            ..LinkConfig::default()
+        },
+    );
+    sim.client("client", async {
+        let socket = UdpSocket::bind("0.0.0.0:0").await.unwrap();
+        for i in 0..1000u32 {
+            socket.send_to(&i.to_le_bytes(), "sink:9").await.unwrap();
+        }
+        sleep(Duration::from_secs(1)).await;
+    });
+    sim.run();
+    let got = *received.borrow();
+    // About 700 survive the drops, and about a fifth of those come twice.
+    assert!((700..950).contains(&got), "received {got}");
+}
+
+#[test]
+fn ephemeral_ports_are_deterministic() {
+    let mut sim = sim(9);
+    sim.host("server", echo_server);
+    sim.client("client", async {
+        let a = TcpStream::connect("server:7").await.unwrap();
+        let b = TcpStream::connect("server:7").await.unwrap();
+        assert_eq!(a.local_addr().unwrap(), "10.0.0.3:49152".parse().unwrap());
+        assert_eq!(b.local_addr().unwrap(), "10.0.0.3:49153".parse().unwrap());
+    });
+    sim.run();
+}
+
+#[test]
+fn an_unknown_host_name_fails_to_resolve() {
+    let mut sim = sim(10);
+    sim.client("client", async {
+        let err = TcpStream::connect("nowhere:80").await.unwrap_err();
+        assert!(err.to_string().contains("nowhere"), "{err}");
+    });
+    sim.run();
+}

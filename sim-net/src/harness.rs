@@ -1,0 +1,325 @@
+//! The harness: a simulation of named hosts and client tasks, with faults
+//! at virtual times.
+//!
+//! ```no_run
+//! use sim_net::{Fault, Sim};
+//! use std::time::Duration;
+//!
+//! let mut sim = Sim::new();
+//! // A server is built by a factory, so that it can restart.
+//! sim.host("server", || async {
+//!     let listener = tokio::net::TcpListener::bind("0.0.0.0:7").await.unwrap();
+//!     loop {
+//!         let (mut s, _) = listener.accept().await.unwrap();
+//!         tokio::spawn(async move {
+//!             let (mut r, mut w) = s.split();
+//!             let _ = tokio::io::copy(&mut r, &mut w).await;
+//!         });
+//!     }
+//! });
+//! sim.client("client", async {
+//!     let s = tokio::net::TcpStream::connect("server:7").await.unwrap();
+//!     drop(s);
+//! });
+//! sim.at(Duration::from_secs(5), Fault::Crash("server".into()));
+//! let report = sim.run();
+//! println!("{}", report.trace_hash);
+//! ```
+
+use crate::link::LinkConfig;
+use crate::net::{with_net, ConnectPolicy, HostId, Network};
+use sim_runtime::{Core, Flavor, Output, RuntimeOptions, SimConfig, TaskMeta};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::panic::Location;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::Poll;
+use std::time::Duration;
+
+type BoxFuture = Pin<Box<dyn Future<Output = ()>>>;
+type Factory = Rc<dyn Fn() -> BoxFuture>;
+
+/// A fault, scheduled with [`Sim::at`] or applied at once with
+/// [`Fault::apply`]. Hosts are named.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// Cut both directions between two hosts.
+    Partition(String, String),
+    /// Cut one direction.
+    PartitionOneWay(String, String),
+    /// Restore both directions.
+    Heal(String, String),
+    /// Restore one direction.
+    HealOneWay(String, String),
+    /// Hold one direction: bytes wait, then resume intact.
+    Hold(String, String),
+    /// Release a held direction.
+    Release(String, String),
+    /// Crash a host: its tasks and sockets vanish.
+    Crash(String),
+    /// Restart a crashed host: its factory runs again.
+    Restart(String),
+    /// Refuse every connection to a host.
+    Refuse(String),
+    /// Drop every connection attempt to a host silently.
+    BlackHole(String),
+    /// Answer connections normally again.
+    Accept(String),
+}
+
+/// Factories of the hosts, so restarts can run them again.
+#[derive(Default)]
+struct Factories(RefCell<BTreeMap<u32, (Factory, &'static Location<'static>)>>);
+
+#[track_caller]
+fn host(net: &Network, name: &str) -> HostId {
+    net.host_id(name).unwrap_or_else(|| {
+        panic!("sim-net: no host named {name:?} in this simulation; register it with Sim::host")
+    })
+}
+
+impl Fault {
+    /// Applies the fault now, in the current simulation.
+    ///
+    /// # Panics
+    /// Outside a simulation, or for an unknown host name.
+    #[track_caller]
+    pub fn apply(&self) {
+        with_net(|net| match self {
+            Fault::Partition(a, b) => net.partition(host(net, a), host(net, b)),
+            Fault::PartitionOneWay(a, b) => net.partition_one_way(host(net, a), host(net, b)),
+            Fault::Heal(a, b) => net.heal(host(net, a), host(net, b)),
+            Fault::HealOneWay(a, b) => net.heal_one_way(host(net, a), host(net, b)),
+            Fault::Hold(a, b) => net.hold(host(net, a), host(net, b)),
+            Fault::Release(a, b) => net.release(host(net, a), host(net, b)),
+            Fault::Crash(h) => net.crash(host(net, h)),
+            Fault::Restart(h) => restart(net, host(net, h)),
+            Fault::Refuse(h) => net.set_connect_policy(host(net, h), ConnectPolicy::Refuse),
+            Fault::BlackHole(h) => net.set_connect_policy(host(net, h), ConnectPolicy::BlackHole),
+            Fault::Accept(h) => net.set_connect_policy(host(net, h), ConnectPolicy::Normal),
+        })
+    }
+}
+
+fn factories() -> Rc<Factories> {
+    sim_runtime::context::with_current(|core| core.extension(Factories::default))
+        .expect("inside a simulation")
+}
+
+fn start_host(host: HostId) {
+    let entry = factories().0.borrow().get(&host.0).cloned();
+    let Some((factory, location)) = entry else {
+        return;
+    };
+    let name = with_net(|net| net.host_name(host));
+    sim_runtime::context::with_current(|core| {
+        let meta = TaskMeta {
+            name: Some(name.into_boxed_str()),
+            location,
+            kind: "host",
+        };
+        core.spawn_on_node(factory(), meta, host.0);
+    });
+}
+
+fn restart(net: &Rc<Network>, host: HostId) {
+    if net.is_alive(host) {
+        // A restart of a running host is a crash and a start.
+        net.crash(host);
+    }
+    net.revive(host);
+    start_host(host);
+}
+
+/// What a finished simulation reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimReport {
+    /// The seed.
+    pub seed: u64,
+    /// The SHA-256 of the trace, in hex.
+    pub trace_hash: String,
+    /// Events recorded.
+    pub events: u64,
+    /// Virtual time at the end.
+    pub end: Duration,
+}
+
+/// A simulation of named hosts and clients. See the module docs.
+pub struct Sim {
+    config: SimConfig,
+    hosts: Vec<(String, Factory, &'static Location<'static>)>,
+    clients: Vec<(String, BoxFuture, &'static Location<'static>)>,
+    faults: Vec<(Duration, Fault)>,
+    links: Vec<(String, String, LinkConfig)>,
+    default_link: Option<LinkConfig>,
+}
+
+impl Default for Sim {
+    fn default() -> Sim {
+        Sim::new()
+    }
+}
+
+impl Sim {
+    /// A simulation seeded from `SIM_SEED` (or a fresh seed).
+    ///
+    /// # Panics
+    /// When a `SIM_*` variable holds a bad value.
+    pub fn new() -> Sim {
+        Sim::with_config(SimConfig::from_env())
+    }
+
+    /// A simulation with an explicit configuration.
+    pub fn with_config(config: SimConfig) -> Sim {
+        Sim {
+            config,
+            hosts: Vec::new(),
+            clients: Vec::new(),
+            faults: Vec::new(),
+            links: Vec::new(),
+            default_link: None,
+        }
+    }
+
+    /// Adds a host whose tasks `factory` starts; it runs again on restart.
+    #[track_caller]
+    pub fn host<F, Fut>(&mut self, name: &str, factory: F) -> &mut Self
+    where
+        F: Fn() -> Fut + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        let factory: Factory = Rc::new(move || Box::pin(factory()) as BoxFuture);
+        self.hosts
+            .push((name.to_string(), factory, Location::caller()));
+        self
+    }
+
+    /// Adds a client: a host running `future`. The run ends when every
+    /// client has finished.
+    #[track_caller]
+    pub fn client<Fut>(&mut self, name: &str, future: Fut) -> &mut Self
+    where
+        Fut: Future<Output = ()> + 'static,
+    {
+        self.clients
+            .push((name.to_string(), Box::pin(future), Location::caller()));
+        self
+    }
+
+    /// Configures the directed link `from -> to`.
+    pub fn link(&mut self, from: &str, to: &str, config: LinkConfig) -> &mut Self {
+        config.validate();
+        self.links.push((from.to_string(), to.to_string(), config));
+        self
+    }
+
+    /// Configures every link not configured with [`Sim::link`].
+    pub fn default_link(&mut self, config: LinkConfig) -> &mut Self {
+        config.validate();
+        self.default_link = Some(config);
+        self
+    }
+
+    /// Applies `fault` at virtual time `at` from the start.
+    pub fn at(&mut self, at: Duration, fault: Fault) -> &mut Self {
+        self.faults.push((at, fault));
+        self
+    }
+
+    /// Runs until every client finishes.
+    ///
+    /// # Panics
+    /// When a client panics (with its panic), on a deadlock, or at the
+    /// run's time or step limit.
+    pub fn run(self) -> SimReport {
+        let core = Core::new(
+            self.config,
+            RuntimeOptions {
+                flavor: Flavor::CurrentThread,
+                start_paused: true,
+                local: false,
+            },
+        );
+        let id = core.id();
+        let Sim {
+            hosts,
+            clients,
+            faults,
+            links,
+            default_link,
+            ..
+        } = self;
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            core.block_on(async move {
+                let mut client_tasks = Vec::new();
+                with_net(|net| {
+                    if let Some(config) = default_link {
+                        net.set_default_link(config);
+                    }
+                    for (name, factory, location) in hosts {
+                        let id = net.add_host(&name);
+                        factories().0.borrow_mut().insert(id.0, (factory, location));
+                    }
+                    let client_ids: Vec<HostId> = clients
+                        .iter()
+                        .map(|(name, _, _)| net.add_host(name))
+                        .collect();
+                    for (from, to, config) in links {
+                        net.set_link(host(net, &from), host(net, &to), config);
+                    }
+                    for index in 1..net_host_count(net) {
+                        start_host(HostId(index));
+                    }
+                    for (at, fault) in faults {
+                        net.after(at, "fault", Box::new(move || fault.apply()));
+                    }
+                    sim_runtime::context::with_current(|core| {
+                        for ((name, future, location), host) in clients.into_iter().zip(client_ids)
+                        {
+                            let meta = TaskMeta {
+                                name: Some(name.into_boxed_str()),
+                                location,
+                                kind: "client",
+                            };
+                            client_tasks.push(core.spawn_on_node(future, meta, host.0));
+                        }
+                    });
+                });
+                // Wait for every client; a client's panic fails the run.
+                for raw in client_tasks {
+                    let mut output: Output<()> = None;
+                    std::future::poll_fn(|cx| {
+                        let dst = &mut output as *mut Output<()> as *mut ();
+                        sim_runtime::context::with_current(|core| {
+                            // Safety: the client futures all return `()`.
+                            unsafe { core.poll_join(raw, cx, dst) }
+                        })
+                        .unwrap_or(Poll::Ready(()))
+                    })
+                    .await;
+                    if let Some(Err(sim_runtime::Failure::Panic(payload))) = output {
+                        std::panic::resume_unwind(payload);
+                    }
+                }
+            })
+        }));
+        Core::close(id);
+        drop(core);
+        if let Err(payload) = result {
+            std::panic::resume_unwind(payload);
+        }
+        let summary = sim_runtime::last_run().expect("the run reported");
+        SimReport {
+            seed: summary.seed,
+            trace_hash: summary.trace_hash,
+            events: summary.events,
+            end: Duration::from_nanos(summary.end_ns),
+        }
+    }
+}
+
+fn net_host_count(net: &Network) -> u32 {
+    net.state.borrow().hosts.len() as u32
+}

@@ -1,0 +1,29 @@
+//! `sim-net`: the simulated network under `tokio::net`.
+//!
+//! A simulation has hosts. Each has a name, a synthetic IPv4 address
+//! (`10.0.0.1`, `10.0.0.2`, ... in registration order), its own ports, and
+//! its own tasks. Host 0, `main`, is implicit: a plain `#[tokio::test]`
+//! runs there. `127.0.0.1`, `localhost`, `0.0.0.0` and `::1` mean the calling
+//! task's own host.
+//!
+//! Every byte between sockets crosses a directed link whose latency is drawn
+//! from the seed. Deliveries are events on the runtime's one event queue,
+//! and every network event is recorded in the runtime's one trace. There is
+//! no per-tick scan: a send schedules its delivery, and nothing else runs.
+//!
+//! - [`net`]: the state of one simulation's network, and its faults.
+//! - [`tcp`]: connections (reliable, ordered, with flow control).
+//! - [`udp`]: datagrams (dropped, duplicated, reordered by link rates).
+//! - [`harness`]: [`Sim`], a simulation of named hosts and clients.
+
+#![warn(missing_docs)]
+
+pub mod harness;
+pub mod link;
+pub mod net;
+pub mod tcp;
+pub mod udp;
+
+pub use harness::{Fault, Sim, SimReport};
+pub use link::LinkConfig;
+pub use net::{try_with_net, with_net, ConnectPolicy, HostId, Network, SocketId};

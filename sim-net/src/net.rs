@@ -1,0 +1,535 @@
+//! The network of one simulation: hosts, sockets, links, and the faults a
+//! test can inject. It lives in the runtime as an extension (one per
+//! simulation) and schedules every delivery on the runtime's event queue.
+
+use crate::link::{LinkConfig, LinkMode};
+use crate::tcp::{Segment, TcpEnd, TcpListenerState};
+use crate::udp::{Datagram, UdpState};
+use sim_runtime::rng::Rng;
+use sim_runtime::{Core, EventKind, Label};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::rc::Rc;
+use std::time::Duration;
+
+/// A host of the simulation; `HostId(0)` is the implicit host `main`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct HostId(pub u32);
+
+/// A socket of the network: a slab index and its generation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SocketId {
+    pub(crate) index: u32,
+    pub(crate) generation: u32,
+}
+
+/// How a host answers connection attempts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ConnectPolicy {
+    /// As its listeners say: accepted, or refused where none listens.
+    #[default]
+    Normal,
+    /// Every connection attempt is refused (an RST comes back).
+    Refuse,
+    /// Connection attempts vanish: the client waits until its own timeout.
+    BlackHole,
+}
+
+/// The first port handed out for ephemeral binds (the IANA dynamic range).
+pub(crate) const EPHEMERAL_FIRST: u16 = 49152;
+
+pub(crate) struct Host {
+    pub(crate) name: String,
+    pub(crate) addr: Ipv4Addr,
+    pub(crate) alive: bool,
+    pub(crate) incarnation: u32,
+    pub(crate) next_port: u16,
+    pub(crate) tcp_ports: BTreeMap<u16, u32>,
+    pub(crate) udp_ports: BTreeMap<u16, u32>,
+    pub(crate) policy: ConnectPolicy,
+}
+
+pub(crate) enum Socket {
+    Listener(TcpListenerState),
+    Tcp(TcpEnd),
+    Udp(UdpState),
+}
+
+pub(crate) struct Slot {
+    pub(crate) generation: u32,
+    pub(crate) socket: Option<Socket>,
+}
+
+/// Something waiting on a link that is partitioned or held.
+pub(crate) enum Parked {
+    Tcp(Segment),
+    Udp(Datagram),
+}
+
+pub(crate) struct Link {
+    pub(crate) config: LinkConfig,
+    pub(crate) mode: LinkMode,
+    pub(crate) parked: VecDeque<Parked>,
+}
+
+pub(crate) struct NetState {
+    pub(crate) hosts: Vec<Host>,
+    pub(crate) links: BTreeMap<(u32, u32), Link>,
+    pub(crate) default_link: LinkConfig,
+    pub(crate) sockets: Vec<Slot>,
+    pub(crate) free: Vec<u32>,
+    pub(crate) rng: Rng,
+}
+
+/// The network of one simulation.
+pub struct Network {
+    pub(crate) state: RefCell<NetState>,
+}
+
+/// The first synthetic address: hosts get `10.0.0.1`, `10.0.0.2`, ...
+const FIRST_ADDR: u32 = u32::from_be_bytes([10, 0, 0, 1]);
+/// More hosts than this would run out of the `10.0.0.0/16` block we use.
+const HOSTS_MAX: usize = 65_000;
+
+/// Runs `f` on the current simulation's network (created on first use).
+///
+/// # Panics
+/// Outside a runtime, with tokio's message.
+#[track_caller]
+pub fn with_net<R>(f: impl FnOnce(&Rc<Network>) -> R) -> R {
+    let net = sim_runtime::context::with_current(|core| core.extension(|| Network::new(core)));
+    match net {
+        Some(net) => f(&net),
+        None => panic!(
+            "there is no reactor running, must be called from the context of a Tokio 1.x runtime"
+        ),
+    }
+}
+
+/// As [`with_net`], or `None` outside a runtime (for destructors).
+pub fn try_with_net<R>(f: impl FnOnce(&Rc<Network>) -> R) -> Option<R> {
+    let net = sim_runtime::context::with_current(|core| core.extension(|| Network::new(core)))?;
+    Some(f(&net))
+}
+
+pub(crate) fn with_core<R>(f: impl FnOnce(&Core) -> R) -> R {
+    sim_runtime::context::with_current(f).expect("the network is used inside its runtime")
+}
+
+impl Network {
+    fn new(core: &Core) -> Network {
+        let mut state = NetState {
+            hosts: Vec::new(),
+            links: BTreeMap::new(),
+            default_link: LinkConfig::default(),
+            sockets: Vec::new(),
+            free: Vec::new(),
+            rng: Rng::new(core.config().seed, 3),
+        };
+        state.add_host("main");
+        Network {
+            state: RefCell::new(state),
+        }
+    }
+
+    /// Registers a host; returns its id. Names are unique.
+    ///
+    /// # Panics
+    /// When the name is taken or there are too many hosts.
+    #[track_caller]
+    pub fn add_host(&self, name: &str) -> HostId {
+        self.state.borrow_mut().add_host(name)
+    }
+
+    /// The host of the running task.
+    pub fn current_host(&self) -> HostId {
+        HostId(with_core(|core| core.current_node()))
+    }
+
+    /// A host by name.
+    pub fn host_id(&self, name: &str) -> Option<HostId> {
+        let st = self.state.borrow();
+        st.hosts
+            .iter()
+            .position(|h| h.name == name)
+            .map(|i| HostId(i as u32))
+    }
+
+    /// A host's name.
+    pub fn host_name(&self, host: HostId) -> String {
+        self.state.borrow().hosts[host.0 as usize].name.clone()
+    }
+
+    /// A host's address.
+    pub fn host_addr(&self, host: HostId) -> Ipv4Addr {
+        self.state.borrow().hosts[host.0 as usize].addr
+    }
+
+    /// Whether a host is up.
+    pub fn is_alive(&self, host: HostId) -> bool {
+        self.state.borrow().hosts[host.0 as usize].alive
+    }
+
+    /// Sets the default link configuration (for links without their own).
+    pub fn set_default_link(&self, config: LinkConfig) {
+        config.validate();
+        self.state.borrow_mut().default_link = config;
+    }
+
+    /// Sets the configuration of the directed link `from -> to`.
+    pub fn set_link(&self, from: HostId, to: HostId, config: LinkConfig) {
+        config.validate();
+        let mut st = self.state.borrow_mut();
+        st.link_mut(from.0, to.0).config = config;
+    }
+
+    /// Sets how `host` answers connection attempts.
+    pub fn set_connect_policy(&self, host: HostId, policy: ConnectPolicy) {
+        self.state.borrow_mut().hosts[host.0 as usize].policy = policy;
+        self.note(&format!("policy {} {:?}", self.host_name(host), policy));
+    }
+
+    /// Resolves a host name (or a literal address) to addresses, as a
+    /// resolver would. `localhost` is the caller's own host.
+    ///
+    /// # Errors
+    /// `NotFound`-like, as a real resolver: the message names the host.
+    pub fn resolve(&self, name: &str) -> io::Result<Vec<IpAddr>> {
+        if let Ok(ip) = name.parse::<IpAddr>() {
+            return Ok(vec![ip]);
+        }
+        if name == "localhost" {
+            return Ok(vec![IpAddr::V4(Ipv4Addr::LOCALHOST)]);
+        }
+        let st = self.state.borrow();
+        match st.hosts.iter().find(|h| h.name == name) {
+            Some(host) => Ok(vec![IpAddr::V4(host.addr)]),
+            None => Err(io::Error::other(format!(
+                "failed to lookup address information: Name or service not known ({name:?} is \
+                 not a host of this simulation)"
+            ))),
+        }
+    }
+
+    /// Records a network event in the trace.
+    pub fn note(&self, label: &str) {
+        with_core(|core| core.trace(EventKind::Note, core.current_task(), Label::Str(label)));
+    }
+
+    // ----- faults ----------------------------------------------------------
+
+    fn set_mode(self: &Rc<Self>, from: HostId, to: HostId, mode: LinkMode) {
+        let released = {
+            let mut st = self.state.borrow_mut();
+            let link = st.link_mut(from.0, to.0);
+            link.mode = mode;
+            if mode == LinkMode::Up {
+                std::mem::take(&mut link.parked)
+            } else {
+                VecDeque::new()
+            }
+        };
+        // What waited flows again, in order, each with a fresh latency.
+        for parked in released {
+            match parked {
+                Parked::Tcp(segment) => self.send_segment(segment),
+                Parked::Udp(datagram) => self.send_datagram(datagram),
+            }
+        }
+    }
+
+    /// Cuts `from -> to`: datagrams are lost, TCP segments wait.
+    pub fn partition_one_way(self: &Rc<Self>, from: HostId, to: HostId) {
+        self.note(&format!(
+            "partition {}->{}",
+            self.host_name(from),
+            self.host_name(to)
+        ));
+        self.set_mode(from, to, LinkMode::Partitioned);
+    }
+
+    /// Cuts both directions between `a` and `b`.
+    pub fn partition(self: &Rc<Self>, a: HostId, b: HostId) {
+        self.partition_one_way(a, b);
+        self.partition_one_way(b, a);
+    }
+
+    /// Restores `from -> to`; waiting segments flow again.
+    pub fn heal_one_way(self: &Rc<Self>, from: HostId, to: HostId) {
+        self.note(&format!(
+            "heal {}->{}",
+            self.host_name(from),
+            self.host_name(to)
+        ));
+        self.set_mode(from, to, LinkMode::Up);
+    }
+
+    /// Restores both directions between `a` and `b`.
+    pub fn heal(self: &Rc<Self>, a: HostId, b: HostId) {
+        self.heal_one_way(a, b);
+        self.heal_one_way(b, a);
+    }
+
+    /// Holds everything on `from -> to` until [`Network::release`].
+    pub fn hold(self: &Rc<Self>, from: HostId, to: HostId) {
+        self.note(&format!(
+            "hold {}->{}",
+            self.host_name(from),
+            self.host_name(to)
+        ));
+        self.set_mode(from, to, LinkMode::Held);
+    }
+
+    /// Releases a held link: what waited arrives intact, in order.
+    pub fn release(self: &Rc<Self>, from: HostId, to: HostId) {
+        self.note(&format!(
+            "release {}->{}",
+            self.host_name(from),
+            self.host_name(to)
+        ));
+        self.set_mode(from, to, LinkMode::Up);
+    }
+
+    /// Crashes a host: its tasks are dropped at once, and its sockets
+    /// vanish without FIN or RST. Peers learn only from their timeouts, or
+    /// from an RST when they next send after a restart.
+    pub fn crash(self: &Rc<Self>, host: HostId) {
+        self.note(&format!("crash {}", self.host_name(host)));
+        {
+            let mut st = self.state.borrow_mut();
+            let h = &mut st.hosts[host.0 as usize];
+            h.alive = false;
+            h.incarnation += 1;
+            h.tcp_ports.clear();
+            h.udp_ports.clear();
+            h.next_port = EPHEMERAL_FIRST;
+            // Every socket of the host goes, silently.
+            for index in 0..st.sockets.len() {
+                let owned = match &st.sockets[index].socket {
+                    Some(Socket::Tcp(end)) => end.host == host.0,
+                    Some(Socket::Listener(l)) => l.host == host.0,
+                    Some(Socket::Udp(u)) => u.host == host.0,
+                    None => false,
+                };
+                if owned {
+                    st.free_slot(index as u32);
+                }
+            }
+        }
+        with_core(|core| core.cancel_node(host.0));
+    }
+
+    /// Brings a crashed host back with the same address and no sockets;
+    /// the caller starts its tasks again.
+    pub fn revive(self: &Rc<Self>, host: HostId) {
+        self.note(&format!("restart {}", self.host_name(host)));
+        self.state.borrow_mut().hosts[host.0 as usize].alive = true;
+    }
+
+    // ----- links and latency ---------------------------------------------
+
+    /// The host that owns `ip` as seen from `from` (loopback and the
+    /// unspecified address are `from` itself).
+    pub(crate) fn host_of_ip(&self, from: HostId, ip: IpAddr) -> Option<HostId> {
+        if ip.is_loopback() || ip.is_unspecified() {
+            return Some(from);
+        }
+        let st = self.state.borrow();
+        let IpAddr::V4(v4) = ip else { return None };
+        st.hosts
+            .iter()
+            .position(|h| h.addr == v4)
+            .map(|i| HostId(i as u32))
+    }
+
+    /// A latency draw for `from -> to`, and whether the link is up.
+    pub(crate) fn link_draw(&self, from: u32, to: u32) -> (u64, LinkMode, LinkConfig) {
+        let mut st = self.state.borrow_mut();
+        let st = &mut *st;
+        let default = st.default_link.clone();
+        let link = st.links.entry((from, to)).or_insert_with(|| Link {
+            config: default,
+            mode: LinkMode::Up,
+            parked: VecDeque::new(),
+        });
+        let config = link.config.clone();
+        let mode = link.mode;
+        let min = config.latency_min.as_nanos() as u64;
+        let max = config.latency_max.as_nanos() as u64;
+        let latency = if from == to {
+            // Loopback is immediate, as on a real machine.
+            0
+        } else {
+            min + st.rng.below(max - min + 1)
+        };
+        (latency, mode, config)
+    }
+
+    pub(crate) fn park(&self, from: u32, to: u32, parked: Parked) {
+        self.state
+            .borrow_mut()
+            .link_mut(from, to)
+            .parked
+            .push_back(parked);
+    }
+
+    /// A uniform draw in `[0, 1)` from the network's stream.
+    pub(crate) fn chance(&self) -> f64 {
+        let mut st = self.state.borrow_mut();
+        (st.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Schedules `f` on the event queue `delay_ns` from now.
+    pub(crate) fn schedule(&self, at_ns: u64, label: &'static str, f: Box<dyn FnOnce()>) {
+        with_core(|core| {
+            core.schedule(at_ns, label, f);
+        });
+    }
+
+    pub(crate) fn now_ns(&self) -> u64 {
+        with_core(|core| core.now_ns())
+    }
+
+    /// Runs `f` after `delay` of virtual time (for the harness's faults).
+    pub fn after(&self, delay: Duration, label: &'static str, f: Box<dyn FnOnce()>) {
+        let at = self.now_ns() + delay.as_nanos() as u64;
+        self.schedule(at, label, f);
+    }
+}
+
+impl NetState {
+    pub(crate) fn add_host(&mut self, name: &str) -> HostId {
+        assert!(
+            !self.hosts.iter().any(|h| h.name == name),
+            "sim-net: a host named {name:?} already exists"
+        );
+        assert!(self.hosts.len() < HOSTS_MAX, "sim-net: too many hosts");
+        let addr = Ipv4Addr::from(FIRST_ADDR + self.hosts.len() as u32);
+        self.hosts.push(Host {
+            name: name.to_string(),
+            addr,
+            alive: true,
+            incarnation: 0,
+            next_port: EPHEMERAL_FIRST,
+            tcp_ports: BTreeMap::new(),
+            udp_ports: BTreeMap::new(),
+            policy: ConnectPolicy::Normal,
+        });
+        HostId(self.hosts.len() as u32 - 1)
+    }
+
+    pub(crate) fn link_mut(&mut self, from: u32, to: u32) -> &mut Link {
+        let default = self.default_link.clone();
+        self.links.entry((from, to)).or_insert_with(|| Link {
+            config: default,
+            mode: LinkMode::Up,
+            parked: VecDeque::new(),
+        })
+    }
+
+    pub(crate) fn insert(&mut self, socket: Socket) -> SocketId {
+        let index = match self.free.pop() {
+            Some(index) => index,
+            None => {
+                self.sockets.push(Slot {
+                    generation: 0,
+                    socket: None,
+                });
+                self.sockets.len() as u32 - 1
+            }
+        };
+        let slot = &mut self.sockets[index as usize];
+        debug_assert!(slot.socket.is_none(), "a free slot is empty");
+        slot.socket = Some(socket);
+        SocketId {
+            index,
+            generation: slot.generation,
+        }
+    }
+
+    pub(crate) fn get(&self, id: SocketId) -> Option<&Socket> {
+        self.sockets
+            .get(id.index as usize)
+            .filter(|s| s.generation == id.generation)
+            .and_then(|s| s.socket.as_ref())
+    }
+
+    pub(crate) fn get_mut(&mut self, id: SocketId) -> Option<&mut Socket> {
+        self.sockets
+            .get_mut(id.index as usize)
+            .filter(|s| s.generation == id.generation)
+            .and_then(|s| s.socket.as_mut())
+    }
+
+    pub(crate) fn free_slot(&mut self, index: u32) {
+        let slot = &mut self.sockets[index as usize];
+        if slot.socket.take().is_some() {
+            slot.generation = slot.generation.wrapping_add(1);
+            self.free.push(index);
+        }
+    }
+
+    /// A free ephemeral port of `host` for `ports`, deterministic: the next
+    /// one after the last handed out, skipping ports in use.
+    pub(crate) fn ephemeral_port(&mut self, host: u32, tcp: bool) -> io::Result<u16> {
+        let h = &mut self.hosts[host as usize];
+        let span = u32::from(u16::MAX - EPHEMERAL_FIRST) + 1;
+        // Bounded by the size of the range.
+        for _ in 0..span {
+            let port = h.next_port;
+            h.next_port = if port == u16::MAX {
+                EPHEMERAL_FIRST
+            } else {
+                port + 1
+            };
+            let used = if tcp {
+                h.tcp_ports.contains_key(&port)
+            } else {
+                h.udp_ports.contains_key(&port)
+            };
+            if !used {
+                return Ok(port);
+            }
+        }
+        Err(io::Error::new(
+            io::ErrorKind::AddrInUse,
+            "sim-net: every ephemeral port of the host is in use",
+        ))
+    }
+
+    /// Checks that `ip` can be bound on `host`.
+    pub(crate) fn check_bind_ip(&self, host: u32, ip: IpAddr) -> io::Result<()> {
+        let own = match ip {
+            IpAddr::V4(v4) => v4 == self.hosts[host as usize].addr,
+            IpAddr::V6(_) => false,
+        };
+        if ip.is_loopback() || ip.is_unspecified() || own {
+            Ok(())
+        } else {
+            Err(io::Error::new(
+                io::ErrorKind::AddrNotAvailable,
+                format!(
+                    "Cannot assign requested address: {ip} is not an address of host {:?}",
+                    self.hosts[host as usize].name
+                ),
+            ))
+        }
+    }
+}
+
+/// The address a host uses to reach `dst`: loopback for its own loopback,
+/// its synthetic address otherwise.
+pub(crate) fn source_ip(st: &NetState, host: u32, dst: IpAddr) -> IpAddr {
+    if dst.is_loopback() {
+        dst
+    } else {
+        IpAddr::V4(st.hosts[host as usize].addr)
+    }
+}
+
+/// Formats a socket address for the trace with the host's name.
+pub(crate) fn describe(addr: &SocketAddr) -> String {
+    addr.to_string()
+}

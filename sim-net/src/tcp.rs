@@ -1,0 +1,810 @@
+//! TCP: listeners and connections.
+//!
+//! A connection is two endpoints. Bytes written on one become a segment
+//! that crosses the link (seeded latency, never reordered within a
+//! connection) and lands in the other's receive buffer. A writer may have at
+//! most `WINDOW_BYTES` in flight or unread at the peer, so a slow reader
+//! pushes back. Shutting the write side sends a FIN after the data. Closing
+//! with unread data, or sending to a socket that is gone, brings an RST.
+//!
+//! Connecting costs a round trip: a SYN, then a SYN-ACK. A listener
+//! completes connections into its backlog before `accept` is called, as the
+//! kernel does.
+
+use crate::link::LinkMode;
+use crate::net::{describe, source_ip, ConnectPolicy, HostId, Network, Parked, Socket, SocketId};
+use std::collections::VecDeque;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+/// The most bytes a connection holds in flight plus unread, per direction.
+pub const WINDOW_BYTES: usize = 64 * 1024;
+/// The largest segment: a bigger write is split.
+const SEGMENT_BYTES: usize = 16 * 1024;
+/// Connections waiting for `accept`, when the listener gives no number.
+pub const BACKLOG_DEFAULT: usize = 1024;
+
+pub(crate) struct TcpListenerState {
+    pub(crate) host: u32,
+    pub(crate) local: SocketAddr,
+    pub(crate) backlog: VecDeque<(SocketId, SocketAddr)>,
+    pub(crate) backlog_max: usize,
+    pub(crate) waker: Option<Waker>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Connecting,
+    Established,
+    Failed(io::ErrorKind),
+}
+
+pub(crate) struct TcpEnd {
+    pub(crate) host: u32,
+    pub(crate) local: SocketAddr,
+    pub(crate) peer: SocketAddr,
+    pub(crate) peer_id: Option<SocketId>,
+    pub(crate) phase: Phase,
+    pub(crate) recv: VecDeque<u8>,
+    pub(crate) fin_received: bool,
+    pub(crate) reset: bool,
+    /// Bytes sent and not yet in the peer's receive buffer.
+    pub(crate) in_flight: usize,
+    pub(crate) write_shut: bool,
+    /// Closed by the application: a tombstone that answers with RST.
+    pub(crate) closed: bool,
+    /// The time the last segment from this end arrives: later ones arrive
+    /// no earlier, so a connection never reorders.
+    pub(crate) last_arrival_ns: u64,
+    pub(crate) read_waker: Option<Waker>,
+    pub(crate) write_waker: Option<Waker>,
+    pub(crate) nodelay: bool,
+    pub(crate) ttl: u32,
+    pub(crate) linger: Option<std::time::Duration>,
+}
+
+impl TcpEnd {
+    fn new(host: u32, local: SocketAddr, peer: SocketAddr, phase: Phase) -> TcpEnd {
+        TcpEnd {
+            host,
+            local,
+            peer,
+            peer_id: None,
+            phase,
+            recv: VecDeque::new(),
+            fin_received: false,
+            reset: false,
+            in_flight: 0,
+            write_shut: false,
+            closed: false,
+            last_arrival_ns: 0,
+            read_waker: None,
+            write_waker: None,
+            nodelay: false,
+            ttl: 64,
+            linger: None,
+        }
+    }
+
+    fn wake_all(&mut self) {
+        for w in [self.read_waker.take(), self.write_waker.take()]
+            .into_iter()
+            .flatten()
+        {
+            w.wake();
+        }
+    }
+}
+
+pub(crate) enum SegmentKind {
+    Syn { listener_addr: SocketAddr },
+    SynAck,
+    Data(Vec<u8>),
+    Fin,
+    Rst,
+}
+
+pub(crate) struct Segment {
+    pub(crate) from_host: u32,
+    pub(crate) to_host: u32,
+    /// The sending endpoint (the client's, for a SYN).
+    pub(crate) from: SocketId,
+    /// The receiving endpoint (none yet for a SYN).
+    pub(crate) to: Option<SocketId>,
+    pub(crate) src: SocketAddr,
+    pub(crate) dst: SocketAddr,
+    pub(crate) kind: SegmentKind,
+}
+
+impl Segment {
+    fn word(&self) -> &'static str {
+        match self.kind {
+            SegmentKind::Syn { .. } => "syn",
+            SegmentKind::SynAck => "syn-ack",
+            SegmentKind::Data(_) => "data",
+            SegmentKind::Fin => "fin",
+            SegmentKind::Rst => "rst",
+        }
+    }
+}
+
+fn not_connected() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotConnected,
+        "Transport endpoint is not connected",
+    )
+}
+
+impl Network {
+    /// Binds a listening socket on the current host.
+    ///
+    /// # Errors
+    /// `AddrInUse` for a taken port; `AddrNotAvailable` for an address that
+    /// is not the host's.
+    pub fn tcp_listen(&self, addr: SocketAddr, backlog: usize) -> io::Result<SocketId> {
+        let host = self.current_host().0;
+        let mut st = self.state.borrow_mut();
+        st.check_bind_ip(host, addr.ip())?;
+        let port = if addr.port() == 0 {
+            st.ephemeral_port(host, true)?
+        } else {
+            addr.port()
+        };
+        if st.hosts[host as usize].tcp_ports.contains_key(&port) {
+            return Err(io::Error::new(
+                io::ErrorKind::AddrInUse,
+                format!(
+                    "Address already in use: port {port} on host {:?}",
+                    st.hosts[host as usize].name
+                ),
+            ));
+        }
+        let local = SocketAddr::new(addr.ip(), port);
+        let id = st.insert(Socket::Listener(TcpListenerState {
+            host,
+            local,
+            backlog: VecDeque::new(),
+            backlog_max: backlog.max(1),
+            waker: None,
+        }));
+        st.hosts[host as usize].tcp_ports.insert(port, id.index);
+        drop(st);
+        self.note(&format!("tcp-listen {}", describe(&local)));
+        Ok(id)
+    }
+
+    /// The address a listener or connection is bound to.
+    ///
+    /// # Errors
+    /// When the socket is gone.
+    pub fn tcp_local_addr(&self, id: SocketId) -> io::Result<SocketAddr> {
+        match self.state.borrow().get(id) {
+            Some(Socket::Listener(l)) => Ok(l.local),
+            Some(Socket::Tcp(end)) => Ok(end.local),
+            _ => Err(not_connected()),
+        }
+    }
+
+    /// The address a connection is connected to.
+    ///
+    /// # Errors
+    /// When the socket is gone or not connected.
+    pub fn tcp_peer_addr(&self, id: SocketId) -> io::Result<SocketAddr> {
+        match self.state.borrow().get(id) {
+            Some(Socket::Tcp(end)) if end.phase == Phase::Established => Ok(end.peer),
+            _ => Err(not_connected()),
+        }
+    }
+
+    /// Takes an established connection from a listener's backlog.
+    pub fn tcp_poll_accept(
+        &self,
+        id: SocketId,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<(SocketId, SocketAddr)>> {
+        let mut st = self.state.borrow_mut();
+        let Some(Socket::Listener(listener)) = st.get_mut(id) else {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "sim-net: not a listening socket",
+            )));
+        };
+        match listener.backlog.pop_front() {
+            Some(accepted) => {
+                drop(st);
+                self.note(&format!("tcp-accept {}", describe(&accepted.1)));
+                Poll::Ready(Ok(accepted))
+            }
+            None => {
+                listener.waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+
+    /// Starts connecting from the current host (a SYN goes out); poll the
+    /// result with [`Network::tcp_poll_connect`].
+    ///
+    /// # Errors
+    /// `ConnectionRefused` at once for an address no host has.
+    pub fn tcp_connect(
+        self: &Rc<Self>,
+        dst: SocketAddr,
+        bind: Option<SocketAddr>,
+    ) -> io::Result<SocketId> {
+        let host = self.current_host();
+        let Some(to_host) = self.host_of_ip(host, dst.ip()) else {
+            // No host has the address: nothing answers. A real network would
+            // time out; a refusal names the mistake sooner.
+            return Err(io::Error::new(
+                io::ErrorKind::ConnectionRefused,
+                format!(
+                    "Connection refused: no simulated host has the address {}",
+                    dst.ip()
+                ),
+            ));
+        };
+        let (id, local) = {
+            let mut st = self.state.borrow_mut();
+            let ip = match bind {
+                Some(b) if !b.ip().is_unspecified() => {
+                    st.check_bind_ip(host.0, b.ip())?;
+                    b.ip()
+                }
+                _ => source_ip(&st, host.0, dst.ip()),
+            };
+            let port = match bind {
+                Some(b) if b.port() != 0 => b.port(),
+                _ => st.ephemeral_port(host.0, true)?,
+            };
+            let local = SocketAddr::new(ip, port);
+            let end = TcpEnd::new(host.0, local, dst, Phase::Connecting);
+            let id = st.insert(Socket::Tcp(end));
+            // The port is taken while the connection lives.
+            st.hosts[host.0 as usize].tcp_ports.insert(port, id.index);
+            (id, local)
+        };
+        self.note(&format!(
+            "tcp-connect {}>{}",
+            describe(&local),
+            describe(&dst)
+        ));
+        self.send_segment(Segment {
+            from_host: host.0,
+            to_host: to_host.0,
+            from: id,
+            to: None,
+            src: local,
+            dst,
+            kind: SegmentKind::Syn { listener_addr: dst },
+        });
+        Ok(id)
+    }
+
+    /// Waits for a connection attempt to complete.
+    pub fn tcp_poll_connect(&self, id: SocketId, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let mut st = self.state.borrow_mut();
+        match st.get_mut(id) {
+            Some(Socket::Tcp(end)) => match end.phase {
+                Phase::Established => Poll::Ready(Ok(())),
+                Phase::Failed(kind) => Poll::Ready(Err(io::Error::new(
+                    kind,
+                    format!("Connection refused: nothing listens on {}", end.peer),
+                ))),
+                Phase::Connecting => {
+                    end.write_waker = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+            },
+            _ => Poll::Ready(Err(not_connected())),
+        }
+    }
+
+    /// Sends a segment over its link: now, later (partitioned or held), or
+    /// never (a partition loses nothing of TCP's: it waits).
+    pub(crate) fn send_segment(self: &Rc<Self>, segment: Segment) {
+        let (latency, mode, _) = self.link_draw(segment.from_host, segment.to_host);
+        if mode != LinkMode::Up {
+            self.note(&format!(
+                "hold tcp-{} {}>{}",
+                segment.word(),
+                describe(&segment.src),
+                describe(&segment.dst)
+            ));
+            self.park(segment.from_host, segment.to_host, Parked::Tcp(segment));
+            return;
+        }
+        let now = self.now_ns();
+        let mut at = now + latency;
+        // Never overtake an earlier segment of the same endpoint.
+        {
+            let mut st = self.state.borrow_mut();
+            if let Some(Socket::Tcp(end)) = st.get_mut(segment.from) {
+                at = at.max(end.last_arrival_ns);
+                end.last_arrival_ns = at;
+            }
+        }
+        if let SegmentKind::Data(ref data) = segment.kind {
+            self.note(&format!(
+                "send {}>{} len={}",
+                describe(&segment.src),
+                describe(&segment.dst),
+                data.len()
+            ));
+        }
+        let net = self.clone();
+        let label = match segment.kind {
+            SegmentKind::Syn { .. } => "tcp-syn",
+            SegmentKind::SynAck => "tcp-syn-ack",
+            SegmentKind::Data(_) => "tcp-deliver",
+            SegmentKind::Fin => "tcp-fin",
+            SegmentKind::Rst => "tcp-rst",
+        };
+        // Equal arrival times fire in scheduling order, which is send order.
+        self.schedule(at, label, Box::new(move || net.deliver_segment(segment)));
+    }
+
+    fn reply_rst(self: &Rc<Self>, to: &Segment) {
+        if matches!(to.kind, SegmentKind::Rst) {
+            return;
+        }
+        self.send_segment(Segment {
+            from_host: to.to_host,
+            to_host: to.from_host,
+            from: to.to.unwrap_or(to.from),
+            to: Some(to.from),
+            src: to.dst,
+            dst: to.src,
+            kind: SegmentKind::Rst,
+        });
+    }
+
+    fn deliver_segment(self: &Rc<Self>, segment: Segment) {
+        let alive = self.state.borrow().hosts[segment.to_host as usize].alive;
+        if !alive {
+            // A crashed host answers nothing.
+            self.note(&format!("drop tcp-{} to a crashed host", segment.word()));
+            return;
+        }
+        match segment.kind {
+            SegmentKind::Syn { listener_addr } => self.deliver_syn(segment, listener_addr),
+            SegmentKind::SynAck => {
+                let mut st = self.state.borrow_mut();
+                if let Some(Socket::Tcp(end)) = segment.to.and_then(|to| st.get_mut(to)) {
+                    if end.phase == Phase::Connecting {
+                        end.phase = Phase::Established;
+                        end.peer_id = Some(segment.from);
+                        end.wake_all();
+                    }
+                } else {
+                    drop(st);
+                    self.reply_rst(&segment);
+                }
+            }
+            SegmentKind::Data(ref data) => {
+                let len = data.len();
+                let mut st = self.state.borrow_mut();
+                if let Some(Socket::Tcp(sender)) = st.get_mut(segment.from) {
+                    sender.in_flight -= len;
+                }
+                let target = segment.to.and_then(|to| st.get_mut(to));
+                match target {
+                    Some(Socket::Tcp(end)) if !end.closed && !end.reset => {
+                        let SegmentKind::Data(data) = segment.kind else {
+                            unreachable!()
+                        };
+                        end.recv.extend(data);
+                        if let Some(w) = end.read_waker.take() {
+                            w.wake();
+                        }
+                    }
+                    _ => {
+                        drop(st);
+                        self.note(&format!(
+                            "reset {}>{}: no socket",
+                            describe(&segment.src),
+                            describe(&segment.dst)
+                        ));
+                        self.reply_rst(&segment);
+                    }
+                }
+            }
+            SegmentKind::Fin => {
+                let mut st = self.state.borrow_mut();
+                if let Some(Socket::Tcp(end)) = segment.to.and_then(|to| st.get_mut(to)) {
+                    end.fin_received = true;
+                    if let Some(w) = end.read_waker.take() {
+                        w.wake();
+                    }
+                }
+            }
+            SegmentKind::Rst => {
+                let mut st = self.state.borrow_mut();
+                if let Some(Socket::Tcp(end)) = segment.to.and_then(|to| st.get_mut(to)) {
+                    match end.phase {
+                        Phase::Connecting => {
+                            end.phase = Phase::Failed(io::ErrorKind::ConnectionRefused)
+                        }
+                        _ => {
+                            end.reset = true;
+                            end.recv.clear();
+                        }
+                    }
+                    end.wake_all();
+                }
+                drop(st);
+                self.note(&format!(
+                    "reset {}>{}",
+                    describe(&segment.src),
+                    describe(&segment.dst)
+                ));
+            }
+        }
+    }
+
+    fn deliver_syn(self: &Rc<Self>, segment: Segment, dst: SocketAddr) {
+        let policy = self.state.borrow().hosts[segment.to_host as usize].policy;
+        match policy {
+            ConnectPolicy::BlackHole => {
+                self.note(&format!(
+                    "drop tcp-syn {}>{}: black hole",
+                    describe(&segment.src),
+                    describe(&dst)
+                ));
+                return;
+            }
+            ConnectPolicy::Refuse => {
+                self.reply_rst(&segment);
+                return;
+            }
+            ConnectPolicy::Normal => {}
+        }
+        let accepted = {
+            let mut st = self.state.borrow_mut();
+            let host = &st.hosts[segment.to_host as usize];
+            let listener_id = host.tcp_ports.get(&dst.port()).map(|index| SocketId {
+                index: *index,
+                generation: st.sockets[*index as usize].generation,
+            });
+            let listening = listener_id.and_then(|id| match st.get(id) {
+                Some(Socket::Listener(l))
+                    if (l.local.ip().is_unspecified()
+                        || l.local.ip() == dst.ip()
+                        || (l.local.ip().is_loopback() && dst.ip().is_loopback()))
+                        && l.backlog.len() < l.backlog_max =>
+                {
+                    Some(id)
+                }
+                _ => None,
+            });
+            listening.map(|listener_id| {
+                let mut end = TcpEnd::new(segment.to_host, dst, segment.src, Phase::Established);
+                end.peer_id = Some(segment.from);
+                let server = st.insert(Socket::Tcp(end));
+                if let Some(Socket::Listener(l)) = st.get_mut(listener_id) {
+                    l.backlog.push_back((server, segment.src));
+                    if let Some(w) = l.waker.take() {
+                        w.wake();
+                    }
+                }
+                server
+            })
+        };
+        match accepted {
+            Some(server) => self.send_segment(Segment {
+                from_host: segment.to_host,
+                to_host: segment.from_host,
+                from: server,
+                to: Some(segment.from),
+                src: dst,
+                dst: segment.src,
+                kind: SegmentKind::SynAck,
+            }),
+            None => self.reply_rst(&segment),
+        }
+    }
+
+    /// Reads received bytes; end of stream after a FIN; `ConnectionReset`
+    /// after an RST.
+    pub fn tcp_poll_read(
+        self: &Rc<Self>,
+        id: SocketId,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+        peek: bool,
+    ) -> Poll<io::Result<usize>> {
+        let mut st = self.state.borrow_mut();
+        let Some(Socket::Tcp(end)) = st.get_mut(id) else {
+            return Poll::Ready(Err(not_connected()));
+        };
+        if !end.recv.is_empty() {
+            let n = buf.len().min(end.recv.len());
+            for (dst, src) in buf.iter_mut().zip(end.recv.iter()) {
+                *dst = *src;
+            }
+            if !peek {
+                end.recv.drain(..n);
+                // The window opened: the peer's writer may go on.
+                if let Some(peer) = end.peer_id {
+                    if let Some(Socket::Tcp(peer_end)) = st.get_mut(peer) {
+                        if let Some(w) = peer_end.write_waker.take() {
+                            w.wake();
+                        }
+                    }
+                }
+            }
+            return Poll::Ready(Ok(n));
+        }
+        if end.reset {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::ConnectionReset,
+                "Connection reset by peer",
+            )));
+        }
+        if end.fin_received || buf.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        if end.phase != Phase::Established {
+            return Poll::Ready(Err(not_connected()));
+        }
+        end.read_waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+
+    /// Whether a read would not wait (data, end of stream, or an error).
+    pub fn tcp_read_ready(&self, id: SocketId) -> bool {
+        match self.state.borrow().get(id) {
+            Some(Socket::Tcp(end)) => !end.recv.is_empty() || end.reset || end.fin_received,
+            _ => true,
+        }
+    }
+
+    /// Registers for a later read readiness.
+    pub fn tcp_register_read(&self, id: SocketId, waker: &Waker) {
+        if let Some(Socket::Tcp(end)) = self.state.borrow_mut().get_mut(id) {
+            end.read_waker = Some(waker.clone());
+        }
+    }
+
+    /// How many bytes a write may send now.
+    fn window(st: &crate::net::NetState, end: &TcpEnd) -> usize {
+        let unread = end
+            .peer_id
+            .and_then(|peer| match st.get(peer) {
+                Some(Socket::Tcp(p)) => Some(p.recv.len()),
+                _ => None,
+            })
+            .unwrap_or(0);
+        WINDOW_BYTES.saturating_sub(end.in_flight + unread)
+    }
+
+    /// Whether a write would not wait.
+    pub fn tcp_write_ready(&self, id: SocketId) -> bool {
+        let st = self.state.borrow();
+        match st.get(id) {
+            Some(Socket::Tcp(end)) => end.reset || end.write_shut || Self::window(&st, end) > 0,
+            _ => true,
+        }
+    }
+
+    /// Registers for a later write readiness.
+    pub fn tcp_register_write(&self, id: SocketId, waker: &Waker) {
+        if let Some(Socket::Tcp(end)) = self.state.borrow_mut().get_mut(id) {
+            end.write_waker = Some(waker.clone());
+        }
+    }
+
+    /// Writes as much of `buf` as the window allows.
+    pub fn tcp_poll_write(
+        self: &Rc<Self>,
+        id: SocketId,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let (n, segment_base) = {
+            let mut st = self.state.borrow_mut();
+            let window = match st.get(id) {
+                Some(Socket::Tcp(end)) => Self::window(&st, end),
+                _ => return Poll::Ready(Err(not_connected())),
+            };
+            let Some(Socket::Tcp(end)) = st.get_mut(id) else {
+                unreachable!("checked above")
+            };
+            if end.reset || end.write_shut {
+                return Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::BrokenPipe,
+                    "Broken pipe",
+                )));
+            }
+            if end.phase != Phase::Established {
+                return Poll::Ready(Err(not_connected()));
+            }
+            if buf.is_empty() {
+                return Poll::Ready(Ok(0));
+            }
+            if window == 0 {
+                end.write_waker = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+            let n = buf.len().min(window);
+            end.in_flight += n;
+            (n, (end.host, end.local, end.peer, end.peer_id))
+        };
+        let (host, local, peer, peer_id) = segment_base;
+        let to_host = self.route(host, peer);
+        for chunk in buf[..n].chunks(SEGMENT_BYTES) {
+            self.send_segment(Segment {
+                from_host: host,
+                to_host,
+                from: id,
+                to: peer_id,
+                src: local,
+                dst: peer,
+                kind: SegmentKind::Data(chunk.to_vec()),
+            });
+        }
+        Poll::Ready(Ok(n))
+    }
+
+    /// Shuts the write side: a FIN follows the data.
+    pub fn tcp_shutdown_write(self: &Rc<Self>, id: SocketId) -> io::Result<()> {
+        let segment = {
+            let mut st = self.state.borrow_mut();
+            let Some(Socket::Tcp(end)) = st.get_mut(id) else {
+                return Err(not_connected());
+            };
+            if end.write_shut || end.phase != Phase::Established {
+                return Ok(());
+            }
+            end.write_shut = true;
+            Segment {
+                from_host: end.host,
+                to_host: 0,
+                from: id,
+                to: end.peer_id,
+                src: end.local,
+                dst: end.peer,
+                kind: SegmentKind::Fin,
+            }
+        };
+        let to_host = self.route(segment.from_host, segment.dst);
+        self.send_segment(Segment { to_host, ..segment });
+        Ok(())
+    }
+
+    /// The application closed the socket (dropped it). A listener frees its
+    /// port, and resets connections nobody accepted. A connection with
+    /// unread data resets the peer; otherwise it sends a FIN. The endpoint
+    /// stays as a tombstone that answers later data with an RST.
+    pub fn tcp_close(self: &Rc<Self>, id: SocketId) {
+        let segment = {
+            let mut st = self.state.borrow_mut();
+            match st.get_mut(id) {
+                Some(Socket::Listener(l)) => {
+                    let (host, port) = (l.host, l.local.port());
+                    let pending: Vec<SocketId> = l.backlog.drain(..).map(|(s, _)| s).collect();
+                    st.hosts[host as usize].tcp_ports.remove(&port);
+                    st.free_slot(id.index);
+                    drop(st);
+                    for pending in pending {
+                        self.tcp_close(pending);
+                    }
+                    return;
+                }
+                Some(Socket::Tcp(end)) if end.phase != Phase::Established => {
+                    // Never connected: nothing to tell anyone. A late SYN-ACK
+                    // finds no socket and answers with an RST.
+                    let (host, port) = (end.host, end.local.port());
+                    let ports = &mut st.hosts[host as usize].tcp_ports;
+                    if ports.get(&port) == Some(&id.index) {
+                        ports.remove(&port);
+                    }
+                    st.free_slot(id.index);
+                    return;
+                }
+                Some(Socket::Tcp(end)) => {
+                    end.closed = true;
+                    let peer_done = end.fin_received || end.reset;
+                    let kind = if end.reset {
+                        None
+                    } else if !end.recv.is_empty() {
+                        Some(SegmentKind::Rst)
+                    } else if !end.write_shut {
+                        end.write_shut = true;
+                        Some(SegmentKind::Fin)
+                    } else {
+                        None
+                    };
+                    let segment = kind.map(|kind| Segment {
+                        from_host: end.host,
+                        to_host: end.host,
+                        from: id,
+                        to: end.peer_id,
+                        src: end.local,
+                        dst: end.peer,
+                        kind,
+                    });
+                    // The port is free for new binds; the tombstone keeps its
+                    // slot so that late segments still find it.
+                    let (host, port) = (end.host, end.local.port());
+                    let ports = &mut st.hosts[host as usize].tcp_ports;
+                    if ports.get(&port) == Some(&id.index) {
+                        ports.remove(&port);
+                    }
+                    if peer_done && segment.is_none() {
+                        // Both sides are done: nothing more can arrive that
+                        // needs this tombstone.
+                        st.free_slot(id.index);
+                    }
+                    segment
+                }
+                _ => return,
+            }
+        };
+        if let Some(segment) = segment {
+            if matches!(segment.kind, SegmentKind::Rst) {
+                self.note(&format!(
+                    "reset {}>{}: closed with unread data",
+                    describe(&segment.src),
+                    describe(&segment.dst)
+                ));
+            }
+            let to_host = self.route(segment.from_host, segment.dst);
+            self.send_segment(Segment { to_host, ..segment });
+        }
+    }
+
+    /// The host a segment from `from_host` to `dst` goes to.
+    fn route(&self, from_host: u32, dst: SocketAddr) -> u32 {
+        self.host_of_ip(HostId(from_host), dst.ip())
+            .map_or(from_host, |h| h.0)
+    }
+
+    /// Socket options of a connection: `TCP_NODELAY`.
+    pub fn tcp_set_nodelay(&self, id: SocketId, on: bool) -> io::Result<()> {
+        self.with_end(id, |end| end.nodelay = on)
+    }
+
+    /// `TCP_NODELAY`.
+    pub fn tcp_nodelay(&self, id: SocketId) -> io::Result<bool> {
+        self.with_end(id, |end| end.nodelay)
+    }
+
+    /// `IP_TTL`.
+    pub fn tcp_set_ttl(&self, id: SocketId, ttl: u32) -> io::Result<()> {
+        self.with_end(id, |end| end.ttl = ttl)
+    }
+
+    /// `IP_TTL`.
+    pub fn tcp_ttl(&self, id: SocketId) -> io::Result<u32> {
+        self.with_end(id, |end| end.ttl)
+    }
+
+    /// `SO_LINGER`.
+    pub fn tcp_set_linger(
+        &self,
+        id: SocketId,
+        linger: Option<std::time::Duration>,
+    ) -> io::Result<()> {
+        self.with_end(id, |end| end.linger = linger)
+    }
+
+    /// `SO_LINGER`.
+    pub fn tcp_linger(&self, id: SocketId) -> io::Result<Option<std::time::Duration>> {
+        self.with_end(id, |end| end.linger)
+    }
+
+    fn with_end<R>(&self, id: SocketId, f: impl FnOnce(&mut TcpEnd) -> R) -> io::Result<R> {
+        match self.state.borrow_mut().get_mut(id) {
+            Some(Socket::Tcp(end)) => Ok(f(end)),
+            _ => Err(not_connected()),
+        }
+    }
+}
+
+/// Whether `ip` means "this host" wherever it is used.
+pub fn is_local(ip: IpAddr) -> bool {
+    ip.is_loopback() || ip.is_unspecified()
+}

@@ -1,0 +1,349 @@
+//! UDP: datagrams, which a link may drop, duplicate or reorder.
+
+use crate::link::LinkMode;
+use crate::net::{describe, HostId, Network, Parked, Socket, SocketId};
+use std::collections::VecDeque;
+use std::io;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+/// Datagrams a socket holds unread before new ones are dropped (a full
+/// receive buffer).
+pub const QUEUE_MAX: usize = 1024;
+/// The largest datagram (IPv4 UDP payload).
+pub const DATAGRAM_MAX: usize = 65_507;
+
+pub(crate) struct UdpState {
+    pub(crate) host: u32,
+    pub(crate) local: SocketAddr,
+    pub(crate) peer: Option<SocketAddr>,
+    pub(crate) queue: VecDeque<(Vec<u8>, SocketAddr)>,
+    pub(crate) waker: Option<Waker>,
+    pub(crate) broadcast: bool,
+    pub(crate) ttl: u32,
+}
+
+pub(crate) struct Datagram {
+    pub(crate) from_host: u32,
+    pub(crate) to_host: u32,
+    pub(crate) src: SocketAddr,
+    pub(crate) dst: SocketAddr,
+    pub(crate) data: Vec<u8>,
+}
+
+impl Network {
+    /// Binds a UDP socket on the current host.
+    ///
+    /// # Errors
+    /// `AddrInUse` for a taken port; `AddrNotAvailable` for an address that
+    /// is not the host's.
+    pub fn udp_bind(&self, addr: SocketAddr) -> io::Result<SocketId> {
+        let host = self.current_host().0;
+        let mut st = self.state.borrow_mut();
+        st.check_bind_ip(host, addr.ip())?;
+        let port = if addr.port() == 0 {
+            st.ephemeral_port(host, false)?
+        } else {
+            addr.port()
+        };
+        if st.hosts[host as usize].udp_ports.contains_key(&port) {
+            return Err(io::Error::new(
+                io::ErrorKind::AddrInUse,
+                format!("Address already in use: UDP port {port}"),
+            ));
+        }
+        let local = SocketAddr::new(addr.ip(), port);
+        let id = st.insert(Socket::Udp(UdpState {
+            host,
+            local,
+            peer: None,
+            queue: VecDeque::new(),
+            waker: None,
+            broadcast: false,
+            ttl: 64,
+        }));
+        st.hosts[host as usize].udp_ports.insert(port, id.index);
+        Ok(id)
+    }
+
+    fn with_udp<R>(&self, id: SocketId, f: impl FnOnce(&mut UdpState) -> R) -> io::Result<R> {
+        match self.state.borrow_mut().get_mut(id) {
+            Some(Socket::Udp(u)) => Ok(f(u)),
+            _ => Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "sim-net: the socket is gone",
+            )),
+        }
+    }
+
+    /// The bound address.
+    ///
+    /// # Errors
+    /// When the socket is gone.
+    pub fn udp_local_addr(&self, id: SocketId) -> io::Result<SocketAddr> {
+        self.with_udp(id, |u| u.local)
+    }
+
+    /// The connected address.
+    ///
+    /// # Errors
+    /// `NotConnected` when not connected.
+    pub fn udp_peer_addr(&self, id: SocketId) -> io::Result<SocketAddr> {
+        self.with_udp(id, |u| u.peer)?.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotConnected,
+                "Transport endpoint is not connected",
+            )
+        })
+    }
+
+    /// Connects: sends default to `peer`, and only datagrams from it are
+    /// received.
+    ///
+    /// # Errors
+    /// When the socket is gone.
+    pub fn udp_connect(&self, id: SocketId, peer: SocketAddr) -> io::Result<()> {
+        self.with_udp(id, |u| u.peer = Some(peer))
+    }
+
+    /// `SO_BROADCAST`.
+    ///
+    /// # Errors
+    /// When the socket is gone.
+    pub fn udp_set_broadcast(&self, id: SocketId, on: bool) -> io::Result<()> {
+        self.with_udp(id, |u| u.broadcast = on)
+    }
+
+    /// `SO_BROADCAST`.
+    ///
+    /// # Errors
+    /// When the socket is gone.
+    pub fn udp_broadcast(&self, id: SocketId) -> io::Result<bool> {
+        self.with_udp(id, |u| u.broadcast)
+    }
+
+    /// `IP_TTL`.
+    ///
+    /// # Errors
+    /// When the socket is gone.
+    pub fn udp_set_ttl(&self, id: SocketId, ttl: u32) -> io::Result<()> {
+        self.with_udp(id, |u| u.ttl = ttl)
+    }
+
+    /// `IP_TTL`.
+    ///
+    /// # Errors
+    /// When the socket is gone.
+    pub fn udp_ttl(&self, id: SocketId) -> io::Result<u32> {
+        self.with_udp(id, |u| u.ttl)
+    }
+
+    /// Sends a datagram. It is sent whole or not at all; the link decides
+    /// whether it arrives, how late, and how often.
+    ///
+    /// # Errors
+    /// `InvalidInput` for a datagram over 65507 bytes.
+    pub fn udp_send_to(
+        self: &Rc<Self>,
+        id: SocketId,
+        buf: &[u8],
+        dst: SocketAddr,
+    ) -> io::Result<usize> {
+        if buf.len() > DATAGRAM_MAX {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "Message too long",
+            ));
+        }
+        let (host, local) = self.with_udp(id, |u| (u.host, u.local))?;
+        let src = if local.ip().is_unspecified()
+            || (dst.ip().is_loopback() != local.ip().is_loopback())
+        {
+            let ip = if dst.ip().is_loopback() {
+                dst.ip()
+            } else {
+                std::net::IpAddr::V4(self.host_addr(HostId(host)))
+            };
+            SocketAddr::new(ip, local.port())
+        } else {
+            local
+        };
+        let Some(to) = self.host_of_ip(HostId(host), dst.ip()) else {
+            // Nobody has the address: the datagram goes nowhere, silently.
+            self.note(&format!(
+                "drop udp {}>{}: no such host",
+                describe(&src),
+                describe(&dst)
+            ));
+            return Ok(buf.len());
+        };
+        self.send_datagram(Datagram {
+            from_host: host,
+            to_host: to.0,
+            src,
+            dst,
+            data: buf.to_vec(),
+        });
+        Ok(buf.len())
+    }
+
+    pub(crate) fn send_datagram(self: &Rc<Self>, datagram: Datagram) {
+        let (latency, mode, config) = self.link_draw(datagram.from_host, datagram.to_host);
+        match mode {
+            LinkMode::Partitioned => {
+                self.note(&format!(
+                    "drop udp {}>{}: partition",
+                    describe(&datagram.src),
+                    describe(&datagram.dst)
+                ));
+                return;
+            }
+            LinkMode::Held => {
+                self.note(&format!(
+                    "hold udp {}>{}",
+                    describe(&datagram.src),
+                    describe(&datagram.dst)
+                ));
+                self.park(datagram.from_host, datagram.to_host, Parked::Udp(datagram));
+                return;
+            }
+            LinkMode::Up => {}
+        }
+        if config.udp_drop_rate > 0.0 && self.chance() < config.udp_drop_rate {
+            self.note(&format!(
+                "drop udp {}>{} len={}",
+                describe(&datagram.src),
+                describe(&datagram.dst),
+                datagram.data.len()
+            ));
+            return;
+        }
+        let copies = if config.udp_dup_rate > 0.0 && self.chance() < config.udp_dup_rate {
+            self.note(&format!(
+                "dup udp {}>{}",
+                describe(&datagram.src),
+                describe(&datagram.dst)
+            ));
+            2
+        } else {
+            1
+        };
+        self.note(&format!(
+            "send udp {}>{} len={}",
+            describe(&datagram.src),
+            describe(&datagram.dst),
+            datagram.data.len()
+        ));
+        let now = self.now_ns();
+        for copy in 0..copies {
+            // Each copy draws its own latency: datagrams reorder freely.
+            let delay = if copy == 0 {
+                latency
+            } else {
+                self.link_draw(datagram.from_host, datagram.to_host).0
+            };
+            let net = self.clone();
+            let d = Datagram {
+                from_host: datagram.from_host,
+                to_host: datagram.to_host,
+                src: datagram.src,
+                dst: datagram.dst,
+                data: datagram.data.clone(),
+            };
+            self.schedule(
+                now + delay,
+                "udp-deliver",
+                Box::new(move || net.deliver_datagram(d)),
+            );
+        }
+    }
+
+    fn deliver_datagram(self: &Rc<Self>, d: Datagram) {
+        let mut st = self.state.borrow_mut();
+        let host = &st.hosts[d.to_host as usize];
+        if !host.alive {
+            return;
+        }
+        let Some(&index) = host.udp_ports.get(&d.dst.port()) else {
+            return;
+        };
+        let generation = st.sockets[index as usize].generation;
+        let Some(Socket::Udp(u)) = st.get_mut(SocketId { index, generation }) else {
+            return;
+        };
+        if u.peer
+            .is_some_and(|peer| peer != d.src && !(peer.ip().is_unspecified()))
+        {
+            // A connected socket takes only its peer's datagrams.
+            return;
+        }
+        if u.queue.len() >= QUEUE_MAX {
+            drop(st);
+            self.note(&format!(
+                "drop udp {}>{}: receive buffer full",
+                describe(&d.src),
+                describe(&d.dst)
+            ));
+            return;
+        }
+        u.queue.push_back((d.data, d.src));
+        if let Some(w) = u.waker.take() {
+            w.wake();
+        }
+    }
+
+    /// Receives a datagram into `buf` (truncating a longer one, as UDP
+    /// does); with `peek`, leaves it queued.
+    pub fn udp_poll_recv_from(
+        &self,
+        id: SocketId,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+        peek: bool,
+    ) -> Poll<io::Result<(usize, SocketAddr)>> {
+        let mut st = self.state.borrow_mut();
+        let Some(Socket::Udp(u)) = st.get_mut(id) else {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "sim-net: the socket is gone",
+            )));
+        };
+        let Some((data, from)) = (if peek {
+            u.queue.front().cloned()
+        } else {
+            u.queue.pop_front()
+        }) else {
+            u.waker = Some(cx.waker().clone());
+            return Poll::Pending;
+        };
+        let n = buf.len().min(data.len());
+        buf[..n].copy_from_slice(&data[..n]);
+        Poll::Ready(Ok((n, from)))
+    }
+
+    /// Whether a datagram is waiting.
+    pub fn udp_read_ready(&self, id: SocketId) -> bool {
+        match self.state.borrow().get(id) {
+            Some(Socket::Udp(u)) => !u.queue.is_empty(),
+            _ => true,
+        }
+    }
+
+    /// Registers for the next datagram.
+    pub fn udp_register_read(&self, id: SocketId, waker: &Waker) {
+        if let Some(Socket::Udp(u)) = self.state.borrow_mut().get_mut(id) {
+            u.waker = Some(waker.clone());
+        }
+    }
+
+    /// Closes the socket and frees its port.
+    pub fn udp_close(&self, id: SocketId) {
+        let mut st = self.state.borrow_mut();
+        if let Some(Socket::Udp(u)) = st.get(id) {
+            let (host, port) = (u.host, u.local.port());
+            st.hosts[host as usize].udp_ports.remove(&port);
+            st.free_slot(id.index);
+        }
+    }
+}

@@ -1,0 +1,145 @@
+use std::future::Future;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+
+/// Things that resolve to socket addresses: addresses, `(host, port)`
+/// pairs, and `"host:port"` strings. Host names are the simulation's hosts.
+pub trait ToSocketAddrs: sealed::ToSocketAddrsPriv {}
+
+pub(crate) mod sealed {
+    use std::io;
+    use std::net::SocketAddr;
+
+    /// Resolution against the simulated network.
+    pub trait ToSocketAddrsPriv {
+        /// The addresses this names.
+        fn resolve(&self) -> io::Result<Vec<SocketAddr>>;
+    }
+}
+
+use sealed::ToSocketAddrsPriv;
+
+fn invalid(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("invalid socket address: {what}"),
+    )
+}
+
+fn resolve_host(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+    let ips = sim_net::with_net(|net| net.resolve(host))?;
+    Ok(ips
+        .into_iter()
+        .map(|ip| SocketAddr::new(ip, port))
+        .collect())
+}
+
+fn resolve_str(s: &str) -> io::Result<Vec<SocketAddr>> {
+    if let Ok(addr) = s.parse::<SocketAddr>() {
+        return Ok(vec![addr]);
+    }
+    let (host, port) = s.rsplit_once(':').ok_or_else(|| invalid(s))?;
+    let port: u16 = port.parse().map_err(|_| invalid(s))?;
+    resolve_host(host, port)
+}
+
+macro_rules! direct {
+    ($($ty:ty),*) => {$(
+        impl ToSocketAddrs for $ty {}
+        impl ToSocketAddrsPriv for $ty {
+            fn resolve(&self) -> io::Result<Vec<SocketAddr>> {
+                Ok(vec![SocketAddr::from(*self)])
+            }
+        }
+    )*};
+}
+
+direct!(
+    SocketAddr,
+    SocketAddrV4,
+    SocketAddrV6,
+    (IpAddr, u16),
+    (Ipv4Addr, u16),
+    (Ipv6Addr, u16)
+);
+
+impl ToSocketAddrs for [SocketAddr] {}
+impl ToSocketAddrsPriv for [SocketAddr] {
+    fn resolve(&self) -> io::Result<Vec<SocketAddr>> {
+        Ok(self.to_vec())
+    }
+}
+
+impl ToSocketAddrs for str {}
+impl ToSocketAddrsPriv for str {
+    fn resolve(&self) -> io::Result<Vec<SocketAddr>> {
+        resolve_str(self)
+    }
+}
+
+impl ToSocketAddrs for String {}
+impl ToSocketAddrsPriv for String {
+    fn resolve(&self) -> io::Result<Vec<SocketAddr>> {
+        resolve_str(self)
+    }
+}
+
+impl ToSocketAddrs for (&str, u16) {}
+impl ToSocketAddrsPriv for (&str, u16) {
+    fn resolve(&self) -> io::Result<Vec<SocketAddr>> {
+        if let Ok(ip) = self.0.parse::<IpAddr>() {
+            return Ok(vec![SocketAddr::new(ip, self.1)]);
+        }
+        resolve_host(self.0, self.1)
+    }
+}
+
+impl ToSocketAddrs for (String, u16) {}
+impl ToSocketAddrsPriv for (String, u16) {
+    fn resolve(&self) -> io::Result<Vec<SocketAddr>> {
+        (self.0.as_str(), self.1).resolve()
+    }
+}
+
+impl<T: ToSocketAddrs + ?Sized> ToSocketAddrs for &T {}
+impl<T: ToSocketAddrsPriv + ?Sized> ToSocketAddrsPriv for &T {
+    fn resolve(&self) -> io::Result<Vec<SocketAddr>> {
+        (**self).resolve()
+    }
+}
+
+/// Resolves `host` against the simulation's hosts (no DNS, no wall time):
+/// a host name gives its synthetic address, `localhost` the caller's own.
+///
+/// # Errors
+/// For a name no host has, as a real resolver fails.
+pub async fn lookup_host<T>(host: T) -> io::Result<impl Iterator<Item = SocketAddr>>
+where
+    T: ToSocketAddrs,
+{
+    Ok(host.resolve()?.into_iter())
+}
+
+/// Tries each address in turn, returning the first success or the last
+/// error.
+pub(crate) async fn each_addr<A, T, F, Fut>(addr: A, mut f: F) -> io::Result<T>
+where
+    A: ToSocketAddrs,
+    F: FnMut(SocketAddr) -> Fut,
+    Fut: Future<Output = io::Result<T>>,
+{
+    let addrs = addr.resolve()?;
+    let mut last_err = None;
+    for addr in addrs {
+        match f(addr).await {
+            Ok(v) => return Ok(v),
+            Err(e) => last_err = Some(e),
+        }
+    }
+    Err(last_err.unwrap_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "could not resolve to any address",
+        )
+    }))
+}

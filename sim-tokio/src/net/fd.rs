@@ -1,0 +1,37 @@
+//! Placeholder descriptors: simulated sockets implement `AsRawFd`/`AsFd`
+//! with a real socket that is never bound or connected, made on first use,
+//! so that libraries which set options through `socket2::SockRef` succeed.
+//! No byte ever crosses it.
+
+use std::os::unix::io::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::OnceLock;
+
+#[derive(Debug, Default)]
+pub(crate) struct Placeholder {
+    fd: OnceLock<OwnedFd>,
+}
+
+impl Placeholder {
+    pub(crate) fn raw(&self, stream: bool) -> RawFd {
+        self.fd
+            .get_or_init(|| {
+                let kind = if stream {
+                    libc_dep::SOCK_STREAM
+                } else {
+                    libc_dep::SOCK_DGRAM
+                };
+                // Safety: a plain socket(2) call; the result is checked.
+                let fd = unsafe {
+                    libc_dep::socket(libc_dep::AF_INET, kind | libc_dep::SOCK_CLOEXEC, 0)
+                };
+                assert!(
+                    fd >= 0,
+                    "sim: cannot create a placeholder descriptor for a simulated socket: {}",
+                    std::io::Error::last_os_error()
+                );
+                // Safety: the descriptor was just created and is owned here.
+                unsafe { OwnedFd::from_raw_fd(fd) }
+            })
+            .as_raw_fd()
+    }
+}

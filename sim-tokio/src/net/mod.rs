@@ -1,0 +1,15 @@
+//! Networking on the simulated network (`sim-net`): TCP and UDP between the
+//! simulation's hosts, with seeded latency and injectable faults.
+//!
+//! Each task runs on a host (a plain `#[tokio::test]` on the implicit host
+//! `main`); `127.0.0.1`, `localhost` and `0.0.0.0` mean that host. Names of
+//! hosts resolve to their synthetic addresses.
+
+mod addr;
+mod fd;
+pub mod tcp;
+mod udp;
+
+pub use addr::{lookup_host, ToSocketAddrs};
+pub use tcp::{TcpListener, TcpSocket, TcpStream};
+pub use udp::UdpSocket;

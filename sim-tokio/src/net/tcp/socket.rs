@@ -1,0 +1,361 @@
+use super::{TcpListener, TcpStream};
+use crate::net::fd::Placeholder;
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::os::unix::io::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::sync::Mutex;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Default)]
+struct Options {
+    v6: bool,
+    bound: Option<SocketAddr>,
+    keepalive: bool,
+    reuseaddr: bool,
+    reuseport: bool,
+    send_buffer_size: u32,
+    recv_buffer_size: u32,
+    linger: Option<Duration>,
+    nodelay: bool,
+    tclass_v6: u32,
+    tos_v4: u32,
+    device: Option<Vec<u8>>,
+}
+
+/// A TCP socket not yet connected or listening: set options, bind, then
+/// `connect` or `listen`. Options are recorded; those with an effect in the
+/// simulation (`nodelay`, `linger`) carry over to the connection.
+pub struct TcpSocket {
+    options: Mutex<Options>,
+    fd: Placeholder,
+}
+
+impl TcpSocket {
+    fn new(v6: bool) -> TcpSocket {
+        TcpSocket {
+            options: Mutex::new(Options {
+                v6,
+                send_buffer_size: sim_net::tcp::WINDOW_BYTES as u32,
+                recv_buffer_size: sim_net::tcp::WINDOW_BYTES as u32,
+                ..Options::default()
+            }),
+            fd: Placeholder::default(),
+        }
+    }
+
+    fn opts(&self) -> std::sync::MutexGuard<'_, Options> {
+        self.options.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A new IPv4 socket.
+    ///
+    /// # Errors
+    /// Never in a simulation.
+    pub fn new_v4() -> io::Result<TcpSocket> {
+        Ok(TcpSocket::new(false))
+    }
+
+    /// A new IPv6 socket.
+    ///
+    /// # Errors
+    /// Never in a simulation.
+    pub fn new_v6() -> io::Result<TcpSocket> {
+        Ok(TcpSocket::new(true))
+    }
+
+    /// Sets `SO_KEEPALIVE` (recorded).
+    ///
+    /// # Errors
+    /// Never.
+    pub fn set_keepalive(&self, keepalive: bool) -> io::Result<()> {
+        self.opts().keepalive = keepalive;
+        Ok(())
+    }
+
+    /// `SO_KEEPALIVE`.
+    ///
+    /// # Errors
+    /// Never.
+    pub fn keepalive(&self) -> io::Result<bool> {
+        Ok(self.opts().keepalive)
+    }
+
+    /// Sets `SO_REUSEADDR` (recorded).
+    ///
+    /// # Errors
+    /// Never.
+    pub fn set_reuseaddr(&self, reuseaddr: bool) -> io::Result<()> {
+        self.opts().reuseaddr = reuseaddr;
+        Ok(())
+    }
+
+    /// `SO_REUSEADDR`.
+    ///
+    /// # Errors
+    /// Never.
+    pub fn reuseaddr(&self) -> io::Result<bool> {
+        Ok(self.opts().reuseaddr)
+    }
+
+    /// Sets `SO_REUSEPORT` (recorded).
+    ///
+    /// # Errors
+    /// Never.
+    pub fn set_reuseport(&self, reuseport: bool) -> io::Result<()> {
+        self.opts().reuseport = reuseport;
+        Ok(())
+    }
+
+    /// `SO_REUSEPORT`.
+    ///
+    /// # Errors
+    /// Never.
+    pub fn reuseport(&self) -> io::Result<bool> {
+        Ok(self.opts().reuseport)
+    }
+
+    /// Sets `SO_SNDBUF` (recorded).
+    ///
+    /// # Errors
+    /// Never.
+    pub fn set_send_buffer_size(&self, size: u32) -> io::Result<()> {
+        self.opts().send_buffer_size = size;
+        Ok(())
+    }
+
+    /// `SO_SNDBUF`.
+    ///
+    /// # Errors
+    /// Never.
+    pub fn send_buffer_size(&self) -> io::Result<u32> {
+        Ok(self.opts().send_buffer_size)
+    }
+
+    /// Sets `SO_RCVBUF` (recorded).
+    ///
+    /// # Errors
+    /// Never.
+    pub fn set_recv_buffer_size(&self, size: u32) -> io::Result<()> {
+        self.opts().recv_buffer_size = size;
+        Ok(())
+    }
+
+    /// `SO_RCVBUF`.
+    ///
+    /// # Errors
+    /// Never.
+    pub fn recv_buffer_size(&self) -> io::Result<u32> {
+        Ok(self.opts().recv_buffer_size)
+    }
+
+    /// Sets `SO_LINGER`.
+    ///
+    /// # Errors
+    /// Never.
+    pub fn set_linger(&self, dur: Option<Duration>) -> io::Result<()> {
+        self.opts().linger = dur;
+        Ok(())
+    }
+
+    /// Sets `SO_LINGER` to zero.
+    ///
+    /// # Errors
+    /// Never.
+    pub fn set_zero_linger(&self) -> io::Result<()> {
+        self.set_linger(Some(Duration::ZERO))
+    }
+
+    /// `SO_LINGER`.
+    ///
+    /// # Errors
+    /// Never.
+    pub fn linger(&self) -> io::Result<Option<Duration>> {
+        Ok(self.opts().linger)
+    }
+
+    /// Sets `TCP_NODELAY`.
+    ///
+    /// # Errors
+    /// Never.
+    pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
+        self.opts().nodelay = nodelay;
+        Ok(())
+    }
+
+    /// `TCP_NODELAY`.
+    ///
+    /// # Errors
+    /// Never.
+    pub fn nodelay(&self) -> io::Result<bool> {
+        Ok(self.opts().nodelay)
+    }
+
+    /// `IPV6_TCLASS`.
+    ///
+    /// # Errors
+    /// Never.
+    pub fn tclass_v6(&self) -> io::Result<u32> {
+        Ok(self.opts().tclass_v6)
+    }
+
+    /// Sets `IPV6_TCLASS` (recorded).
+    ///
+    /// # Errors
+    /// Never.
+    pub fn set_tclass_v6(&self, tclass: u32) -> io::Result<()> {
+        self.opts().tclass_v6 = tclass;
+        Ok(())
+    }
+
+    /// `IP_TOS`.
+    ///
+    /// # Errors
+    /// Never.
+    pub fn tos_v4(&self) -> io::Result<u32> {
+        Ok(self.opts().tos_v4)
+    }
+
+    /// `IP_TOS`.
+    ///
+    /// # Errors
+    /// Never.
+    #[deprecated = "use `tos_v4()`"]
+    pub fn tos(&self) -> io::Result<u32> {
+        self.tos_v4()
+    }
+
+    /// Sets `IP_TOS` (recorded).
+    ///
+    /// # Errors
+    /// Never.
+    pub fn set_tos_v4(&self, tos: u32) -> io::Result<()> {
+        self.opts().tos_v4 = tos;
+        Ok(())
+    }
+
+    /// Sets `IP_TOS` (recorded).
+    ///
+    /// # Errors
+    /// Never.
+    #[deprecated = "use `set_tos_v4()`"]
+    pub fn set_tos(&self, tos: u32) -> io::Result<()> {
+        self.set_tos_v4(tos)
+    }
+
+    /// `SO_BINDTODEVICE`.
+    ///
+    /// # Errors
+    /// Never.
+    pub fn device(&self) -> io::Result<Option<Vec<u8>>> {
+        Ok(self.opts().device.clone())
+    }
+
+    /// Sets `SO_BINDTODEVICE` (recorded).
+    ///
+    /// # Errors
+    /// Never.
+    pub fn bind_device(&self, interface: Option<&[u8]>) -> io::Result<()> {
+        self.opts().device = interface.map(<[u8]>::to_vec);
+        Ok(())
+    }
+
+    /// The bound address.
+    ///
+    /// # Errors
+    /// `InvalidInput` before `bind`.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.opts()
+            .bound
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the socket is not bound"))
+    }
+
+    /// Pending socket errors: none are kept in a simulation.
+    ///
+    /// # Errors
+    /// Never.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        Ok(None)
+    }
+
+    /// Binds to `addr` (taking effect at `connect` or `listen`).
+    ///
+    /// # Errors
+    /// Never here; a taken port fails at `listen`.
+    pub fn bind(&self, addr: SocketAddr) -> io::Result<()> {
+        self.opts().bound = Some(addr);
+        Ok(())
+    }
+
+    /// Connects, from the bound address if any.
+    ///
+    /// # Errors
+    /// As [`TcpStream::connect`].
+    pub async fn connect(self, addr: SocketAddr) -> io::Result<TcpStream> {
+        let options = self.opts().clone();
+        let stream = TcpStream::connect_addr(addr, options.bound).await?;
+        stream.set_nodelay(options.nodelay)?;
+        stream.set_linger(options.linger)?;
+        Ok(stream)
+    }
+
+    /// Listens on the bound address (or an ephemeral port of the host).
+    ///
+    /// # Errors
+    /// `AddrInUse` for a taken port.
+    pub fn listen(self, backlog: u32) -> io::Result<TcpListener> {
+        let options = self.opts().clone();
+        let addr = options.bound.unwrap_or_else(|| {
+            if options.v6 {
+                SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, 0))
+            } else {
+                SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, 0))
+            }
+        });
+        sim_net::with_net(|net| net.tcp_listen(addr, backlog as usize)).map(TcpListener::from_id)
+    }
+
+    /// Takes an unconnected real socket (as `socket2` users make one) and
+    /// carries on in the simulation: the real descriptor is closed.
+    ///
+    /// # Panics
+    /// When the real socket is already connected: its traffic would be
+    /// outside the simulation.
+    #[track_caller]
+    pub fn from_std_stream(std_stream: std::net::TcpStream) -> TcpSocket {
+        if let Ok(peer) = std_stream.peer_addr() {
+            panic!(
+                "sim: escape refused: TcpSocket::from_std_stream on a real socket already \
+                 connected to {peer}. Its traffic would be outside the simulation; connect \
+                 through the simulated TcpSocket instead."
+            );
+        }
+        let v6 = std_stream
+            .local_addr()
+            .map(|a| a.is_ipv6())
+            .unwrap_or(false);
+        drop(std_stream);
+        TcpSocket::new(v6)
+    }
+}
+
+impl fmt::Debug for TcpSocket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TcpSocket")
+            .field("bound", &self.opts().bound)
+            .finish()
+    }
+}
+
+impl AsRawFd for TcpSocket {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.raw(true)
+    }
+}
+
+impl AsFd for TcpSocket {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        // Safety: the placeholder lives as long as the socket.
+        unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
+    }
+}
