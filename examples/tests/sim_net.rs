@@ -271,3 +271,52 @@ fn an_unknown_host_name_fails_to_resolve() {
     });
     sim.run();
 }
+
+#[test]
+fn sigterm_reaches_a_host_that_handles_it_and_crashes_one_that_does_not() {
+    let graceful = Rc::new(RefCell::new(false));
+    let flag = graceful.clone();
+    let mut sim = sim(11);
+    sim.host("graceful", move || {
+        let flag = flag.clone();
+        async move {
+            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .unwrap();
+            term.recv().await;
+            *flag.borrow_mut() = true;
+        }
+    });
+    sim.host("abrupt", echo_server);
+    sim.at(Duration::from_secs(1), Fault::Signal("graceful".into(), 15));
+    sim.at(Duration::from_secs(1), Fault::Signal("abrupt".into(), 15));
+    sim.client("client", async {
+        sleep(Duration::from_secs(2)).await;
+        // The host without a handler is gone: connects go unanswered.
+        let attempt = timeout(Duration::from_secs(1), TcpStream::connect("abrupt:7")).await;
+        assert!(attempt.is_err(), "SIGTERM without a handler crashed the host");
+    });
+    sim.run();
+    assert!(*graceful.borrow(), "the handler saw SIGTERM");
+}
+
+#[test]
+fn ctrl_c_waits_for_sigint() {
+    let mut sim = sim(12);
+    sim.at(Duration::from_secs(3), Fault::Signal("client".into(), 2));
+    sim.client("client", async {
+        let start = Instant::now();
+        tokio::signal::ctrl_c().await.unwrap();
+        assert_eq!(start.elapsed(), Duration::from_secs(3));
+    });
+    sim.run();
+}
+
+#[test]
+fn forbidden_signals_are_refused() {
+    let mut sim = sim(13);
+    sim.client("client", async {
+        let err = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::from_raw(9)).unwrap_err();
+        assert!(err.to_string().contains("Refusing to register signal 9"));
+    });
+    sim.run();
+}

@@ -67,6 +67,9 @@ pub enum Fault {
     BlackHole(String),
     /// Answer connections normally again.
     Accept(String),
+    /// Deliver a signal (by number: 15 is SIGTERM, 2 SIGINT) to a host.
+    /// Without a handler, a terminating signal crashes the host.
+    Signal(String, i32),
 }
 
 /// Factories of the hosts, so restarts can run them again.
@@ -99,6 +102,7 @@ impl Fault {
             Fault::Refuse(h) => net.set_connect_policy(host(net, h), ConnectPolicy::Refuse),
             Fault::BlackHole(h) => net.set_connect_policy(host(net, h), ConnectPolicy::BlackHole),
             Fault::Accept(h) => net.set_connect_policy(host(net, h), ConnectPolicy::Normal),
+            Fault::Signal(h, signum) => net.signal(host(net, h), *signum),
         })
     }
 }

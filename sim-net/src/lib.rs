@@ -21,6 +21,7 @@
 pub mod harness;
 pub mod link;
 pub mod net;
+pub mod signal;
 pub mod tcp;
 pub mod udp;
 

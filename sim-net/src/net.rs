@@ -86,6 +86,7 @@ pub(crate) struct NetState {
 /// The network of one simulation.
 pub struct Network {
     pub(crate) state: RefCell<NetState>,
+    pub(crate) signals: RefCell<crate::signal::Signals>,
 }
 
 /// The first synthetic address: hosts get `10.0.0.1`, `10.0.0.2`, ...
@@ -131,6 +132,7 @@ impl Network {
         state.add_host("main");
         Network {
             state: RefCell::new(state),
+            signals: RefCell::new(crate::signal::Signals::default()),
         }
     }
 
@@ -318,6 +320,8 @@ impl Network {
                 }
             }
         }
+        // The process's signal handlers go with it.
+        self.signals.borrow_mut().forget_host(host.0);
         with_core(|core| core.cancel_node(host.0));
     }
 

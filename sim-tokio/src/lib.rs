@@ -27,6 +27,7 @@ pub mod io;
 pub mod macros;
 pub mod net;
 pub mod runtime;
+pub mod signal;
 pub mod sync;
 pub mod task;
 pub mod time;

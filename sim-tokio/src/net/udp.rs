@@ -244,6 +244,28 @@ impl UdpSocket {
         Ok((n, from))
     }
 
+    /// Waits for a datagram from the connected peer and copies it without
+    /// taking it.
+    ///
+    /// # Errors
+    /// When the socket is gone.
+    pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.peek_from(buf).await.map(|(n, _)| n)
+    }
+
+    /// Polls for a datagram to peek at.
+    pub fn poll_peek(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        self.poll_peek_from(cx, buf).map_ok(drop)
+    }
+
+    /// Peeks at a waiting datagram; `WouldBlock` if none.
+    ///
+    /// # Errors
+    /// `WouldBlock` when nothing is waiting.
+    pub fn try_peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.try_peek_from(buf).map(|(n, _)| n)
+    }
+
     /// Waits for a datagram and its sender, into a `BufMut`.
     ///
     /// # Errors

@@ -339,6 +339,27 @@ impl TcpSocket {
     }
 }
 
+impl std::os::unix::io::FromRawFd for TcpSocket {
+    /// Takes a real, unconnected socket's descriptor and carries on in the
+    /// simulation, as [`TcpSocket::from_std_stream`] does.
+    ///
+    /// # Safety
+    /// `fd` must be an open socket owned by the caller.
+    unsafe fn from_raw_fd(fd: RawFd) -> TcpSocket {
+        TcpSocket::from_std_stream(std::net::TcpStream::from_raw_fd(fd))
+    }
+}
+
+impl std::os::unix::io::IntoRawFd for TcpSocket {
+    /// Hands out the placeholder descriptor: a real socket that was never
+    /// bound or connected. The simulated socket is gone.
+    fn into_raw_fd(self) -> RawFd {
+        let fd = self.fd.raw(true);
+        // Safety: `dup` of a descriptor we own; the copy goes to the caller.
+        unsafe { libc_dep::dup(fd) }
+    }
+}
+
 impl fmt::Debug for TcpSocket {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TcpSocket")

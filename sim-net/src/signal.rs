@@ -1,0 +1,166 @@
+//! Signals delivered to one host: what `tokio::signal` waits for.
+//!
+//! A host that registered a handler for a signal (through
+//! `tokio::signal::unix::signal` or `ctrl_c`) gets it as a notification on
+//! each of its `Signal` streams; deliveries coalesce until received, as in
+//! tokio. Registering is permanent for the host's life, as installing a
+//! process's handler is. A host that registered none takes the default
+//! action: for the terminating signals, a crash.
+
+use crate::net::{HostId, Network};
+use std::collections::BTreeSet;
+use std::task::{Context, Poll, Waker};
+
+/// A host's registration of one signal: a stream of notifications.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SignalId {
+    index: u32,
+    generation: u32,
+}
+
+pub(crate) struct SignalSlot {
+    host: u32,
+    signum: i32,
+    pending: bool,
+    waker: Option<Waker>,
+}
+
+/// Signals whose default action ends the process (here: crashes the host).
+const TERMINATING: &[i32] = &[
+    libc_consts::SIGHUP,
+    libc_consts::SIGINT,
+    libc_consts::SIGQUIT,
+    libc_consts::SIGPIPE,
+    libc_consts::SIGALRM,
+    libc_consts::SIGTERM,
+    libc_consts::SIGUSR1,
+    libc_consts::SIGUSR2,
+];
+
+/// Linux signal numbers (the only platform the simulator builds for).
+pub mod libc_consts {
+    /// Hangup.
+    pub const SIGHUP: i32 = 1;
+    /// Interrupt (Ctrl-C).
+    pub const SIGINT: i32 = 2;
+    /// Quit.
+    pub const SIGQUIT: i32 = 3;
+    /// Broken pipe.
+    pub const SIGPIPE: i32 = 13;
+    /// Alarm.
+    pub const SIGALRM: i32 = 14;
+    /// Terminate.
+    pub const SIGTERM: i32 = 15;
+    /// User-defined 1.
+    pub const SIGUSR1: i32 = 10;
+    /// User-defined 2.
+    pub const SIGUSR2: i32 = 12;
+}
+
+/// Signal state of the network: registrations and handled signals.
+#[derive(Default)]
+pub(crate) struct Signals {
+    slots: Vec<(u32, Option<SignalSlot>)>,
+    free: Vec<u32>,
+    handled: BTreeSet<(u32, i32)>,
+}
+
+impl Signals {
+    pub(crate) fn forget_host(&mut self, host: u32) {
+        self.handled.retain(|(h, _)| *h != host);
+        for (index, (generation, slot)) in self.slots.iter_mut().enumerate() {
+            if slot.as_ref().is_some_and(|s| s.host == host) {
+                *slot = None;
+                *generation = generation.wrapping_add(1);
+                self.free.push(index as u32);
+            }
+        }
+    }
+}
+
+impl Network {
+    /// Registers the current host for `signum`; its default action no
+    /// longer applies.
+    pub fn signal_register(&self, signum: i32) -> SignalId {
+        let host = self.current_host().0;
+        let mut signals = self.signals.borrow_mut();
+        signals.handled.insert((host, signum));
+        let slot = SignalSlot {
+            host,
+            signum,
+            pending: false,
+            waker: None,
+        };
+        let index = match signals.free.pop() {
+            Some(index) => {
+                signals.slots[index as usize].1 = Some(slot);
+                index
+            }
+            None => {
+                signals.slots.push((0, Some(slot)));
+                signals.slots.len() as u32 - 1
+            }
+        };
+        SignalId {
+            index,
+            generation: signals.slots[index as usize].0,
+        }
+    }
+
+    /// Drops a registration (the host still handles the signal).
+    pub fn signal_drop(&self, id: SignalId) {
+        let mut signals = self.signals.borrow_mut();
+        let entry = &mut signals.slots[id.index as usize];
+        if entry.0 == id.generation && entry.1.is_some() {
+            entry.1 = None;
+            entry.0 = entry.0.wrapping_add(1);
+            signals.free.push(id.index);
+        }
+    }
+
+    /// Waits for the next delivery; `None` if the host is gone.
+    pub fn signal_poll_recv(&self, id: SignalId, cx: &mut Context<'_>) -> Poll<Option<()>> {
+        let mut signals = self.signals.borrow_mut();
+        let entry = &mut signals.slots[id.index as usize];
+        match (&mut entry.1, entry.0 == id.generation) {
+            (Some(slot), true) => {
+                if slot.pending {
+                    slot.pending = false;
+                    Poll::Ready(Some(()))
+                } else {
+                    slot.waker = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+            }
+            // The registration went with a crash of its host.
+            _ => Poll::Ready(None),
+        }
+    }
+
+    /// Delivers `signum` to `host`: to its handlers, or the default action.
+    pub fn signal(self: &std::rc::Rc<Self>, host: HostId, signum: i32) {
+        let handled = self.signals.borrow().handled.contains(&(host.0, signum));
+        if handled {
+            self.note(&format!("signal {} {signum}", self.host_name(host)));
+            let mut signals = self.signals.borrow_mut();
+            for (_, slot) in signals.slots.iter_mut() {
+                if let Some(slot) = slot {
+                    if slot.host == host.0 && slot.signum == signum {
+                        slot.pending = true;
+                        if let Some(w) = slot.waker.take() {
+                            w.wake();
+                        }
+                    }
+                }
+            }
+        } else if TERMINATING.contains(&signum) {
+            self.note(&format!(
+                "signal {} {signum}: no handler, default action terminates",
+                self.host_name(host)
+            ));
+            self.crash(host);
+        } else {
+            self.note(&format!("signal {} {signum}: no handler, ignored", self.host_name(host)));
+        }
+    }
+}
