@@ -114,6 +114,8 @@ const INTERPOSED: &[&str] = &[
     "time",
     "getrandom",
     "getentropy",
+    "getaddrinfo",
+    "freeaddrinfo",
 ];
 
 fn toml_string(path: &Path) -> String {

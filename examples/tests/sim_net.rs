@@ -280,8 +280,8 @@ fn sigterm_reaches_a_host_that_handles_it_and_crashes_one_that_does_not() {
     sim.host("graceful", move || {
         let flag = flag.clone();
         async move {
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                .unwrap();
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).unwrap();
             term.recv().await;
             *flag.borrow_mut() = true;
         }
@@ -293,7 +293,10 @@ fn sigterm_reaches_a_host_that_handles_it_and_crashes_one_that_does_not() {
         sleep(Duration::from_secs(2)).await;
         // The host without a handler is gone: connects go unanswered.
         let attempt = timeout(Duration::from_secs(1), TcpStream::connect("abrupt:7")).await;
-        assert!(attempt.is_err(), "SIGTERM without a handler crashed the host");
+        assert!(
+            attempt.is_err(),
+            "SIGTERM without a handler crashed the host"
+        );
     });
     sim.run();
     assert!(*graceful.borrow(), "the handler saw SIGTERM");
@@ -315,8 +318,39 @@ fn ctrl_c_waits_for_sigint() {
 fn forbidden_signals_are_refused() {
     let mut sim = sim(13);
     sim.client("client", async {
-        let err = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::from_raw(9)).unwrap_err();
+        let err =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::from_raw(9)).unwrap_err();
         assert!(err.to_string().contains("Refusing to register signal 9"));
+    });
+    sim.run();
+}
+
+#[test]
+fn the_std_resolver_sees_simulated_hosts() {
+    use std::net::ToSocketAddrs;
+    let mut sim = sim(14);
+    sim.host("server", echo_server);
+    sim.client("client", async {
+        // What hyper-util's GaiResolver does: std's resolver in a blocking
+        // task.
+        let addrs = tokio::task::spawn_blocking(|| {
+            ("server", 7)
+                .to_socket_addrs()
+                .map(|a| a.collect::<Vec<_>>())
+        })
+        .await
+        .unwrap()
+        .unwrap();
+        assert_eq!(addrs, vec!["10.0.0.2:7".parse().unwrap()]);
+        let mut stream = TcpStream::connect(addrs[0]).await.unwrap();
+        stream.write_all(b"via std").await.unwrap();
+        let local = ("localhost", 80).to_socket_addrs().unwrap().next().unwrap();
+        assert!(local.ip().is_loopback());
+        let unknown = ("no-such-host", 80).to_socket_addrs();
+        assert!(
+            unknown.is_err(),
+            "an unknown name fails as a real resolver's does"
+        );
     });
     sim.run();
 }

@@ -121,6 +121,9 @@ pub(crate) fn with_core<R>(f: impl FnOnce(&Core) -> R) -> R {
 
 impl Network {
     fn new(core: &Core) -> Network {
+        // libc's getaddrinfo (the standard library's resolver) answers with
+        // the simulation's hosts during runs.
+        sim_runtime::interpose::set_resolver(|name| try_with_net(|net| net.resolve(name)));
         let mut state = NetState {
             hosts: Vec::new(),
             links: BTreeMap::new(),

@@ -160,7 +160,10 @@ impl Network {
             ));
             self.crash(host);
         } else {
-            self.note(&format!("signal {} {signum}: no handler, ignored", self.host_name(host)));
+            self.note(&format!(
+                "signal {} {signum}: no handler, ignored",
+                self.host_name(host)
+            ));
         }
     }
 }

@@ -111,7 +111,9 @@ const FORBIDDEN: &[c_int] = &[4, 8, 9, 11, 19];
 pub fn signal(kind: SignalKind) -> io::Result<Signal> {
     let signum = kind.as_raw_value();
     if signum < 0 || FORBIDDEN.contains(&signum) {
-        return Err(io::Error::other(format!("Refusing to register signal {signum}")));
+        return Err(io::Error::other(format!(
+            "Refusing to register signal {signum}"
+        )));
     }
     let id = sim_net::with_net(|net| net.signal_register(signum));
     Ok(Signal { id })
