@@ -190,6 +190,131 @@ fn best_of<F: FnMut() -> u64>(mut f: F) -> (Duration, u64) {
     (best, out)
 }
 
+/// 100k request/response round trips over one TCP connection, with the
+/// same code on real tokio (loopback) and on the facade (two simulated
+/// hosts, through the harness).
+mod tcp_echo {
+    pub const ROUND_TRIPS: u64 = 100_000;
+
+    macro_rules! echo_pair {
+        ($tokio:ident) => {
+            pub async fn server(listener: ::$tokio::net::TcpListener) {
+                use ::$tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let (mut s, _) = listener.accept().await.unwrap();
+                let mut buf = [0u8; 8];
+                loop {
+                    if s.read_exact(&mut buf).await.is_err() {
+                        return;
+                    }
+                    s.write_all(&buf).await.unwrap();
+                }
+            }
+
+            pub async fn client(addr: std::net::SocketAddr) -> u64 {
+                use ::$tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut s = ::$tokio::net::TcpStream::connect(addr).await.unwrap();
+                s.set_nodelay(true).unwrap();
+                let mut buf = [0u8; 8];
+                let mut sum = 0;
+                for i in 0..ROUND_TRIPS {
+                    s.write_all(&i.to_le_bytes()).await.unwrap();
+                    s.read_exact(&mut buf).await.unwrap();
+                    sum += u64::from_le_bytes(buf);
+                }
+                sum
+            }
+        };
+    }
+
+    pub mod on_real {
+        use super::ROUND_TRIPS;
+        echo_pair!(real);
+    }
+
+    pub mod on_sim {
+        use super::ROUND_TRIPS;
+        echo_pair!(sim);
+    }
+
+    pub fn real_run() -> u64 {
+        let rt = real::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let listener = real::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            real::spawn(on_real::server(listener));
+            on_real::client(addr).await
+        })
+    }
+
+    pub fn sim_run() -> u64 {
+        let out = std::rc::Rc::new(std::cell::Cell::new(0));
+        let result = out.clone();
+        let mut harness = sim_net::Sim::with_config(sim_runtime::SimConfig::with_seed(1));
+        harness.host("server", || async {
+            let listener = sim::net::TcpListener::bind("0.0.0.0:7").await.unwrap();
+            on_sim::server(listener).await;
+        });
+        harness.client("client", async move {
+            result.set(on_sim::client("10.0.0.2:7".parse().unwrap()).await);
+        });
+        harness.run();
+        out.get()
+    }
+}
+
+/// 1,000 hosts, each sending a UDP heartbeat to 3 peers every 100 ms, for
+/// 10 simulated minutes. Returns (wall time, trace events, datagrams
+/// received).
+fn heartbeats() -> (Duration, u64, u64) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    const HOSTS: usize = 1000;
+    let received = Arc::new(AtomicU64::new(0));
+    let mut harness = sim_net::Sim::with_config(sim_runtime::SimConfig::with_seed(1));
+    for i in 0..HOSTS {
+        let received = received.clone();
+        harness.host(&format!("h{i}"), move || {
+            let received = received.clone();
+            async move {
+                let socket = Arc::new(sim::net::UdpSocket::bind("0.0.0.0:9").await.unwrap());
+                let rx = socket.clone();
+                sim::spawn(async move {
+                    let mut buf = [0u8; 16];
+                    loop {
+                        rx.recv_from(&mut buf).await.unwrap();
+                        received.fetch_add(1, Ordering::Relaxed);
+                    }
+                });
+                let mut peers = Vec::new();
+                for d in 1..=3 {
+                    let name = format!("h{}:9", (i + d) % HOSTS);
+                    peers.extend(sim::net::lookup_host(name).await.unwrap());
+                }
+                let mut tick = sim::time::interval(Duration::from_millis(100));
+                loop {
+                    tick.tick().await;
+                    for peer in &peers {
+                        socket.send_to(b"alive", peer).await.unwrap();
+                    }
+                }
+            }
+        });
+    }
+    harness.client("clock", async {
+        sim::time::sleep(Duration::from_secs(600)).await;
+    });
+    let start = Instant::now();
+    let report = harness.run();
+    (
+        start.elapsed(),
+        report.events,
+        received.load(Ordering::Relaxed),
+    )
+}
+
 fn main() {
     let trace_path = std::env::temp_dir().join("sim-bench.trace");
     println!(
@@ -272,4 +397,29 @@ fn main() {
         );
     }
     let _ = std::fs::remove_file(&trace_path);
+
+    // The network: the same echo code on real loopback and between two
+    // simulated hosts (default links: 0-1 ms each way).
+    let (real_time, real_out) = best_of(tcp_echo::real_run);
+    std::env::remove_var("SIM_TRACE");
+    let (sim_time, sim_out) = best_of(tcp_echo::sim_run);
+    assert_eq!(
+        real_out, sim_out,
+        "tcp echo: the simulator computed something else"
+    );
+    println!(
+        "{:<34} {:>12} {:>12} {:>7.2}x",
+        "100k TCP echo round trips",
+        format!("{:.1?}", real_time),
+        format!("{:.1?}", sim_time),
+        sim_time.as_secs_f64() / real_time.as_secs_f64(),
+    );
+
+    let (wall, events, datagrams) = heartbeats();
+    println!(
+        "1000 hosts x 3 peers, 100 ms heartbeats, 10 simulated minutes: {:.1?} wall, \
+         {datagrams} datagrams, {events} trace events, {:.2} M events/s",
+        wall,
+        events as f64 / wall.as_secs_f64() / 1e6
+    );
 }
