@@ -24,6 +24,7 @@ pub mod net;
 pub mod signal;
 pub mod tcp;
 pub mod udp;
+pub mod unix;
 
 pub use harness::{Fault, Sim, SimReport};
 pub use link::LinkConfig;

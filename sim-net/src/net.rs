@@ -48,6 +48,8 @@ pub(crate) struct Host {
     pub(crate) next_port: u16,
     pub(crate) tcp_ports: BTreeMap<u16, u32>,
     pub(crate) udp_ports: BTreeMap<u16, u32>,
+    /// Unix socket paths bound on the host: its own namespace.
+    pub(crate) unix_paths: BTreeMap<std::path::PathBuf, u32>,
     pub(crate) policy: ConnectPolicy,
 }
 
@@ -55,6 +57,7 @@ pub(crate) enum Socket {
     Listener(TcpListenerState),
     Tcp(TcpEnd),
     Udp(UdpState),
+    UnixDatagram(crate::unix::UnixDatagramState),
 }
 
 pub(crate) struct Slot {
@@ -309,6 +312,7 @@ impl Network {
             h.incarnation += 1;
             h.tcp_ports.clear();
             h.udp_ports.clear();
+            h.unix_paths.clear();
             h.next_port = EPHEMERAL_FIRST;
             // Every socket of the host goes, silently.
             for index in 0..st.sockets.len() {
@@ -316,6 +320,7 @@ impl Network {
                     Some(Socket::Tcp(end)) => end.host == host.0,
                     Some(Socket::Listener(l)) => l.host == host.0,
                     Some(Socket::Udp(u)) => u.host == host.0,
+                    Some(Socket::UnixDatagram(u)) => u.host == host.0,
                     None => false,
                 };
                 if owned {
@@ -422,6 +427,7 @@ impl NetState {
             next_port: EPHEMERAL_FIRST,
             tcp_ports: BTreeMap::new(),
             udp_ports: BTreeMap::new(),
+            unix_paths: BTreeMap::new(),
             policy: ConnectPolicy::Normal,
         });
         HostId(self.hosts.len() as u32 - 1)

@@ -29,15 +29,21 @@ pub const BACKLOG_DEFAULT: usize = 1024;
 pub(crate) struct TcpListenerState {
     pub(crate) host: u32,
     pub(crate) local: SocketAddr,
+    /// Set for a Unix listener: its path in the host's namespace.
+    pub(crate) path: Option<std::path::PathBuf>,
     pub(crate) backlog: VecDeque<(SocketId, SocketAddr)>,
     pub(crate) backlog_max: usize,
     pub(crate) waker: Option<Waker>,
 }
 
+/// Where a connection is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Phase {
+pub enum Phase {
+    /// A SYN is out.
     Connecting,
+    /// Connected.
     Established,
+    /// The connect failed.
     Failed(io::ErrorKind),
 }
 
@@ -63,10 +69,12 @@ pub(crate) struct TcpEnd {
     pub(crate) nodelay: bool,
     pub(crate) ttl: u32,
     pub(crate) linger: Option<std::time::Duration>,
+    /// Set for a Unix stream: the local and peer paths (`None`: unnamed).
+    pub(crate) unix: Option<(Option<std::path::PathBuf>, Option<std::path::PathBuf>)>,
 }
 
 impl TcpEnd {
-    fn new(host: u32, local: SocketAddr, peer: SocketAddr, phase: Phase) -> TcpEnd {
+    pub(crate) fn new(host: u32, local: SocketAddr, peer: SocketAddr, phase: Phase) -> TcpEnd {
         TcpEnd {
             host,
             local,
@@ -85,6 +93,7 @@ impl TcpEnd {
             nodelay: false,
             ttl: 64,
             linger: None,
+            unix: None,
         }
     }
 
@@ -165,6 +174,7 @@ impl Network {
         let id = st.insert(Socket::Listener(TcpListenerState {
             host,
             local,
+            path: None,
             backlog: VecDeque::new(),
             backlog_max: backlog.max(1),
             waker: None,
@@ -683,9 +693,17 @@ impl Network {
             let mut st = self.state.borrow_mut();
             match st.get_mut(id) {
                 Some(Socket::Listener(l)) => {
-                    let (host, port) = (l.host, l.local.port());
+                    let (host, port, path) = (l.host, l.local.port(), l.path.take());
                     let pending: Vec<SocketId> = l.backlog.drain(..).map(|(s, _)| s).collect();
-                    st.hosts[host as usize].tcp_ports.remove(&port);
+                    match path {
+                        // The path goes with the listener (as if unlinked).
+                        Some(path) => {
+                            st.hosts[host as usize].unix_paths.remove(&path);
+                        }
+                        None => {
+                            st.hosts[host as usize].tcp_ports.remove(&port);
+                        }
+                    }
                     st.free_slot(id.index);
                     drop(st);
                     for pending in pending {
@@ -697,6 +715,7 @@ impl Network {
                     // Never connected: nothing to tell anyone. A late SYN-ACK
                     // finds no socket and answers with an RST.
                     let (host, port) = (end.host, end.local.port());
+                    debug_assert!(end.unix.is_none(), "unix streams connect at once");
                     let ports = &mut st.hosts[host as usize].tcp_ports;
                     if ports.get(&port) == Some(&id.index) {
                         ports.remove(&port);

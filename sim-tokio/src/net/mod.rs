@@ -7,9 +7,13 @@
 
 mod addr;
 mod fd;
+mod halves;
+mod stream_io;
 pub mod tcp;
 mod udp;
+pub mod unix;
 
 pub use addr::{lookup_host, ToSocketAddrs};
 pub use tcp::{TcpListener, TcpSocket, TcpStream};
 pub use udp::UdpSocket;
+pub use unix::{UnixDatagram, UnixListener, UnixSocket, UnixStream};

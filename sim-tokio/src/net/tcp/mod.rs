@@ -2,14 +2,12 @@
 
 mod listener;
 mod socket;
-mod split;
-mod split_owned;
-mod stream;
+pub(crate) mod split;
+pub(crate) mod stream;
 
 pub use listener::TcpListener;
 pub use socket::TcpSocket;
-pub use split::{ReadHalf, WriteHalf};
-pub use split_owned::{OwnedReadHalf, OwnedWriteHalf, ReuniteError};
+pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
 pub use stream::TcpStream;
 
 pub(crate) fn escape_for_udp(what: &str) -> std::io::Error {

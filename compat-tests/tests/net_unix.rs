@@ -1,0 +1,120 @@
+//! Unix sockets: real ones (plain build), simulated ones (cargo sim test).
+
+use std::io::ErrorKind;
+use std::path::PathBuf;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{UnixDatagram, UnixListener, UnixStream};
+
+/// A fresh socket path for `name` (the same in every run).
+fn path(name: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("tokio-sim-compat-{name}.sock"));
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+#[tokio::test]
+async fn stream_echo_and_addresses() {
+    let path = path("echo");
+    let listener = UnixListener::bind(&path).unwrap();
+    assert_eq!(
+        listener.local_addr().unwrap().as_pathname(),
+        Some(path.as_path())
+    );
+    let server = tokio::spawn(async move {
+        let (mut stream, peer) = listener.accept().await.unwrap();
+        assert!(peer.is_unnamed());
+        let mut buf = [0u8; 5];
+        stream.read_exact(&mut buf).await.unwrap();
+        stream.write_all(&buf).await.unwrap();
+    });
+    let mut client = UnixStream::connect(&path).await.unwrap();
+    assert!(client.local_addr().unwrap().is_unnamed());
+    assert_eq!(
+        client.peer_addr().unwrap().as_pathname(),
+        Some(path.as_path())
+    );
+    client.write_all(b"hello").await.unwrap();
+    let mut back = [0u8; 5];
+    client.read_exact(&mut back).await.unwrap();
+    assert_eq!(&back, b"hello");
+    server.await.unwrap();
+    let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test]
+async fn connecting_to_a_missing_path_fails() {
+    let path = path("missing");
+    let err = UnixStream::connect(&path).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+}
+
+#[tokio::test]
+async fn binding_a_bound_path_fails() {
+    let path = path("twice");
+    let _first = UnixListener::bind(&path).unwrap();
+    let err = UnixListener::bind(&path).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::AddrInUse);
+    let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test]
+async fn pairs_shutdown_and_credentials() {
+    let (mut a, mut b) = UnixStream::pair().unwrap();
+    a.write_all(b"ab").await.unwrap();
+    a.shutdown().await.unwrap();
+    let mut got = Vec::new();
+    b.read_to_end(&mut got).await.unwrap();
+    assert_eq!(got, b"ab");
+    b.write_all(b"back").await.unwrap();
+    let mut four = [0u8; 4];
+    a.read_exact(&mut four).await.unwrap();
+    assert_eq!(&four, b"back");
+    // Safety: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    assert_eq!(a.peer_cred().unwrap().uid(), uid);
+}
+
+#[tokio::test]
+async fn owned_halves_reunite() {
+    let (a, mut b) = UnixStream::pair().unwrap();
+    let (mut r, mut w) = a.into_split();
+    w.write_all(b"x").await.unwrap();
+    let mut one = [0u8; 1];
+    b.read_exact(&mut one).await.unwrap();
+    b.write_all(b"y").await.unwrap();
+    r.read_exact(&mut one).await.unwrap();
+    assert_eq!(&one, b"y");
+    assert!(r.reunite(w).is_ok());
+}
+
+#[tokio::test]
+async fn datagrams_carry_their_sender() {
+    let pa = path("dgram-a");
+    let pb = path("dgram-b");
+    let a = UnixDatagram::bind(&pa).unwrap();
+    let b = UnixDatagram::bind(&pb).unwrap();
+    a.send_to(b"one", &pb).await.unwrap();
+    let mut buf = [0u8; 8];
+    let (n, from) = b.recv_from(&mut buf).await.unwrap();
+    assert_eq!(&buf[..n], b"one");
+    assert_eq!(from.as_pathname(), Some(pa.as_path()));
+    a.connect(&pb).unwrap();
+    a.send(b"two").await.unwrap();
+    assert_eq!(b.recv(&mut buf).await.unwrap(), 3);
+    assert_eq!(
+        b.try_recv(&mut buf).unwrap_err().kind(),
+        ErrorKind::WouldBlock
+    );
+    let _ = std::fs::remove_file(&pa);
+    let _ = std::fs::remove_file(&pb);
+}
+
+#[tokio::test]
+async fn datagram_pairs() {
+    let (a, b) = UnixDatagram::pair().unwrap();
+    a.send(b"ping").await.unwrap();
+    let mut buf = [0u8; 4];
+    b.recv(&mut buf).await.unwrap();
+    assert_eq!(&buf, b"ping");
+    assert!(b.peer_addr().unwrap().is_unnamed());
+}

@@ -1,0 +1,419 @@
+//! Unix domain sockets: a per-host namespace of paths.
+//!
+//! A Unix stream is a connection within one host, built on the TCP
+//! endpoints (same ordering, flow control, FIN and RST) with no link in
+//! between, so bytes arrive at once. Connecting completes immediately, as a
+//! local connect does. Dropping a listener removes its path, as if it were
+//! unlinked. Unix datagrams are reliable and ordered: a full receiver makes
+//! the sender wait.
+
+use crate::net::{Network, Socket, SocketId};
+use crate::tcp::{Phase, TcpEnd, TcpListenerState};
+use std::collections::VecDeque;
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::task::{Context, Poll, Waker};
+
+/// The stand-in IP address of Unix endpoints inside the TCP machinery: the
+/// host's loopback, so segments stay on the host.
+const LOCAL: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
+
+/// Datagrams a Unix datagram socket holds before senders wait.
+pub const UNIX_QUEUE_MAX: usize = 1024;
+
+pub(crate) struct UnixDatagramState {
+    pub(crate) host: u32,
+    pub(crate) path: Option<PathBuf>,
+    pub(crate) peer: Option<PathBuf>,
+    pub(crate) queue: VecDeque<(Vec<u8>, Option<PathBuf>)>,
+    pub(crate) read_waker: Option<Waker>,
+    pub(crate) send_wakers: Vec<Waker>,
+    pub(crate) shut_read: bool,
+    pub(crate) shut_write: bool,
+}
+
+fn addr_in_use(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::AddrInUse,
+        format!("Address already in use: {}", path.display()),
+    )
+}
+
+fn not_found(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotFound,
+        format!(
+            "No such file or directory: no socket bound at {}",
+            path.display()
+        ),
+    )
+}
+
+impl Network {
+    fn unix_lookup(&self, host: u32, path: &Path) -> Option<SocketId> {
+        let st = self.state.borrow();
+        let index = *st.hosts[host as usize].unix_paths.get(path)?;
+        Some(SocketId {
+            index,
+            generation: st.sockets[index as usize].generation,
+        })
+    }
+
+    /// Binds a Unix listener at `path` on the current host.
+    ///
+    /// # Errors
+    /// `AddrInUse` when the path is bound.
+    pub fn unix_listen(&self, path: &Path, backlog: usize) -> io::Result<SocketId> {
+        let host = self.current_host().0;
+        let mut st = self.state.borrow_mut();
+        if st.hosts[host as usize].unix_paths.contains_key(path) {
+            return Err(addr_in_use(path));
+        }
+        let id = st.insert(Socket::Listener(TcpListenerState {
+            host,
+            local: LOCAL,
+            path: Some(path.to_path_buf()),
+            backlog: VecDeque::new(),
+            backlog_max: backlog.max(1),
+            waker: None,
+        }));
+        st.hosts[host as usize]
+            .unix_paths
+            .insert(path.to_path_buf(), id.index);
+        drop(st);
+        self.note(&format!("unix-listen {}", path.display()));
+        Ok(id)
+    }
+
+    fn unix_end(&self, host: u32, local: Option<PathBuf>, peer: Option<PathBuf>) -> TcpEnd {
+        let mut end = TcpEnd::new(host, LOCAL, LOCAL, Phase::Established);
+        end.unix = Some((local, peer));
+        end
+    }
+
+    /// Connects to the listener at `path` on the current host, at once.
+    ///
+    /// # Errors
+    /// `NotFound` when nothing is bound there; `ConnectionRefused` when the
+    /// path is a datagram socket or the backlog is full.
+    pub fn unix_connect(&self, path: &Path) -> io::Result<SocketId> {
+        let host = self.current_host().0;
+        let listener = self
+            .unix_lookup(host, path)
+            .ok_or_else(|| not_found(path))?;
+        let mut st = self.state.borrow_mut();
+        match st.get(listener) {
+            Some(Socket::Listener(l)) if l.backlog.len() < l.backlog_max => {}
+            _ => {
+                return Err(io::Error::new(
+                    io::ErrorKind::ConnectionRefused,
+                    format!("Connection refused: {}", path.display()),
+                ))
+            }
+        }
+        let client = st.insert(Socket::Tcp(self.unix_end(
+            host,
+            None,
+            Some(path.to_path_buf()),
+        )));
+        let server = st.insert(Socket::Tcp(self.unix_end(
+            host,
+            Some(path.to_path_buf()),
+            None,
+        )));
+        if let Some(Socket::Tcp(end)) = st.get_mut(client) {
+            end.peer_id = Some(server);
+        }
+        if let Some(Socket::Tcp(end)) = st.get_mut(server) {
+            end.peer_id = Some(client);
+        }
+        if let Some(Socket::Listener(l)) = st.get_mut(listener) {
+            l.backlog.push_back((server, LOCAL));
+            if let Some(w) = l.waker.take() {
+                w.wake();
+            }
+        }
+        drop(st);
+        self.note(&format!("unix-connect {}", path.display()));
+        Ok(client)
+    }
+
+    /// A connected pair of unnamed Unix streams.
+    pub fn unix_pair(&self) -> (SocketId, SocketId) {
+        let host = self.current_host().0;
+        let mut st = self.state.borrow_mut();
+        let a = st.insert(Socket::Tcp(self.unix_end(host, None, None)));
+        let b = st.insert(Socket::Tcp(self.unix_end(host, None, None)));
+        for (x, y) in [(a, b), (b, a)] {
+            if let Some(Socket::Tcp(end)) = st.get_mut(x) {
+                end.peer_id = Some(y);
+            }
+        }
+        (a, b)
+    }
+
+    /// The local path of a Unix stream or listener (`None`: unnamed).
+    ///
+    /// # Errors
+    /// When the socket is gone.
+    pub fn unix_local_path(&self, id: SocketId) -> io::Result<Option<PathBuf>> {
+        match self.state.borrow().get(id) {
+            Some(Socket::Listener(l)) => Ok(l.path.clone()),
+            Some(Socket::Tcp(end)) => Ok(end.unix.as_ref().and_then(|u| u.0.clone())),
+            Some(Socket::UnixDatagram(d)) => Ok(d.path.clone()),
+            _ => Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "the socket is gone",
+            )),
+        }
+    }
+
+    /// The peer path of a Unix stream (`None`: unnamed).
+    ///
+    /// # Errors
+    /// When the socket is gone or not connected.
+    pub fn unix_peer_path(&self, id: SocketId) -> io::Result<Option<PathBuf>> {
+        match self.state.borrow().get(id) {
+            Some(Socket::Tcp(end)) => Ok(end.unix.as_ref().and_then(|u| u.1.clone())),
+            Some(Socket::UnixDatagram(d)) => d.peer.clone().map(Some).ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::NotConnected,
+                    "Transport endpoint is not connected",
+                )
+            }),
+            _ => Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "the socket is gone",
+            )),
+        }
+    }
+
+    // ----- datagrams -------------------------------------------------------
+
+    /// A Unix datagram socket on the current host, bound at `path` or
+    /// unnamed.
+    ///
+    /// # Errors
+    /// `AddrInUse` when the path is bound.
+    pub fn unix_dgram_bind(&self, path: Option<&Path>) -> io::Result<SocketId> {
+        let host = self.current_host().0;
+        let mut st = self.state.borrow_mut();
+        if let Some(path) = path {
+            if st.hosts[host as usize].unix_paths.contains_key(path) {
+                return Err(addr_in_use(path));
+            }
+        }
+        let id = st.insert(Socket::UnixDatagram(UnixDatagramState {
+            host,
+            path: path.map(Path::to_path_buf),
+            peer: None,
+            queue: VecDeque::new(),
+            read_waker: None,
+            send_wakers: Vec::new(),
+            shut_read: false,
+            shut_write: false,
+        }));
+        if let Some(path) = path {
+            st.hosts[host as usize]
+                .unix_paths
+                .insert(path.to_path_buf(), id.index);
+        }
+        Ok(id)
+    }
+
+    /// Two connected unnamed datagram sockets.
+    pub fn unix_dgram_pair(&self) -> (SocketId, SocketId) {
+        let a = self
+            .unix_dgram_bind(None)
+            .expect("unnamed binds cannot collide");
+        let b = self
+            .unix_dgram_bind(None)
+            .expect("unnamed binds cannot collide");
+        let mut st = self.state.borrow_mut();
+        // Unnamed peers are addressed by id through a private path.
+        for (x, y) in [(a, b), (b, a)] {
+            if let Some(Socket::UnixDatagram(d)) = st.get_mut(x) {
+                d.peer = Some(pair_path(y));
+            }
+        }
+        (a, b)
+    }
+
+    fn with_dgram<R>(
+        &self,
+        id: SocketId,
+        f: impl FnOnce(&mut UnixDatagramState) -> R,
+    ) -> io::Result<R> {
+        match self.state.borrow_mut().get_mut(id) {
+            Some(Socket::UnixDatagram(d)) => Ok(f(d)),
+            _ => Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "the socket is gone",
+            )),
+        }
+    }
+
+    /// Connects a datagram socket to `path`.
+    ///
+    /// # Errors
+    /// `NotFound` when nothing is bound there.
+    pub fn unix_dgram_connect(&self, id: SocketId, path: &Path) -> io::Result<()> {
+        let host = self.current_host().0;
+        self.unix_lookup(host, path)
+            .ok_or_else(|| not_found(path))?;
+        self.with_dgram(id, |d| d.peer = Some(path.to_path_buf()))
+    }
+
+    fn dgram_target(&self, host: u32, path: &Path) -> Option<SocketId> {
+        match parse_pair_path(path) {
+            Some(id) => Some(id),
+            None => self.unix_lookup(host, path),
+        }
+    }
+
+    /// Sends a datagram to `path` (or the connected peer); waits while the
+    /// receiver is full.
+    pub fn unix_dgram_poll_send(
+        &self,
+        id: SocketId,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+        to: Option<&Path>,
+    ) -> Poll<io::Result<usize>> {
+        let (host, from, peer, shut) = match self.with_dgram(id, |d| {
+            (d.host, d.path.clone(), d.peer.clone(), d.shut_write)
+        }) {
+            Ok(v) => v,
+            Err(e) => return Poll::Ready(Err(e)),
+        };
+        if shut {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "Broken pipe",
+            )));
+        }
+        let Some(path) = to.map(Path::to_path_buf).or(peer) else {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "Transport endpoint is not connected",
+            )));
+        };
+        let Some(target) = self.dgram_target(host, &path) else {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::ConnectionRefused,
+                format!("Connection refused: nothing bound at {}", path.display()),
+            )));
+        };
+        let sender_name = from;
+        let mut st = self.state.borrow_mut();
+        match st.get_mut(target) {
+            Some(Socket::UnixDatagram(t)) => {
+                if t.shut_read {
+                    return Poll::Ready(Ok(buf.len()));
+                }
+                if t.queue.len() >= UNIX_QUEUE_MAX {
+                    t.send_wakers.push(cx.waker().clone());
+                    return Poll::Pending;
+                }
+                t.queue.push_back((buf.to_vec(), sender_name));
+                if let Some(w) = t.read_waker.take() {
+                    w.wake();
+                }
+                Poll::Ready(Ok(buf.len()))
+            }
+            _ => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::ConnectionRefused,
+                format!("Connection refused: {}", path.display()),
+            ))),
+        }
+    }
+
+    /// Receives a datagram and its sender's path (`None`: unnamed).
+    pub fn unix_dgram_poll_recv(
+        &self,
+        id: SocketId,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+        peek: bool,
+    ) -> Poll<io::Result<(usize, Option<PathBuf>)>> {
+        let mut st = self.state.borrow_mut();
+        let Some(Socket::UnixDatagram(d)) = st.get_mut(id) else {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "the socket is gone",
+            )));
+        };
+        let next = if peek {
+            d.queue.front().cloned()
+        } else {
+            d.queue.pop_front()
+        };
+        match next {
+            Some((data, from)) => {
+                let n = buf.len().min(data.len());
+                buf[..n].copy_from_slice(&data[..n]);
+                if !peek {
+                    for w in d.send_wakers.drain(..) {
+                        w.wake();
+                    }
+                }
+                Poll::Ready(Ok((n, from)))
+            }
+            None if d.shut_read => Poll::Ready(Ok((0, None))),
+            None => {
+                d.read_waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+
+    /// Whether a datagram is waiting (or reads are shut).
+    pub fn unix_dgram_read_ready(&self, id: SocketId) -> bool {
+        self.with_dgram(id, |d| !d.queue.is_empty() || d.shut_read)
+            .unwrap_or(true)
+    }
+
+    /// Shuts reading, writing, or both.
+    ///
+    /// # Errors
+    /// When the socket is gone.
+    pub fn unix_dgram_shutdown(&self, id: SocketId, read: bool, write: bool) -> io::Result<()> {
+        self.with_dgram(id, |d| {
+            d.shut_read |= read;
+            d.shut_write |= write;
+            if let Some(w) = d.read_waker.take() {
+                w.wake();
+            }
+        })
+    }
+
+    /// Closes a datagram socket and frees its path.
+    pub fn unix_dgram_close(&self, id: SocketId) {
+        let mut st = self.state.borrow_mut();
+        if let Some(Socket::UnixDatagram(d)) = st.get_mut(id) {
+            let (host, path, wakers) = (d.host, d.path.take(), std::mem::take(&mut d.send_wakers));
+            if let Some(path) = path {
+                st.hosts[host as usize].unix_paths.remove(&path);
+            }
+            st.free_slot(id.index);
+            for w in wakers {
+                w.wake();
+            }
+        }
+    }
+}
+
+/// The private name of an unnamed socket of a pair.
+fn pair_path(id: SocketId) -> PathBuf {
+    PathBuf::from(format!("\0sim-pair-{}-{}", id.index, id.generation))
+}
+
+fn parse_pair_path(path: &Path) -> Option<SocketId> {
+    let s = path.to_str()?.strip_prefix("\0sim-pair-")?;
+    let (index, generation) = s.split_once('-')?;
+    Some(SocketId {
+        index: index.parse().ok()?,
+        generation: generation.parse().ok()?,
+    })
+}

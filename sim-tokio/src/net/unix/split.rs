@@ -1,0 +1,5 @@
+//! The halves of a `UnixStream`.
+
+use super::{SocketAddr, UnixStream};
+
+crate::net::halves::stream_halves!(UnixStream, SocketAddr);

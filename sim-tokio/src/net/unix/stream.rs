@@ -1,0 +1,174 @@
+use super::split::{split, split_owned, OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
+use super::{SocketAddr, UCred};
+use crate::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
+use crate::net::fd::Placeholder;
+use bytes_dep::BufMut;
+use sim_net::{with_net, SocketId};
+use std::fmt;
+use std::io;
+use std::os::unix::io::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::path::Path;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll, Waker};
+
+/// A connected Unix stream socket on one simulated host.
+pub struct UnixStream {
+    pub(crate) id: SocketId,
+    fd: Placeholder,
+}
+
+fn would_block() -> io::Error {
+    io::ErrorKind::WouldBlock.into()
+}
+
+impl UnixStream {
+    pub(crate) fn from_id(id: SocketId) -> UnixStream {
+        UnixStream {
+            id,
+            fd: Placeholder::default(),
+        }
+    }
+
+    /// Connects to the listener at `path` on this task's host; a local
+    /// connect completes at once.
+    ///
+    /// # Errors
+    /// `NotFound` when nothing is bound there; `ConnectionRefused` when the
+    /// listener's backlog is full.
+    pub async fn connect<P>(path: P) -> io::Result<UnixStream>
+    where
+        P: AsRef<Path>,
+    {
+        with_net(|net| net.unix_connect(path.as_ref())).map(UnixStream::from_id)
+    }
+
+    /// Connects to `socket_addr`.
+    ///
+    /// # Errors
+    /// As [`UnixStream::connect`]; `InvalidInput` for an unnamed address.
+    pub async fn connect_addr(socket_addr: &SocketAddr) -> io::Result<UnixStream> {
+        let path = socket_addr.as_pathname().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "cannot connect to an unnamed address",
+            )
+        })?;
+        Self::connect(path).await
+    }
+
+    /// Refused: a real socket is outside the simulation.
+    ///
+    /// # Errors
+    /// Always, naming the escape.
+    pub fn from_std(stream: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
+        drop(stream);
+        Err(crate::net::tcp::stream::escape(
+            "UnixStream::from_std on a real socket",
+        ))
+    }
+
+    /// Refused: a simulated socket has no real socket to become.
+    ///
+    /// # Errors
+    /// Always, naming the escape.
+    pub fn into_std(self) -> io::Result<std::os::unix::net::UnixStream> {
+        Err(crate::net::tcp::stream::escape(
+            "UnixStream::into_std would hand a simulated socket to real code",
+        ))
+    }
+
+    /// A connected pair of unnamed streams.
+    ///
+    /// # Errors
+    /// Never in a simulation.
+    pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
+        let (a, b) = with_net(|net| net.unix_pair());
+        Ok((UnixStream::from_id(a), UnixStream::from_id(b)))
+    }
+
+    /// The local address (unnamed for a connecting side).
+    ///
+    /// # Errors
+    /// When the socket is gone.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        let path = with_net(|net| net.unix_local_path(self.id))?;
+        Ok(SocketAddr::from_path(path.as_deref()))
+    }
+
+    /// The peer's address.
+    ///
+    /// # Errors
+    /// When the socket is gone.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        let path = with_net(|net| net.unix_peer_path(self.id))?;
+        Ok(SocketAddr::from_path(path.as_deref()))
+    }
+
+    /// The peer's credentials.
+    ///
+    /// # Errors
+    /// Never in a simulation.
+    pub fn peer_cred(&self) -> io::Result<UCred> {
+        Ok(super::ucred::current())
+    }
+
+    /// Pending socket errors: none are kept in a simulation.
+    ///
+    /// # Errors
+    /// Never.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        Ok(None)
+    }
+
+    /// Borrowed read and write halves.
+    pub fn split<'a>(&'a mut self) -> (ReadHalf<'a>, WriteHalf<'a>) {
+        split(self)
+    }
+
+    /// Owned read and write halves, for two tasks.
+    pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
+        split_owned(self)
+    }
+}
+
+crate::net::stream_io::stream_io!(UnixStream);
+
+impl Drop for UnixStream {
+    fn drop(&mut self) {
+        let id = self.id;
+        sim_net::try_with_net(|net| net.tcp_close(id));
+    }
+}
+
+impl fmt::Debug for UnixStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UnixStream").finish_non_exhaustive()
+    }
+}
+
+impl AsRef<Self> for UnixStream {
+    fn as_ref(&self) -> &Self {
+        self
+    }
+}
+
+impl TryFrom<std::os::unix::net::UnixStream> for UnixStream {
+    type Error = io::Error;
+
+    fn try_from(stream: std::os::unix::net::UnixStream) -> io::Result<Self> {
+        Self::from_std(stream)
+    }
+}
+
+impl AsRawFd for UnixStream {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.raw(true)
+    }
+}
+
+impl AsFd for UnixStream {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        // Safety: the placeholder lives as long as the stream.
+        unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
+    }
+}
