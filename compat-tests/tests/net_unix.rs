@@ -118,3 +118,13 @@ async fn datagram_pairs() {
     assert_eq!(&buf, b"ping");
     assert!(b.peer_addr().unwrap().is_unnamed());
 }
+
+#[tokio::test]
+async fn anonymous_pipes_carry_bytes_one_way() {
+    let (mut tx, mut rx) = tokio::net::unix::pipe::pipe().unwrap();
+    tx.write_all(b"through the pipe").await.unwrap();
+    drop(tx);
+    let mut got = String::new();
+    rx.read_to_string(&mut got).await.unwrap();
+    assert_eq!(got, "through the pipe");
+}

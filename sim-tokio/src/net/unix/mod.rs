@@ -1,11 +1,10 @@
 //! Unix domain sockets, in each simulated host's own namespace of paths.
 //! A path names a socket only on the host that bound it; nothing is
 //! created on the real filesystem. Dropping a listener removes its path.
-//! `unix::pipe` (named pipes) needs the simulated filesystem and is not
-//! here yet.
 
 mod datagram;
 mod listener;
+pub mod pipe;
 mod socket;
 mod socketaddr;
 pub(crate) mod split;
