@@ -354,3 +354,72 @@ fn the_std_resolver_sees_simulated_hosts() {
     });
     sim.run();
 }
+
+/// Runs in a child process (see the test below): a two-host echo whose
+/// trace goes to `SIM_TRACE`.
+#[test]
+fn echo_cluster_child() {
+    let mut sim = Sim::new();
+    sim.host("server", echo_server);
+    sim.client("client", async {
+        for i in 0..10u8 {
+            assert_eq!(echo_once("server:7", &[i; 3]).await.unwrap(), [i; 3]);
+        }
+    });
+    sim.run();
+}
+
+#[test]
+fn a_two_host_echo_writes_the_same_trace_in_two_processes() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let run = |name: &str| {
+        let base = dir.join(name);
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["echo_cluster_child", "--exact", "--test-threads", "1"])
+            .env("SIM_SEED", "0x77")
+            .env("SIM_TRACE", &base)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        std::fs::read(dir.join(format!("{name}.echo_cluster_child"))).unwrap()
+    };
+    let a = run("cluster-a.trace");
+    let b = run("cluster-b.trace");
+    assert!(a.len() > 1000, "a real trace: {} bytes", a.len());
+    let text = String::from_utf8_lossy(&a);
+    for word in [
+        "tcp-listen",
+        "tcp-connect",
+        "tcp-accept",
+        "send ",
+        "tcp-deliver",
+    ] {
+        assert!(text.contains(word), "the trace records {word}");
+    }
+    assert!(a == b, "one seed, two processes, two different traces");
+}
+
+#[test]
+fn socket2_setters_work_on_simulated_sockets() {
+    let mut sim = sim(15);
+    sim.host("server", echo_server);
+    sim.client("client", async {
+        // What hyper-util's connector does: a real, unconnected socket,
+        // options set through socket2, then connect in the simulation.
+        let socket =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        socket.set_nonblocking(true).unwrap();
+        let std_stream: std::net::TcpStream = socket.into();
+        let tcp = tokio::net::TcpSocket::from_std_stream(std_stream);
+        tcp.set_nodelay(true).unwrap();
+        let stream = tcp.connect("10.0.0.2:7".parse().unwrap()).await.unwrap();
+        let sock_ref = socket2::SockRef::from(&stream);
+        sock_ref.set_keepalive(true).unwrap();
+        assert!(sock_ref.keepalive().unwrap());
+        sock_ref.set_recv_buffer_size(1 << 16).unwrap();
+        assert!(stream.nodelay().unwrap());
+    });
+    sim.run();
+}

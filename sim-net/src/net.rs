@@ -79,6 +79,7 @@ pub(crate) struct Link {
 
 pub(crate) struct NetState {
     pub(crate) hosts: Vec<Host>,
+    pub(crate) names: BTreeMap<String, u32>,
     pub(crate) links: BTreeMap<(u32, u32), Link>,
     pub(crate) default_link: LinkConfig,
     pub(crate) sockets: Vec<Slot>,
@@ -129,6 +130,7 @@ impl Network {
         sim_runtime::interpose::set_resolver(|name| try_with_net(|net| net.resolve(name)));
         let mut state = NetState {
             hosts: Vec::new(),
+            names: BTreeMap::new(),
             links: BTreeMap::new(),
             default_link: LinkConfig::default(),
             sockets: Vec::new(),
@@ -158,11 +160,7 @@ impl Network {
 
     /// A host by name.
     pub fn host_id(&self, name: &str) -> Option<HostId> {
-        let st = self.state.borrow();
-        st.hosts
-            .iter()
-            .position(|h| h.name == name)
-            .map(|i| HostId(i as u32))
+        self.state.borrow().names.get(name).map(|i| HostId(*i))
     }
 
     /// A host's name.
@@ -212,7 +210,7 @@ impl Network {
             return Ok(vec![IpAddr::V4(Ipv4Addr::LOCALHOST)]);
         }
         let st = self.state.borrow();
-        match st.hosts.iter().find(|h| h.name == name) {
+        match st.names.get(name).map(|i| &st.hosts[*i as usize]) {
             Some(host) => Ok(vec![IpAddr::V4(host.addr)]),
             None => Err(io::Error::other(format!(
                 "failed to lookup address information: Name or service not known ({name:?} is \
@@ -348,12 +346,12 @@ impl Network {
         if ip.is_loopback() || ip.is_unspecified() {
             return Some(from);
         }
-        let st = self.state.borrow();
+        // Addresses are handed out in order from FIRST_ADDR: the host is
+        // found by arithmetic, whatever the number of hosts.
         let IpAddr::V4(v4) = ip else { return None };
-        st.hosts
-            .iter()
-            .position(|h| h.addr == v4)
-            .map(|i| HostId(i as u32))
+        let index = u32::from(v4).checked_sub(FIRST_ADDR)?;
+        let known = (index as usize) < self.state.borrow().hosts.len();
+        known.then_some(HostId(index))
     }
 
     /// A latency draw for `from -> to`, and whether the link is up.
@@ -414,7 +412,7 @@ impl Network {
 impl NetState {
     pub(crate) fn add_host(&mut self, name: &str) -> HostId {
         assert!(
-            !self.hosts.iter().any(|h| h.name == name),
+            !self.names.contains_key(name),
             "sim-net: a host named {name:?} already exists"
         );
         assert!(self.hosts.len() < HOSTS_MAX, "sim-net: too many hosts");
@@ -430,7 +428,9 @@ impl NetState {
             unix_paths: BTreeMap::new(),
             policy: ConnectPolicy::Normal,
         });
-        HostId(self.hosts.len() as u32 - 1)
+        let id = self.hosts.len() as u32 - 1;
+        self.names.insert(name.to_string(), id);
+        HostId(id)
     }
 
     pub(crate) fn link_mut(&mut self, from: u32, to: u32) -> &mut Link {
