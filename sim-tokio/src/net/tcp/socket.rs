@@ -149,10 +149,11 @@ impl TcpSocket {
         Ok(self.opts().recv_buffer_size)
     }
 
-    /// Sets `SO_LINGER`.
+    /// Sets `SO_LINGER` (recorded). Deprecated in tokio too.
     ///
     /// # Errors
     /// Never.
+    #[deprecated = "`SO_LINGER` causes the socket to block the thread on drop"]
     pub fn set_linger(&self, dur: Option<Duration>) -> io::Result<()> {
         self.opts().linger = dur;
         Ok(())
@@ -163,7 +164,8 @@ impl TcpSocket {
     /// # Errors
     /// Never.
     pub fn set_zero_linger(&self) -> io::Result<()> {
-        self.set_linger(Some(Duration::ZERO))
+        self.opts().linger = Some(Duration::ZERO);
+        Ok(())
     }
 
     /// `SO_LINGER`.
@@ -295,7 +297,7 @@ impl TcpSocket {
         let options = self.opts().clone();
         let stream = TcpStream::connect_addr(addr, options.bound).await?;
         stream.set_nodelay(options.nodelay)?;
-        stream.set_linger(options.linger)?;
+        with_net_linger(&stream, options.linger)?;
         Ok(stream)
     }
 
@@ -379,4 +381,8 @@ impl AsFd for TcpSocket {
         // Safety: the placeholder lives as long as the socket.
         unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
     }
+}
+
+fn with_net_linger(stream: &TcpStream, linger: Option<Duration>) -> io::Result<()> {
+    sim_net::with_net(|net| net.tcp_set_linger(stream.id, linger))
 }

@@ -154,10 +154,12 @@ impl TcpStream {
         with_net(|net| net.tcp_linger(self.id))
     }
 
-    /// Sets `SO_LINGER` (recorded).
+    /// Sets `SO_LINGER` (recorded). Deprecated in tokio too: a lingering
+    /// close would block the thread on drop.
     ///
     /// # Errors
     /// When the socket is gone.
+    #[deprecated = "`SO_LINGER` causes the socket to block the thread on drop"]
     pub fn set_linger(&self, dur: Option<Duration>) -> io::Result<()> {
         with_net(|net| net.tcp_set_linger(self.id, dur))
     }
@@ -167,7 +169,7 @@ impl TcpStream {
     /// # Errors
     /// When the socket is gone.
     pub fn set_zero_linger(&self) -> io::Result<()> {
-        self.set_linger(Some(Duration::ZERO))
+        with_net(|net| net.tcp_set_linger(self.id, Some(Duration::ZERO)))
     }
 
     /// `IP_TTL`.
