@@ -137,6 +137,23 @@ fn restart(net: &Rc<Network>, host: HostId) {
     start_host(host);
 }
 
+/// The most scheduler turns the hosts get to boot before clients start.
+const BOOT_YIELDS_MAX: usize = 100_000;
+
+/// Gives the scheduler one turn.
+async fn yield_once() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            return Poll::Ready(());
+        }
+        yielded = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    })
+    .await
+}
+
 /// What a finished simulation reports.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SimReport {
@@ -258,7 +275,7 @@ impl Sim {
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             core.block_on(async move {
                 let mut client_tasks = Vec::new();
-                with_net(|net| {
+                let client_ids = with_net(|net| {
                     if let Some(config) = default_link {
                         net.set_default_link(config);
                     }
@@ -279,6 +296,20 @@ impl Sim {
                     for (at, fault) in faults {
                         net.after(at, "fault", Box::new(move || fault.apply()));
                     }
+                    client_ids
+                });
+                // Hosts boot before clients start: run until every host
+                // task has gone idle at this instant (its listeners bound),
+                // as a cluster is up before the first request. Bounded.
+                for _ in 0..BOOT_YIELDS_MAX {
+                    let busy = sim_runtime::context::with_current(|core| core.ready_count() > 0)
+                        .unwrap_or(false);
+                    if !busy {
+                        break;
+                    }
+                    yield_once().await;
+                }
+                with_net(|_| {
                     sim_runtime::context::with_current(|core| {
                         for ((name, future, location), host) in clients.into_iter().zip(client_ids)
                         {

@@ -674,6 +674,11 @@ impl Core {
         }
     }
 
+    /// How many tasks (and the root future) are queued to run.
+    pub fn ready_count(&self) -> usize {
+        self.state.borrow().ready.len()
+    }
+
     /// How many tasks are alive (spawned, not yet finished and freed).
     pub fn live_tasks(&self) -> usize {
         self.state.borrow().live_tasks
