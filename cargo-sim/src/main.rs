@@ -116,6 +116,7 @@ const INTERPOSED: &[&str] = &[
     "getentropy",
     "getaddrinfo",
     "freeaddrinfo",
+    "syscall",
 ];
 
 fn toml_string(path: &Path) -> String {

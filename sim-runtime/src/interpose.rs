@@ -12,6 +12,14 @@
 //!   state, `rand::random` and v4 UUIDs repeat per seed.
 //! - `pthread_create` (what `std::thread::spawn` calls) is refused with an
 //!   error on stderr that names the escape, unless `SIM_ALLOW_THREADS=1`.
+//! - `syscall(SYS_getrandom)` and `syscall(SYS_clock_gettime)`, which some
+//!   libraries call directly (the `getrandom` crate, ring), are answered
+//!   the same way.
+//! - `getaddrinfo` answers with the simulation's hosts (see `set_resolver`).
+//!
+//! Not reachable from here: entropy from CPU instructions (RDRAND, timing
+//! jitter). aws-lc seeds itself that way, so crypto on aws-lc-rs is not
+//! reproducible; use rustls's `ring` provider in simulations.
 //!
 //! Outside a run every call goes to the real libc. The process CPU-time
 //! clocks are always real.
@@ -148,6 +156,7 @@ pub fn keep_linked() -> usize {
             pthread_create as *const () as usize,
             getaddrinfo as *const () as usize,
             freeaddrinfo as *const () as usize,
+            syscall as *const () as usize,
         ];
         std::hint::black_box(symbols).iter().fold(0, |a, b| a ^ b)
     }
@@ -528,3 +537,86 @@ mod resolve {
 
 #[cfg(simulation)]
 pub use resolve::{freeaddrinfo, getaddrinfo};
+
+/// libc's `syscall`, for the two calls some libraries make directly:
+/// `SYS_getrandom` (the `getrandom` crate, aws-lc's fallback) and
+/// `SYS_clock_gettime`. During a run they are answered like the functions
+/// above; everything else goes to the real `syscall`.
+///
+/// `syscall` is variadic in C. On the 64-bit Linux ABIs (x86-64, AArch64)
+/// variadic integer arguments travel in the same registers as fixed ones,
+/// so a definition with six `long` parameters receives them all; extra
+/// ones passed on are ignored by the kernel.
+#[cfg(all(
+    simulation,
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+mod raw_syscall {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    type Syscall = unsafe extern "C" fn(
+        libc::c_long,
+        libc::c_long,
+        libc::c_long,
+        libc::c_long,
+        libc::c_long,
+        libc::c_long,
+        libc::c_long,
+    ) -> libc::c_long;
+
+    static REAL: AtomicUsize = AtomicUsize::new(0);
+
+    unsafe fn real() -> Syscall {
+        let mut f = REAL.load(Ordering::Relaxed);
+        if f == 0 {
+            f = libc::dlsym(libc::RTLD_NEXT, c"syscall".as_ptr()) as usize;
+            assert!(f != 0, "sim: libc's syscall is not found");
+            REAL.store(f, Ordering::Relaxed);
+        }
+        std::mem::transmute::<usize, Syscall>(f)
+    }
+
+    /// libc's `syscall`, seeded and virtual for getrandom and clock_gettime
+    /// during a run.
+    ///
+    /// # Safety
+    /// As libc's.
+    #[no_mangle]
+    pub unsafe extern "C" fn syscall(
+        number: libc::c_long,
+        a1: libc::c_long,
+        a2: libc::c_long,
+        a3: libc::c_long,
+        a4: libc::c_long,
+        a5: libc::c_long,
+        a6: libc::c_long,
+    ) -> libc::c_long {
+        if number == libc::SYS_getrandom {
+            let buf = a1 as *mut libc::c_void;
+            let len = a2 as libc::size_t;
+            let answered = crate::context::with_current(|core| {
+                if len > 0 {
+                    // Safety: the caller gave a buffer valid for `len` bytes.
+                    core.fill_random(std::slice::from_raw_parts_mut(buf as *mut u8, len));
+                }
+            });
+            if answered.is_some() {
+                return len as libc::c_long;
+            }
+        } else if number == libc::SYS_clock_gettime
+            && crate::context::with_current(|_| ()).is_some()
+        {
+            return super::clock_gettime(a1 as libc::clockid_t, a2 as *mut libc::timespec)
+                as libc::c_long;
+        }
+        real()(number, a1, a2, a3, a4, a5, a6)
+    }
+}
+
+#[cfg(all(
+    simulation,
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+pub use raw_syscall::syscall;
