@@ -43,6 +43,9 @@ impl Write for Captured {
     }
 }
 
+const WORKERS: u64 = 8;
+const ROUNDS: u64 = 3;
+
 async fn client_scenario() {
     let captured = Captured::default();
     let writer = captured.clone();
@@ -55,14 +58,46 @@ async fn client_scenario() {
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
     tracing::info!("starting");
+    // Workers log from their own spans at known virtual times: worker `w`
+    // logs round `r` at (w + 1) * (r + 1) * 10 ms.
+    let workers: Vec<_> = (0..WORKERS)
+        .map(|w| {
+            tokio::spawn(async move {
+                let span = tracing::info_span!("worker", w);
+                for round in 0..ROUNDS {
+                    tokio::time::sleep(Duration::from_millis(10 * (w + 1))).await;
+                    span.in_scope(|| tracing::debug!(round, "tick"));
+                    tracing::info!(parent: &span, round, "tick");
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.await.unwrap();
+    }
     tokio::time::sleep(Duration::from_secs(90)).await;
     tracing::warn!(attempt = 2, "ninety seconds later");
     let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     let lines: Vec<&str> = log.lines().collect();
-    assert_eq!(lines.len(), 2, "{log}");
+    // The default level filter is INFO: the debug lines are dropped.
+    assert_eq!(lines.len(), 2 + (WORKERS * ROUNDS) as usize, "{log}");
     assert!(lines[0].starts_with("t=0.000s"), "{log}");
-    assert!(lines[1].starts_with("t=90.000s"), "{log}");
-    assert!(lines[1].contains("attempt=2"), "{log}");
+    for w in 0..WORKERS {
+        for round in 0..ROUNDS {
+            let stamp = format!("t={:.3}s", ((w + 1) * (round + 1) * 10) as f64 / 1000.0);
+            let needle = format!("worker{{w={w}}}: tracing_log: tick round={round}");
+            let line = lines
+                .iter()
+                .find(|l| l.contains(&needle))
+                .unwrap_or_else(|| panic!("{needle} in {log}"));
+            assert!(line.starts_with(&stamp), "{line}: expected {stamp}");
+        }
+    }
+    let last = lines.last().unwrap();
+    // The last worker finishes at 8 * 3 * 10 = 240 ms; the warning comes 90 s
+    // after.
+    assert!(last.starts_with("t=90.240s"), "{log}");
+    assert!(last.contains("attempt=2"), "{log}");
 }
 
 #[test]
@@ -78,4 +113,10 @@ fn log_lines_carry_virtual_time() {
             .unwrap()
             .block_on(client_scenario());
     }
+}
+
+#[cfg(simulation)]
+#[test]
+fn tracing_scenario_has_one_trace_per_seed_across_processes() {
+    common::assert_same_trace_in_two_processes("log_lines_carry_virtual_time");
 }
