@@ -49,7 +49,7 @@ async fn busy(State(c): State<Counters>) -> &'static str {
 async fn server() {
     let app = Router::new()
         .route("/hello", get(|| async { "hello from axum" }))
-        .route("/never", get(|| std::future::pending::<&'static str>()))
+        .route("/never", get(std::future::pending::<&'static str>))
         .route("/flaky", get(flaky))
         .route("/busy", get(busy))
         .route(
