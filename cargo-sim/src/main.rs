@@ -117,6 +117,7 @@ const INTERPOSED: &[&str] = &[
     "getaddrinfo",
     "freeaddrinfo",
     "syscall",
+    "statx",
 ];
 
 fn toml_string(path: &Path) -> String {

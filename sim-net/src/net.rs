@@ -328,7 +328,7 @@ impl Network {
         }
         // The process's signal handlers go with it.
         self.signals.borrow_mut().forget_host(host.0);
-        with_core(|core| core.cancel_node(host.0));
+        with_core(|core| core.crash_node(host.0));
     }
 
     /// Brings a crashed host back with the same address and no sockets;

@@ -155,6 +155,9 @@ pub struct Core {
     /// State of subsystems above the runtime (the network), one value per
     /// type, created on first use.
     extensions: RefCell<Vec<Rc<dyn std::any::Any>>>,
+    /// What else a crash of a node takes down (its disk's unsynced state),
+    /// in registration order.
+    crash_listeners: RefCell<Vec<Rc<dyn Fn(u32)>>>,
     base_instant: std::time::Instant,
     state: RefCell<State>,
     trace: RefCell<Trace>,
@@ -193,6 +196,7 @@ impl Core {
             parks: StdCell::new(0),
             current_node: StdCell::new(0),
             extensions: RefCell::new(Vec::new()),
+            crash_listeners: RefCell::new(Vec::new()),
             base_instant: std::time::Instant::now(),
             state: RefCell::new(State {
                 tasks: Vec::new(),
@@ -298,6 +302,22 @@ impl Core {
         };
         for raw in victims {
             self.cancel_now(raw);
+        }
+    }
+
+    /// Registers `listener` to run on every [`Core::crash_node`], after the
+    /// node's tasks are gone (so their handles are dropped first).
+    pub fn on_node_crash(&self, listener: Rc<dyn Fn(u32)>) {
+        self.crash_listeners.borrow_mut().push(listener);
+    }
+
+    /// A crash of `node`: its tasks are cancelled at once, then each crash
+    /// listener (the disk, ...) resolves what the crash does to its state.
+    pub fn crash_node(&self, node: u32) {
+        self.cancel_node(node);
+        let listeners: Vec<Rc<dyn Fn(u32)>> = self.crash_listeners.borrow().clone();
+        for listener in listeners {
+            listener(node);
         }
     }
 

@@ -16,6 +16,10 @@
 //!   libraries call directly (the `getrandom` crate, ring), are answered
 //!   the same way.
 //! - `getaddrinfo` answers with the simulation's hosts (see `set_resolver`).
+//! - `statx` answers one reserved path with attributes the simulated
+//!   filesystem supplies (see `fabricate_metadata`), so `tokio::fs` can
+//!   return real `std::fs::Metadata` values; every other call goes to the
+//!   kernel.
 //!
 //! Not reachable from here: entropy from CPU instructions (RDRAND, timing
 //! jitter). aws-lc seeds itself that way, so crypto on aws-lc-rs is not
@@ -620,3 +624,122 @@ mod raw_syscall {
     any(target_arch = "x86_64", target_arch = "aarch64")
 ))]
 pub use raw_syscall::syscall;
+
+/// The attributes of a simulated file, to be turned into a real
+/// `std::fs::Metadata` by [`fabricate_metadata`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FakeStat {
+    /// `S_IFREG`, `S_IFDIR` or `S_IFLNK`, with the permission bits.
+    pub mode: u32,
+    /// Length in bytes.
+    pub size: u64,
+    /// Inode number.
+    pub ino: u64,
+    /// Device number the simulated disk reports (one per host).
+    pub dev: u64,
+    /// Names that link to the inode.
+    pub nlink: u32,
+    /// Owner and group (the simulated process's).
+    pub uid: u32,
+    /// Group.
+    pub gid: u32,
+    /// Times in ns since the Unix epoch.
+    pub atime_ns: u64,
+    /// Last data change.
+    pub mtime_ns: u64,
+    /// Last attribute change.
+    pub ctime_ns: u64,
+    /// Creation.
+    pub btime_ns: u64,
+}
+
+/// The path `fabricate_metadata` asks std to stat; the `statx` override
+/// answers it from a thread-local instead of the disk. A control character
+/// keeps it away from any real path.
+#[cfg(simulation)]
+const FAKE_STAT_PATH: &str = "/\u{1}sim-fs-stat";
+
+#[cfg(simulation)]
+thread_local! {
+    static FAKE_STAT: std::cell::Cell<Option<FakeStat>> = const { std::cell::Cell::new(None) };
+}
+
+/// A `std::fs::Metadata` that reports `stat`. std has no constructor for
+/// one, so this asks std to stat a reserved path and answers that `statx`
+/// call itself (simulation builds only).
+///
+/// # Panics
+/// If std did not ask `statx` (a platform where it stats another way): the
+/// simulated filesystem cannot report metadata there, and says so.
+#[cfg(simulation)]
+pub fn fabricate_metadata(stat: FakeStat) -> std::fs::Metadata {
+    FAKE_STAT.with(|slot| slot.set(Some(stat)));
+    let result = std::fs::symlink_metadata(FAKE_STAT_PATH);
+    let leftover = FAKE_STAT.with(|slot| slot.take());
+    match result {
+        Ok(metadata) if leftover.is_none() => metadata,
+        _ => panic!(
+            "sim: could not build a std::fs::Metadata for a simulated file: std did not call \
+             the interposed statx. Simulated tokio::fs needs Linux with glibc's statx."
+        ),
+    }
+}
+
+#[cfg(simulation)]
+mod stat {
+    use super::{FAKE_STAT, FAKE_STAT_PATH};
+
+    fn timestamp(ns: u64) -> libc::statx_timestamp {
+        // Safety: a plain C struct, valid when zeroed.
+        let mut t: libc::statx_timestamp = unsafe { std::mem::zeroed() };
+        t.tv_sec = (ns / 1_000_000_000) as i64;
+        t.tv_nsec = (ns % 1_000_000_000) as u32;
+        t
+    }
+
+    /// `statx`: answers the reserved path from the thread-local a
+    /// `fabricate_metadata` call put there; everything else goes to the
+    /// kernel.
+    ///
+    /// # Safety
+    /// libc's contract for `statx`.
+    #[no_mangle]
+    pub unsafe extern "C" fn statx(
+        dirfd: libc::c_int,
+        path: *const libc::c_char,
+        flags: libc::c_int,
+        mask: libc::c_uint,
+        buf: *mut libc::statx,
+    ) -> libc::c_int {
+        if !path.is_null() && !buf.is_null() {
+            // Safety: libc's contract: a NUL-terminated path.
+            let name = unsafe { std::ffi::CStr::from_ptr(path) };
+            if name.to_bytes() == FAKE_STAT_PATH.as_bytes() {
+                if let Some(s) = FAKE_STAT.with(|slot| slot.take()) {
+                    // Safety: a plain C struct, valid when zeroed.
+                    let mut out: libc::statx = unsafe { std::mem::zeroed() };
+                    out.stx_mask = libc::STATX_BASIC_STATS | libc::STATX_BTIME;
+                    out.stx_blksize = 4096;
+                    out.stx_nlink = s.nlink;
+                    out.stx_uid = s.uid;
+                    out.stx_gid = s.gid;
+                    out.stx_mode = s.mode as u16;
+                    out.stx_ino = s.ino;
+                    out.stx_size = s.size;
+                    out.stx_blocks = s.size.div_ceil(512);
+                    out.stx_atime = timestamp(s.atime_ns);
+                    out.stx_btime = timestamp(s.btime_ns);
+                    out.stx_ctime = timestamp(s.ctime_ns);
+                    out.stx_mtime = timestamp(s.mtime_ns);
+                    out.stx_dev_major = (s.dev >> 32) as u32;
+                    out.stx_dev_minor = s.dev as u32;
+                    // Safety: the caller's buffer.
+                    unsafe { *buf = out };
+                    return 0;
+                }
+            }
+        }
+        // Safety: the same arguments, to the kernel.
+        unsafe { libc::syscall(libc::SYS_statx, dirfd, path, flags, mask, buf) as libc::c_int }
+    }
+}
