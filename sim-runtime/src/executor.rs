@@ -134,6 +134,9 @@ pub fn last_run() -> Option<RunSummary> {
     LAST_SUMMARY.with(|s| s.borrow().clone())
 }
 
+/// What runs when a node crashes (see [`Core::on_node_crash`]).
+pub type CrashListener = Rc<dyn Fn(u32)>;
+
 /// One simulation.
 pub struct Core {
     id: u16,
@@ -157,7 +160,7 @@ pub struct Core {
     extensions: RefCell<Vec<Rc<dyn std::any::Any>>>,
     /// What else a crash of a node takes down (its disk's unsynced state),
     /// in registration order.
-    crash_listeners: RefCell<Vec<Rc<dyn Fn(u32)>>>,
+    crash_listeners: RefCell<Vec<CrashListener>>,
     base_instant: std::time::Instant,
     state: RefCell<State>,
     trace: RefCell<Trace>,
@@ -307,7 +310,7 @@ impl Core {
 
     /// Registers `listener` to run on every [`Core::crash_node`], after the
     /// node's tasks are gone (so their handles are dropped first).
-    pub fn on_node_crash(&self, listener: Rc<dyn Fn(u32)>) {
+    pub fn on_node_crash(&self, listener: CrashListener) {
         self.crash_listeners.borrow_mut().push(listener);
     }
 
@@ -315,7 +318,7 @@ impl Core {
     /// listener (the disk, ...) resolves what the crash does to its state.
     pub fn crash_node(&self, node: u32) {
         self.cancel_node(node);
-        let listeners: Vec<Rc<dyn Fn(u32)>> = self.crash_listeners.borrow().clone();
+        let listeners: Vec<CrashListener> = self.crash_listeners.borrow().clone();
         for listener in listeners {
             listener(node);
         }

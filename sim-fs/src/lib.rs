@@ -1,0 +1,191 @@
+//! Per-host simulated disks for the tokio simulator.
+//!
+//! Every host of a simulation (the tasks tagged with its node in
+//! `sim-runtime`) has its own disk: an in-memory tree of files,
+//! directories and symlinks, made on first use and kept across the host's
+//! crashes and restarts. What a crash keeps follows a durability model (see
+//! [`disk`]): synced data always survives; unsynced writes are lost,
+//! applied or torn at sector granularity; unsynced namespace changes
+//! survive as a prefix, so a rename is all or nothing. Faults (`EIO`,
+//! `ENOSPC`, latency, silent corruption) come from [`DiskConfig`], drawn
+//! from the seed, and every crash resolution and injected fault is a note
+//! in the run's trace.
+//!
+//! `tokio::fs` in the facade is built on [`with_disk`] and [`delay`].
+
+pub mod config;
+mod data;
+pub mod disk;
+
+pub use config::DiskConfig;
+pub use disk::{errno, Disk, Entry, Handle, Ino, Kind, OpenFlags};
+
+use sim_runtime::{Core, EventKind, Label};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+/// The disks of one simulation, by node. A runtime extension.
+pub struct FileSystem {
+    seed: u64,
+    disks: RefCell<BTreeMap<u32, Disk>>,
+    configs: RefCell<BTreeMap<u32, DiskConfig>>,
+    cwd: PathBuf,
+    tmp: PathBuf,
+}
+
+impl FileSystem {
+    fn new(core: &Core) -> Rc<FileSystem> {
+        // The real process's working and temporary directories, so
+        // relative paths and `std::env::temp_dir()` mean on every host what
+        // they mean outside.
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        let fs = Rc::new(FileSystem {
+            seed: core.config().seed,
+            disks: RefCell::new(BTreeMap::new()),
+            configs: RefCell::new(BTreeMap::new()),
+            cwd,
+            tmp: std::env::temp_dir(),
+        });
+        let weak = Rc::downgrade(&fs);
+        core.on_node_crash(Rc::new(move |node| {
+            if let Some(fs) = weak.upgrade() {
+                fs.crash(node);
+            }
+        }));
+        fs
+    }
+
+    fn crash(&self, node: u32) {
+        let mut disks = self.disks.borrow_mut();
+        if let Some(disk) = disks.get_mut(&node) {
+            disk.crash();
+            let notes = disk.take_notes();
+            drop(disks);
+            record(notes);
+        }
+    }
+}
+
+fn record(notes: Vec<String>) {
+    if notes.is_empty() {
+        return;
+    }
+    sim_runtime::context::with_current(|core| {
+        for note in &notes {
+            core.trace(EventKind::Note, core.current_task(), Label::Str(note));
+        }
+    });
+}
+
+fn file_system(core: &Core) -> Rc<FileSystem> {
+    // `extension` keys on the type: one `FileSystem` per simulation. It
+    // holds an `Rc` so the crash listener can see it.
+    core.extension(|| FileSystemSlot(RefCell::new(None)))
+        .get_or_init(core)
+}
+
+struct FileSystemSlot(RefCell<Option<Rc<FileSystem>>>);
+
+impl FileSystemSlot {
+    fn get_or_init(&self, core: &Core) -> Rc<FileSystem> {
+        if let Some(fs) = self.0.borrow().as_ref() {
+            return fs.clone();
+        }
+        let fs = FileSystem::new(core);
+        *self.0.borrow_mut() = Some(fs.clone());
+        fs
+    }
+}
+
+/// Runs `f` on the disk of the current task's host (made on first use),
+/// then records what the disk noted in the trace.
+///
+/// # Panics
+/// Outside a simulation, with tokio's message for a missing runtime.
+#[track_caller]
+pub fn with_disk<R>(f: impl FnOnce(&mut Disk) -> R) -> R {
+    let Some((fs, node)) =
+        sim_runtime::context::with_current(|core| (file_system(core), core.current_node()))
+    else {
+        panic!(
+            "there is no reactor running, must be called from the context of a Tokio 1.x runtime"
+        )
+    };
+    let (result, notes) = {
+        let mut disks = fs.disks.borrow_mut();
+        let disk = disks.entry(node).or_insert_with(|| {
+            let config = fs.configs.borrow().get(&node).cloned().unwrap_or_default();
+            Disk::new(node, fs.seed, config, &fs.cwd, &fs.tmp)
+        });
+        let result = f(disk);
+        (result, disk.take_notes())
+    };
+    record(notes);
+    result
+}
+
+/// Sets the disk configuration of host `node` (0 is the implicit host),
+/// for a disk not made yet or already in use.
+///
+/// # Panics
+/// Outside a simulation; on a configuration that does not validate.
+pub fn set_disk_config(node: u32, config: DiskConfig) {
+    config.validate();
+    let fs = sim_runtime::context::with_current(file_system)
+        .expect("sim: set_disk_config is called inside a simulation");
+    if let Some(disk) = fs.disks.borrow_mut().get_mut(&node) {
+        disk.set_config(config.clone());
+    }
+    fs.configs.borrow_mut().insert(node, config);
+}
+
+/// The latency of one disk operation: a wait in virtual time drawn from
+/// the host's [`DiskConfig`]. Every `tokio::fs` operation awaits one before
+/// it acts, so operations of different tasks interleave as the seed says.
+pub fn delay() -> Delay {
+    let latency_ns = with_disk(|disk| disk.draw_latency_ns());
+    Delay {
+        latency_ns,
+        key: None,
+    }
+}
+
+/// See [`delay`].
+pub struct Delay {
+    latency_ns: u64,
+    key: Option<sim_runtime::EventKey>,
+}
+
+impl Future for Delay {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        sim_runtime::context::with_current(|core| match this.key {
+            None => {
+                let at_ns = core.now_ns() + this.latency_ns;
+                this.key = Some(core.timer_insert(at_ns, Some(cx.waker().clone())));
+                Poll::Pending
+            }
+            Some(key) if core.event_pending(key) => {
+                core.timer_set_waker(key, cx.waker());
+                Poll::Pending
+            }
+            Some(_) => Poll::Ready(()),
+        })
+        .expect("a disk delay is polled inside its simulation")
+    }
+}
+
+impl Drop for Delay {
+    fn drop(&mut self) {
+        if let Some(key) = self.key {
+            sim_runtime::context::with_current(|core| core.event_cancel(key));
+        }
+    }
+}
