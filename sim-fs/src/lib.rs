@@ -102,6 +102,23 @@ impl FileSystemSlot {
     }
 }
 
+/// The host (node) of the running task: whose disk [`with_disk`] uses.
+///
+/// # Panics
+/// Outside a simulation, with tokio's message for a missing runtime.
+#[track_caller]
+pub fn current_node() -> u32 {
+    match sim_runtime::context::with_current(|core| core.current_node()) {
+        Some(node) => node,
+        None => no_runtime(),
+    }
+}
+
+#[track_caller]
+fn no_runtime() -> ! {
+    panic!("there is no reactor running, must be called from the context of a Tokio 1.x runtime")
+}
+
 /// Runs `f` on the disk of the current task's host (made on first use),
 /// then records what the disk noted in the trace.
 ///
@@ -109,12 +126,18 @@ impl FileSystemSlot {
 /// Outside a simulation, with tokio's message for a missing runtime.
 #[track_caller]
 pub fn with_disk<R>(f: impl FnOnce(&mut Disk) -> R) -> R {
-    let Some((fs, node)) =
-        sim_runtime::context::with_current(|core| (file_system(core), core.current_node()))
-    else {
-        panic!(
-            "there is no reactor running, must be called from the context of a Tokio 1.x runtime"
-        )
+    with_disk_on(current_node(), f)
+}
+
+/// As [`with_disk`], on the disk of host `node` (a file opened on one host
+/// stays on that host's disk, whichever task uses it).
+///
+/// # Panics
+/// Outside a simulation.
+#[track_caller]
+pub fn with_disk_on<R>(node: u32, f: impl FnOnce(&mut Disk) -> R) -> R {
+    let Some(fs) = sim_runtime::context::with_current(file_system) else {
+        no_runtime()
     };
     let (result, notes) = {
         let mut disks = fs.disks.borrow_mut();
@@ -148,7 +171,12 @@ pub fn set_disk_config(node: u32, config: DiskConfig) {
 /// the host's [`DiskConfig`]. Every `tokio::fs` operation awaits one before
 /// it acts, so operations of different tasks interleave as the seed says.
 pub fn delay() -> Delay {
-    let latency_ns = with_disk(|disk| disk.draw_latency_ns());
+    delay_on(current_node())
+}
+
+/// As [`delay`], for the disk of host `node`.
+pub fn delay_on(node: u32) -> Delay {
+    let latency_ns = with_disk_on(node, |disk| disk.draw_latency_ns());
     Delay {
         latency_ns,
         key: None,

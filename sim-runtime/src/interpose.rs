@@ -685,6 +685,20 @@ pub fn fabricate_metadata(stat: FakeStat) -> std::fs::Metadata {
     }
 }
 
+/// Outside simulation builds nothing answers the reserved path: simulated
+/// files exist only in simulations.
+///
+/// # Panics
+/// Always, saying so.
+#[cfg(not(simulation))]
+pub fn fabricate_metadata(stat: FakeStat) -> std::fs::Metadata {
+    panic!(
+        "sim: metadata of a simulated file (inode {}) outside a simulation build: build with \
+         `cargo sim`",
+        stat.ino
+    )
+}
+
 #[cfg(simulation)]
 mod stat {
     use super::{FAKE_STAT, FAKE_STAT_PATH};

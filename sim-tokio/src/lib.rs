@@ -22,6 +22,7 @@
 #![warn(missing_docs)]
 #![allow(clippy::new_without_default)]
 
+pub mod fs;
 pub mod io;
 #[doc(hidden)]
 pub mod macros;
