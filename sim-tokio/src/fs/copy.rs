@@ -7,7 +7,7 @@ use std::path::Path;
 /// # Errors
 /// `NotFound` when `from` does not exist; `InvalidInput` when it is not a
 /// regular file; the destination's errors.
-pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u64> {
+pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> Result<u64, std::io::Error> {
     let (from, to) = (from.as_ref().to_owned(), to.as_ref().to_owned());
     super::on_disk(move |disk| {
         let stat = disk.stat_path(&from, true)?;

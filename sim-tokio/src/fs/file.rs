@@ -3,7 +3,7 @@
 use super::OpenOptions;
 use crate::io::{AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
 use std::fmt;
-use std::fs::{Metadata, Permissions};
+use std::fs::{File as StdFile, Metadata, Permissions};
 use std::future::Future;
 use std::io::{self, SeekFrom};
 use std::os::unix::fs::PermissionsExt;
@@ -114,7 +114,7 @@ impl File {
     ///
     /// # Panics
     /// Always, naming the escape.
-    pub fn from_std(std: std::fs::File) -> File {
+    pub fn from_std(std: StdFile) -> File {
         drop(std);
         escape("File::from_std on a real file")
     }
@@ -182,7 +182,7 @@ impl File {
     ///
     /// # Panics
     /// Always, naming the escape.
-    pub async fn into_std(self) -> std::fs::File {
+    pub async fn into_std(self) -> StdFile {
         escape("File::into_std would hand a simulated file to real code")
     }
 
@@ -190,7 +190,7 @@ impl File {
     ///
     /// # Errors
     /// Always, with the file back.
-    pub fn try_into_std(self) -> Result<std::fs::File, Self> {
+    pub fn try_into_std(self) -> Result<StdFile, Self> {
         Err(self)
     }
 
@@ -347,9 +347,9 @@ impl Drop for File {
     }
 }
 
-impl From<std::fs::File> for File {
+impl From<StdFile> for File {
     /// Refused, as [`File::from_std`].
-    fn from(std: std::fs::File) -> File {
+    fn from(std: StdFile) -> File {
         File::from_std(std)
     }
 }
