@@ -1,1 +1,2 @@
 //! Examples: see `src/bin/`. They are ordinary tokio programs.
+pub mod wal;

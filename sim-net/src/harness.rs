@@ -28,6 +28,7 @@
 
 use crate::link::LinkConfig;
 use crate::net::{with_net, ConnectPolicy, HostId, Network};
+use sim_fs::DiskConfig;
 use sim_runtime::{Core, Flavor, Output, RuntimeOptions, SimConfig, TaskMeta};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -43,7 +44,7 @@ type Factory = Rc<dyn Fn() -> BoxFuture>;
 
 /// A fault, scheduled with [`Sim::at`] or applied at once with
 /// [`Fault::apply`]. Hosts are named.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Fault {
     /// Cut both directions between two hosts.
     Partition(String, String),
@@ -70,6 +71,9 @@ pub enum Fault {
     /// Deliver a signal (by number: 15 is SIGTERM, 2 SIGINT) to a host.
     /// Without a handler, a terminating signal crashes the host.
     Signal(String, i32),
+    /// Replace a host's disk configuration (its faults, latency and
+    /// capacity) from now on.
+    Disk(String, DiskConfig),
 }
 
 /// Factories of the hosts, so restarts can run them again.
@@ -103,6 +107,10 @@ impl Fault {
             Fault::BlackHole(h) => net.set_connect_policy(host(net, h), ConnectPolicy::BlackHole),
             Fault::Accept(h) => net.set_connect_policy(host(net, h), ConnectPolicy::Normal),
             Fault::Signal(h, signum) => net.signal(host(net, h), *signum),
+            Fault::Disk(h, config) => {
+                net.note(&format!("disk config {h}: {config:?}"));
+                sim_fs::set_disk_config(host(net, h).0, config.clone());
+            }
         })
     }
 }
@@ -175,6 +183,7 @@ pub struct Sim {
     faults: Vec<(Duration, Fault)>,
     links: Vec<(String, String, LinkConfig)>,
     default_link: Option<LinkConfig>,
+    disks: Vec<(String, DiskConfig)>,
 }
 
 impl Default for Sim {
@@ -201,6 +210,7 @@ impl Sim {
             faults: Vec::new(),
             links: Vec::new(),
             default_link: None,
+            disks: Vec::new(),
         }
     }
 
@@ -243,6 +253,16 @@ impl Sim {
         self
     }
 
+    /// Configures `host`'s disk (capacity, latency, faults) for the run.
+    ///
+    /// # Panics
+    /// On a configuration that does not validate.
+    pub fn disk(&mut self, host: &str, config: DiskConfig) -> &mut Self {
+        config.validate();
+        self.disks.push((host.to_string(), config));
+        self
+    }
+
     /// Applies `fault` at virtual time `at` from the start.
     pub fn at(&mut self, at: Duration, fault: Fault) -> &mut Self {
         self.faults.push((at, fault));
@@ -270,6 +290,7 @@ impl Sim {
             faults,
             links,
             default_link,
+            disks,
             ..
         } = self;
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -289,6 +310,9 @@ impl Sim {
                         .collect();
                     for (from, to, config) in links {
                         net.set_link(host(net, &from), host(net, &to), config);
+                    }
+                    for (name, config) in disks {
+                        sim_fs::set_disk_config(host(net, &name).0, config);
                     }
                     for index in 1..net_host_count(net) {
                         start_host(HostId(index));

@@ -29,3 +29,5 @@ pub mod unix;
 pub use harness::{Fault, Sim, SimReport};
 pub use link::LinkConfig;
 pub use net::{try_with_net, with_net, ConnectPolicy, HostId, Network, SocketId};
+/// A host's disk configuration, for [`Sim::disk`] and [`Fault::Disk`].
+pub use sim_fs::DiskConfig;
