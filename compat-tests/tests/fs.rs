@@ -367,3 +367,42 @@ fn file_is_send_and_sync() {
     check::<fs::DirEntry>();
     check::<OpenOptions>();
 }
+
+/// The common test pattern: a scratch directory from `tempfile` (which
+/// uses std::fs), then tokio::fs inside it, and std::fs again to check.
+/// Both see one disk: the real one in the plain build, the host's
+/// simulated one under the simulator.
+#[tokio::test]
+async fn tempfile_scratch_directories_work_with_tokio_fs_and_std_fs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.json");
+    fs::write(&path, br#"{"term":3}"#).await.unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), br#"{"term":3}"#);
+    std::fs::write(dir.path().join("from-std"), b"std").unwrap();
+    assert_eq!(fs::read(dir.path().join("from-std")).await.unwrap(), b"std");
+    std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+    assert!(fs::metadata(dir.path().join("a/b")).await.unwrap().is_dir());
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 10);
+
+    let mut named = tempfile::NamedTempFile::new_in(dir.path()).unwrap();
+    std::io::Write::write_all(&mut named, b"named").unwrap();
+    named.as_file().sync_all().unwrap();
+    assert_eq!(fs::read(named.path()).await.unwrap(), b"named");
+
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 4, "{names:?}");
+    assert!(names.contains(&"state.json".to_string()));
+    std::fs::rename(&path, dir.path().join("renamed")).unwrap();
+    assert!(!fs::try_exists(&path).await.unwrap());
+    assert!(std::fs::canonicalize(dir.path().join("renamed")).is_ok());
+
+    let kept = dir.path().to_path_buf();
+    drop(named);
+    // TempDir's drop removes the tree with std::fs::remove_dir_all.
+    dir.close().unwrap();
+    assert!(!fs::try_exists(&kept).await.unwrap());
+}

@@ -773,7 +773,8 @@ impl Disk {
     /// `open`, with std's checks of the flag combination.
     pub fn open(&mut self, path: &Path, flags: &OpenFlags) -> io::Result<Handle> {
         let custom = flags.custom_flags;
-        if custom & (libc::O_TMPFILE | libc::O_PATH) != 0 {
+        // O_TMPFILE includes the O_DIRECTORY bit: compare whole.
+        if custom & libc::O_TMPFILE == libc::O_TMPFILE || custom & libc::O_PATH != 0 {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
                 format!(

@@ -16,9 +16,11 @@
 pub mod config;
 mod data;
 pub mod disk;
+mod std_fs;
 
 pub use config::DiskConfig;
 pub use disk::{errno, Disk, Entry, Handle, Ino, Kind, OpenFlags};
+pub use std_fs::install;
 
 use sim_runtime::{Core, EventKind, Label};
 use std::cell::RefCell;

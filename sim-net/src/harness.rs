@@ -275,6 +275,8 @@ impl Sim {
     /// When a client panics (with its panic), on a deadlock, or at the
     /// run's time or step limit.
     pub fn run(self) -> SimReport {
+        // std::fs under the temporary directory goes to the simulated disk.
+        sim_fs::install();
         let core = Core::new(
             self.config,
             RuntimeOptions {

@@ -753,6 +753,23 @@ mod stat {
                 }
             }
         }
+        // A simulated file (std::fs under the temporary directory).
+        // Safety: the caller's NUL-terminated path.
+        if let Some(result) = unsafe { crate::files::statx_simulated(dirfd, path, flags) } {
+            return match result {
+                Ok(s) => {
+                    FAKE_STAT.with(|slot| slot.set(Some(s)));
+                    // Safety: the reserved path, answered from the slot.
+                    let reserved = std::ffi::CString::new(FAKE_STAT_PATH).expect("no NUL");
+                    unsafe { statx(libc::AT_FDCWD, reserved.as_ptr(), flags, mask, buf) }
+                }
+                Err(e) => {
+                    // Safety: errno is thread-local.
+                    unsafe { *libc::__errno_location() = e };
+                    -1
+                }
+            };
+        }
         // Safety: the same arguments, to the kernel.
         unsafe { libc::syscall(libc::SYS_statx, dirfd, path, flags, mask, buf) as libc::c_int }
     }

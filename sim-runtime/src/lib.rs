@@ -20,6 +20,7 @@ pub mod config;
 pub mod context;
 pub mod events;
 pub mod executor;
+pub mod files;
 pub mod interpose;
 pub mod rng;
 pub mod seed;

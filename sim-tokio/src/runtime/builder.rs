@@ -292,6 +292,8 @@ impl Builder {
             RuntimeFlavor::CurrentThread => 1,
             RuntimeFlavor::MultiThread => self.worker_threads.unwrap_or(1),
         };
+        // std::fs under the temporary directory goes to the simulated disk.
+        sim_fs::install();
         Runtime::from_core(
             sim_runtime::Core::new(config, options),
             self.flavor,

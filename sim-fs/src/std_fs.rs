@@ -1,0 +1,297 @@
+//! `std::fs` on the simulated disk: the answers to the libc calls that
+//! `sim_runtime::files` interposes, for paths under the temporary
+//! directory. See that module for the rule; this one keeps the simulated
+//! descriptors.
+
+use crate::disk::{Handle, Kind, OpenFlags};
+use crate::with_disk_on;
+use sim_runtime::files::FileHooks;
+use sim_runtime::interpose::FakeStat;
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::OnceLock;
+
+/// One simulated descriptor. `dup`s share the position.
+#[derive(Clone)]
+struct Descriptor {
+    node: u32,
+    handle: Handle,
+    pos: Rc<Cell<u64>>,
+    path: PathBuf,
+}
+
+thread_local! {
+    static DESCRIPTORS: RefCell<BTreeMap<i32, Descriptor>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// Which real paths are simulated: the temporary directory, except the
+/// first level under it that holds the working directory or the running
+/// binary (a checkout or build living under `/tmp` stays real).
+struct Area {
+    tmp: PathBuf,
+    real_inside: Vec<PathBuf>,
+}
+
+fn area() -> &'static Area {
+    static AREA: OnceLock<Area> = OnceLock::new();
+    AREA.get_or_init(|| {
+        let tmp = sim_runtime::files::normalize(&std::env::temp_dir());
+        let mut real_inside = Vec::new();
+        let anchors = [std::env::current_dir().ok(), std::env::current_exe().ok()];
+        for anchor in anchors.into_iter().flatten() {
+            if let Ok(rest) = sim_runtime::files::normalize(&anchor).strip_prefix(&tmp) {
+                if let Some(first) = rest.components().next() {
+                    real_inside.push(tmp.join(first));
+                }
+            }
+        }
+        Area { tmp, real_inside }
+    })
+}
+
+fn errno_of(e: io::Error) -> i32 {
+    e.raw_os_error().unwrap_or(match e.kind() {
+        io::ErrorKind::Unsupported => libc::EOPNOTSUPP,
+        _ => libc::EIO,
+    })
+}
+
+/// Reserves a descriptor number with a real `/dev/null` descriptor, opened
+/// by a raw syscall so that no interposed `open` sees it.
+fn reserve_fd() -> Result<i32, i32> {
+    // Safety: a plain openat(2) of a constant path.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat,
+            libc::AT_FDCWD,
+            c"/dev/null".as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(libc::EMFILE);
+    }
+    Ok(fd as i32)
+}
+
+fn release_fd(fd: i32) {
+    // Safety: closes the reservation made by `reserve_fd`.
+    unsafe { libc::syscall(libc::SYS_close, fd) };
+}
+
+fn register(descriptor: Descriptor) -> Result<i32, i32> {
+    let fd = reserve_fd()?;
+    DESCRIPTORS.with(|d| d.borrow_mut().insert(fd, descriptor));
+    sim_runtime::files::count_fake_fd(true);
+    Ok(fd)
+}
+
+fn descriptor(fd: i32) -> Result<Descriptor, i32> {
+    DESCRIPTORS
+        .try_with(|d| d.borrow().get(&fd).cloned())
+        .ok()
+        .flatten()
+        .ok_or(libc::EBADF)
+}
+
+fn on_disk<R>(node: u32, f: impl FnOnce(&mut crate::Disk) -> io::Result<R>) -> Result<R, i32> {
+    with_disk_on(node, f).map_err(errno_of)
+}
+
+fn here<R>(f: impl FnOnce(&mut crate::Disk) -> io::Result<R>) -> Result<R, i32> {
+    on_disk(crate::current_node(), f)
+}
+
+fn kind_bits(kind: Kind) -> u8 {
+    match kind {
+        Kind::File => libc::DT_REG,
+        Kind::Dir => libc::DT_DIR,
+        Kind::Symlink => libc::DT_LNK,
+    }
+}
+
+/// The hooks `sim_runtime::files` calls.
+pub(crate) struct StdFs;
+
+impl FileHooks for StdFs {
+    fn claims(&self, path: &Path) -> bool {
+        let area = area();
+        path.starts_with(&area.tmp) && !area.real_inside.iter().any(|real| path.starts_with(real))
+    }
+
+    fn dir_path(&self, fd: i32) -> Option<PathBuf> {
+        descriptor(fd).ok().map(|d| d.path)
+    }
+
+    fn is_fake(&self, fd: i32) -> bool {
+        DESCRIPTORS
+            .try_with(|d| d.borrow().contains_key(&fd))
+            .unwrap_or(false)
+    }
+
+    fn open(&self, path: &Path, flags: i32, mode: u32) -> Result<i32, i32> {
+        let access = flags & libc::O_ACCMODE;
+        let create = flags & libc::O_CREAT != 0;
+        let exclusive = flags & libc::O_EXCL != 0;
+        let open_flags = OpenFlags {
+            read: access == libc::O_RDONLY || access == libc::O_RDWR,
+            write: access == libc::O_WRONLY || access == libc::O_RDWR,
+            append: flags & libc::O_APPEND != 0,
+            truncate: flags & libc::O_TRUNC != 0,
+            create: create && !exclusive,
+            create_new: create && exclusive,
+            mode,
+            custom_flags: flags
+                & (libc::O_NOFOLLOW
+                    | libc::O_DIRECTORY
+                    | libc::O_SYNC
+                    | libc::O_DSYNC
+                    | libc::O_TMPFILE
+                    | libc::O_PATH),
+        };
+        let node = crate::current_node();
+        let handle = on_disk(node, |disk| disk.open(path, &open_flags))?;
+        register(Descriptor {
+            node,
+            handle,
+            pos: Rc::new(Cell::new(0)),
+            path: path.to_path_buf(),
+        })
+        .inspect_err(|_| with_disk_on(node, |disk| disk.close(&handle)))
+    }
+
+    fn close(&self, fd: i32) -> Result<(), i32> {
+        let d = DESCRIPTORS
+            .with(|t| t.borrow_mut().remove(&fd))
+            .ok_or(libc::EBADF)?;
+        sim_runtime::files::count_fake_fd(false);
+        release_fd(fd);
+        // The disk is gone with its runtime: nothing left to close.
+        if sim_runtime::context::current_id().is_some() {
+            with_disk_on(d.node, |disk| disk.close(&d.handle));
+        }
+        Ok(())
+    }
+
+    fn read(&self, fd: i32, buf: &mut [u8], at: Option<u64>) -> Result<usize, i32> {
+        let d = descriptor(fd)?;
+        let offset = at.unwrap_or(d.pos.get());
+        let n = on_disk(d.node, |disk| disk.read_at(&d.handle, offset, buf))?;
+        if at.is_none() {
+            d.pos.set(offset + n as u64);
+        }
+        Ok(n)
+    }
+
+    fn write(&self, fd: i32, buf: &[u8], at: Option<u64>) -> Result<usize, i32> {
+        let d = descriptor(fd)?;
+        let offset = at.unwrap_or(d.pos.get());
+        let (n, next) = on_disk(d.node, |disk| disk.write_at(&d.handle, offset, buf))?;
+        if at.is_none() {
+            d.pos.set(next);
+        }
+        Ok(n)
+    }
+
+    fn seek(&self, fd: i32, offset: i64, whence: i32) -> Result<u64, i32> {
+        let d = descriptor(fd)?;
+        let base = match whence {
+            libc::SEEK_SET => 0,
+            libc::SEEK_CUR => d.pos.get(),
+            libc::SEEK_END => on_disk(d.node, |disk| disk.len(&d.handle))?,
+            _ => return Err(libc::EINVAL),
+        };
+        let target = base.checked_add_signed(offset).ok_or(libc::EINVAL)?;
+        d.pos.set(target);
+        Ok(target)
+    }
+
+    fn fstat(&self, fd: i32) -> Result<FakeStat, i32> {
+        let d = descriptor(fd)?;
+        on_disk(d.node, |disk| disk.stat(&d.handle))
+    }
+
+    fn stat(&self, path: &Path, follow: bool) -> Result<FakeStat, i32> {
+        here(|disk| disk.stat_path(path, follow))
+    }
+
+    fn fsync(&self, fd: i32) -> Result<(), i32> {
+        let d = descriptor(fd)?;
+        on_disk(d.node, |disk| disk.sync(&d.handle))
+    }
+
+    fn ftruncate(&self, fd: i32, len: u64) -> Result<(), i32> {
+        let d = descriptor(fd)?;
+        on_disk(d.node, |disk| disk.set_len(&d.handle, len))
+    }
+
+    fn fchmod(&self, fd: i32, mode: u32) -> Result<(), i32> {
+        let d = descriptor(fd)?;
+        on_disk(d.node, |disk| disk.set_mode(&d.handle, mode))
+    }
+
+    fn chmod(&self, path: &Path, mode: u32) -> Result<(), i32> {
+        here(|disk| disk.set_mode_path(path, mode))
+    }
+
+    fn mkdir(&self, path: &Path, mode: u32) -> Result<(), i32> {
+        here(|disk| disk.create_dir(path, mode))
+    }
+
+    fn rmdir(&self, path: &Path) -> Result<(), i32> {
+        here(|disk| disk.remove_dir(path))
+    }
+
+    fn unlink(&self, path: &Path) -> Result<(), i32> {
+        here(|disk| disk.remove_file(path))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> Result<(), i32> {
+        here(|disk| disk.rename(from, to))
+    }
+
+    fn link(&self, from: &Path, to: &Path) -> Result<(), i32> {
+        here(|disk| disk.hard_link(from, to))
+    }
+
+    fn symlink(&self, target: &Path, link: &Path) -> Result<(), i32> {
+        here(|disk| disk.symlink(target, link))
+    }
+
+    fn readlink(&self, path: &Path) -> Result<PathBuf, i32> {
+        here(|disk| disk.read_link(path))
+    }
+
+    fn realpath(&self, path: &Path) -> Result<PathBuf, i32> {
+        here(|disk| disk.canonicalize(path))
+    }
+
+    fn list(&self, fd: i32) -> Result<Vec<(OsString, u64, u8)>, i32> {
+        let d = descriptor(fd)?;
+        let entries = on_disk(d.node, |disk| disk.read_dir(&d.path))?;
+        Ok(entries
+            .into_iter()
+            .map(|e| (e.name, e.ino, kind_bits(e.kind)))
+            .collect())
+    }
+
+    fn dup(&self, fd: i32) -> Result<i32, i32> {
+        let d = descriptor(fd)?;
+        let handle = on_disk(d.node, |disk| disk.dup(&d.handle))?;
+        register(Descriptor { handle, ..d })
+    }
+}
+
+/// Routes `std::fs` under the temporary directory to the simulated disks
+/// (once per process). The runtime builders call it.
+pub fn install() {
+    // Worked out now, before any run: it calls std (current_exe reads a
+    // link), which inside a run would ask these very hooks.
+    area();
+    static HOOKS: StdFs = StdFs;
+    sim_runtime::files::set_file_hooks(&HOOKS);
+}
