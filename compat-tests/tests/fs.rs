@@ -406,3 +406,24 @@ async fn tempfile_scratch_directories_work_with_tokio_fs_and_std_fs() {
     dir.close().unwrap();
     assert!(!fs::try_exists(&kept).await.unwrap());
 }
+
+/// Files in the source tree (fixtures, configuration) read the same with
+/// tokio::fs and std::fs, in both builds.
+#[tokio::test]
+async fn source_tree_files_are_readable() {
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    let text = fs::read_to_string(manifest).await.unwrap();
+    assert!(text.contains("name = \"compat-tests\""));
+    assert_eq!(std::fs::read_to_string(manifest).unwrap(), text);
+    let mut names = Vec::new();
+    let mut entries = fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/tests"))
+        .await
+        .unwrap();
+    while let Some(entry) = entries.next_entry().await.unwrap() {
+        names.push(entry.file_name().into_string().unwrap());
+    }
+    assert!(names.contains(&"fs.rs".to_string()), "{names:?}");
+    // Relative paths start at the working directory (the package's, under
+    // cargo test).
+    assert_eq!(fs::read_to_string("Cargo.toml").await.unwrap(), text);
+}

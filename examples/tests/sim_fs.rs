@@ -296,3 +296,42 @@ fn crash_resolution_and_faults_are_in_the_trace_and_replay() {
     }
     assert!(a == b, "one seed, two processes, two different traces");
 }
+
+/// The real filesystem is an input: a host sees it as it was, and what
+/// the host writes stays on its own disk.
+#[tokio::test]
+async fn writes_to_mirrored_files_stay_on_the_simulated_disk() {
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    let real = std::fs::read(manifest).unwrap();
+    fs::write(manifest, b"changed in the simulation")
+        .await
+        .unwrap();
+    assert_eq!(
+        fs::read(manifest).await.unwrap(),
+        b"changed in the simulation"
+    );
+    // The real file is untouched (std::fs outside the temporary directory
+    // reads the real disk).
+    assert_eq!(std::fs::read(manifest).unwrap(), real);
+    fs::remove_file(manifest).await.unwrap();
+    // Removed on this disk: not mirrored again.
+    assert!(!fs::try_exists(manifest).await.unwrap());
+}
+
+/// std::fs may read the real filesystem during a run, but changing it is an
+/// escape: refused, with the call and the path named on stderr.
+#[tokio::test]
+async fn std_fs_changes_outside_the_temporary_directory_are_refused() {
+    let outside = concat!(env!("CARGO_MANIFEST_DIR"), "/escape-attempt.txt");
+    let err = std::fs::write(outside, b"x").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::PermissionDenied, "{err}");
+    let err = std::fs::create_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/escape-dir")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::PermissionDenied, "{err}");
+    assert!(!std::path::Path::new(outside).exists());
+    // Reading is fine: the source tree is an input.
+    assert!(std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")).is_ok());
+    // Under the temporary directory, std::fs works on the simulated disk.
+    let inside = std::env::temp_dir().join("std-inside");
+    std::fs::write(&inside, b"simulated").unwrap();
+    assert_eq!(fs::read(&inside).await.unwrap(), b"simulated");
+}

@@ -195,6 +195,25 @@ pub struct Entry {
     pub kind: Kind,
 }
 
+/// What a fresh disk holds.
+#[derive(Clone, Debug)]
+pub struct Skeleton {
+    /// The working directory (relative paths start here); made, and
+    /// mirrored from the real one.
+    pub cwd: PathBuf,
+    /// The temporary directory: made, and always empty.
+    pub tmp: PathBuf,
+    /// Whether the disk shows the real filesystem (outside `tmp`) as it
+    /// is, read-only, until the host changes it: fixtures and
+    /// configuration files are there, and what the host writes stays on
+    /// its disk.
+    pub mirror_real: bool,
+}
+
+/// The most bytes one mirrored file may have; a bigger real file is left
+/// out (and the trace says so).
+const MIRROR_FILE_MAX_BYTES: u64 = 64 << 20;
+
 /// A host's disk.
 pub struct Disk {
     node: u32,
@@ -209,6 +228,11 @@ pub struct Disk {
     rng: Rng,
     /// What happened that the trace should say, drained by the owner.
     notes: Vec<String>,
+    /// Directories that mirror a real one: a name missing here is looked
+    /// up there, once.
+    origins: BTreeMap<Ino, PathBuf>,
+    /// Mirrored names the host removed: not looked up again.
+    whiteouts: BTreeSet<(Ino, OsString)>,
 }
 
 fn now_ns() -> u64 {
@@ -219,9 +243,9 @@ fn now_ns() -> u64 {
 }
 
 impl Disk {
-    /// An empty disk for host `node`, holding `/`, the temporary directory
+    /// A fresh disk for host `node`, holding `/`, the temporary directory
     /// and the working directory (what every process expects to find).
-    pub fn new(node: u32, seed: u64, config: DiskConfig, cwd: &Path, tmp: &Path) -> Disk {
+    pub fn new(node: u32, seed: u64, config: DiskConfig, skeleton: &Skeleton) -> Disk {
         config.validate();
         let mut disk = Disk {
             node,
@@ -237,11 +261,13 @@ impl Disk {
             // another's.
             rng: Rng::new(seed, 0x5f5_0000 + u64::from(node)),
             notes: Vec::new(),
+            origins: BTreeMap::new(),
+            whiteouts: BTreeSet::new(),
         };
         let root = disk.alloc(Body::Dir(BTreeMap::new()), 0o755);
         debug_assert_eq!(root, ROOT);
         disk.inodes.get_mut(&ROOT).expect("root").nlink = 2;
-        for dir in [tmp, cwd] {
+        for dir in [&skeleton.tmp, &skeleton.cwd] {
             if dir.is_absolute() {
                 disk.create_dir_all(dir, 0o777)
                     .expect("a fresh disk takes any absolute directory");
@@ -249,8 +275,123 @@ impl Disk {
         }
         // The skeleton is durable from the start.
         disk.commit(disk.journal.len());
-        disk.cwd = cwd.to_path_buf();
+        if skeleton.mirror_real {
+            // The root and the working directory's chain mirror the real
+            // ones; the temporary directory does not.
+            disk.origins.insert(ROOT, PathBuf::from("/"));
+            let mut real = PathBuf::from("/");
+            let mut at = ROOT;
+            for part in skeleton.cwd.components().skip(1) {
+                real.push(part);
+                let Some(&child) = disk.entries(at).ok().and_then(|e| e.get(part.as_os_str()))
+                else {
+                    break;
+                };
+                if real != skeleton.tmp && !skeleton.tmp.starts_with(&real) {
+                    disk.origins.insert(child, real.clone());
+                }
+                at = child;
+            }
+        }
+        disk.cwd = skeleton.cwd.clone();
         disk
+    }
+
+    /// Brings the real entries on `path`'s way into this disk, for the
+    /// directories that mirror real ones. Each is looked up once; then it
+    /// is the host's, to change or remove.
+    fn see(&mut self, path: &Path) {
+        if self.origins.is_empty() {
+            return;
+        }
+        let absolute = sim_runtime::files::normalize(&if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.cwd.join(path)
+        });
+        let mut dir = ROOT;
+        for part in absolute.components().skip(1) {
+            let name = part.as_os_str();
+            let child = match self.entries(dir).ok().and_then(|e| e.get(name)) {
+                Some(&child) => child,
+                None => match self.import(dir, name) {
+                    Some(child) => child,
+                    None => return,
+                },
+            };
+            if self.inode(child).kind() != Kind::Dir {
+                return;
+            }
+            dir = child;
+        }
+    }
+
+    /// Mirrors every real entry of `dir` (for a listing).
+    fn see_all(&mut self, dir: Ino) {
+        let Some(origin) = self.origins.get(&dir).cloned() else {
+            return;
+        };
+        let Ok(listing) = std::fs::read_dir(&origin) else {
+            return;
+        };
+        let mut names: Vec<OsString> = listing
+            .filter_map(|e| e.ok().map(|e| e.file_name()))
+            .collect();
+        names.sort();
+        for name in names {
+            let present = self.entries(dir).is_ok_and(|e| e.contains_key(&name));
+            if !present {
+                self.import(dir, &name);
+            }
+        }
+    }
+
+    /// Copies the real entry `name` of mirrored `dir` in, durably.
+    fn import(&mut self, dir: Ino, name: &OsStr) -> Option<Ino> {
+        use std::os::unix::fs::MetadataExt;
+        let origin = self.origins.get(&dir)?.join(name);
+        if self.whiteouts.contains(&(dir, name.to_os_string())) {
+            return None;
+        }
+        let meta = std::fs::symlink_metadata(&origin).ok()?;
+        let body = if meta.is_dir() {
+            Body::Dir(BTreeMap::new())
+        } else if meta.file_type().is_symlink() {
+            Body::Symlink(std::fs::read_link(&origin).ok()?)
+        } else if meta.is_file() {
+            if meta.len() > MIRROR_FILE_MAX_BYTES {
+                self.notes.push(format!(
+                    "fs mirror skipped {} ({} bytes)",
+                    origin.display(),
+                    meta.len()
+                ));
+                return None;
+            }
+            let bytes = std::fs::read(&origin).ok()?;
+            let mut data = FileData::default();
+            data.write_at(0, &bytes);
+            data.sync();
+            self.used_bytes += bytes.len() as u64;
+            Body::File(data)
+        } else {
+            // Devices, sockets, FIFOs: not mirrored.
+            return None;
+        };
+        let is_dir = matches!(body, Body::Dir(_));
+        let ino = self.alloc(body, meta.mode() & 0o7777);
+        self.inode_mut(ino).nlink = if is_dir { 2 } else { 1 };
+        if is_dir {
+            self.inode_mut(dir).nlink += 1;
+            self.origins.insert(ino, origin.clone());
+            self.durable_dirs.entry(ino).or_default();
+        }
+        self.entries_mut(dir).insert(name.to_os_string(), ino);
+        self.durable_dirs
+            .entry(dir)
+            .or_default()
+            .insert(name.to_os_string(), ino);
+        self.notes.push(format!("fs mirror {}", origin.display()));
+        Some(ino)
     }
 
     /// The disk's configuration.
@@ -414,7 +555,8 @@ impl Disk {
     }
 
     /// The absolute path with every symlink resolved.
-    pub fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+    pub fn canonicalize(&mut self, path: &Path) -> io::Result<PathBuf> {
+        self.see(path);
         let stack = self.walk(path, true)?;
         let mut out = PathBuf::from("/");
         for (_, name) in stack.iter().skip(1) {
@@ -433,6 +575,7 @@ impl Disk {
     }
 
     fn link_name(&mut self, dir: Ino, name: OsString, ino: Ino) {
+        self.whiteouts.remove(&(dir, name.clone()));
         let previous = self.entries_mut(dir).insert(name.clone(), ino);
         debug_assert!(previous.is_none(), "linking over a name");
         self.inode_mut(ino).nlink += 1;
@@ -451,6 +594,9 @@ impl Disk {
             .expect("unlinking a present name");
         self.drop_link(dir, ino);
         self.touch_dir(dir);
+        if self.origins.contains_key(&dir) {
+            self.whiteouts.insert((dir, name.to_os_string()));
+        }
         self.record(NsOp::Unlink {
             dir,
             name: name.to_os_string(),
@@ -491,6 +637,7 @@ impl Disk {
 
     /// `mkdir`.
     pub fn create_dir(&mut self, path: &Path, mode: u32) -> io::Result<()> {
+        self.see(path);
         let (dir, name) = self.parent_of(path)?;
         if self.entries(dir)?.contains_key(&name) {
             return Err(errno(libc::EEXIST));
@@ -505,6 +652,7 @@ impl Disk {
 
     /// `mkdir -p`.
     pub fn create_dir_all(&mut self, path: &Path, mode: u32) -> io::Result<()> {
+        self.see(path);
         match self.lookup(path, true) {
             Ok(ino) if self.inode(ino).kind() == Kind::Dir => return Ok(()),
             Ok(_) => return Err(errno(libc::EEXIST)),
@@ -525,6 +673,7 @@ impl Disk {
 
     /// `rmdir`.
     pub fn remove_dir(&mut self, path: &Path) -> io::Result<()> {
+        self.see(path);
         let (dir, name) = self.parent_of(path)?;
         let ino = *self.entries(dir)?.get(&name).ok_or(errno(libc::ENOENT))?;
         match &self.inode(ino).body {
@@ -539,6 +688,7 @@ impl Disk {
 
     /// `unlink`.
     pub fn remove_file(&mut self, path: &Path) -> io::Result<()> {
+        self.see(path);
         let (dir, name) = self.parent_of(path)?;
         let ino = *self.entries(dir)?.get(&name).ok_or(errno(libc::ENOENT))?;
         if self.inode(ino).kind() == Kind::Dir {
@@ -552,6 +702,7 @@ impl Disk {
     /// `rm -r`: what `std::fs::remove_dir_all` does (symlinks are removed,
     /// never followed).
     pub fn remove_dir_all(&mut self, path: &Path) -> io::Result<()> {
+        self.see(path);
         let ino = self.lookup(path, false)?;
         if self.inode(ino).kind() != Kind::Dir {
             return Err(errno(libc::ENOTDIR));
@@ -584,6 +735,8 @@ impl Disk {
     /// `rename`: atomic while the host runs; replaces a file, or an empty
     /// directory, at the destination.
     pub fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
+        self.see(from);
+        self.see(to);
         let (from_dir, from_name) = self.parent_of(from)?;
         let ino = *self
             .entries(from_dir)?
@@ -620,6 +773,10 @@ impl Disk {
             self.drop_link(to_dir, target);
         }
         self.entries_mut(from_dir).remove(&from_name);
+        if self.origins.contains_key(&from_dir) {
+            self.whiteouts.insert((from_dir, from_name.clone()));
+        }
+        self.whiteouts.remove(&(to_dir, to_name.clone()));
         self.entries_mut(to_dir).insert(to_name.clone(), ino);
         if moving_dir && from_dir != to_dir {
             self.inode_mut(from_dir).nlink -= 1;
@@ -639,6 +796,8 @@ impl Disk {
 
     /// `link`: a second name for a file.
     pub fn hard_link(&mut self, src: &Path, dst: &Path) -> io::Result<()> {
+        self.see(src);
+        self.see(dst);
         let ino = self.lookup(src, false)?;
         if self.inode(ino).kind() == Kind::Dir {
             return Err(errno(libc::EPERM));
@@ -655,6 +814,7 @@ impl Disk {
 
     /// `symlink`: `link` points at `target` (not checked to exist).
     pub fn symlink(&mut self, target: &Path, link: &Path) -> io::Result<()> {
+        self.see(link);
         let (dir, name) = self.parent_of(link)?;
         if self.entries(dir)?.contains_key(&name) {
             return Err(errno(libc::EEXIST));
@@ -666,7 +826,8 @@ impl Disk {
     }
 
     /// `readlink`.
-    pub fn read_link(&self, path: &Path) -> io::Result<PathBuf> {
+    pub fn read_link(&mut self, path: &Path) -> io::Result<PathBuf> {
+        self.see(path);
         let ino = self.lookup(path, false)?;
         match &self.inode(ino).body {
             Body::Symlink(target) => Ok(target.clone()),
@@ -675,8 +836,10 @@ impl Disk {
     }
 
     /// The entries of a directory, in name order.
-    pub fn read_dir(&self, path: &Path) -> io::Result<Vec<Entry>> {
+    pub fn read_dir(&mut self, path: &Path) -> io::Result<Vec<Entry>> {
+        self.see(path);
         let ino = self.lookup(path, true)?;
+        self.see_all(ino);
         if self.inode(ino).mode & 0o400 == 0 {
             return Err(errno(libc::EACCES));
         }
@@ -711,7 +874,8 @@ impl Disk {
     }
 
     /// `stat` (`follow` true) or `lstat`.
-    pub fn stat_path(&self, path: &Path, follow: bool) -> io::Result<FakeStat> {
+    pub fn stat_path(&mut self, path: &Path, follow: bool) -> io::Result<FakeStat> {
+        self.see(path);
         Ok(self.stat_ino(self.lookup(path, follow)?))
     }
 
@@ -723,6 +887,7 @@ impl Disk {
 
     /// `chmod` (follows symlinks).
     pub fn set_mode_path(&mut self, path: &Path, mode: u32) -> io::Result<()> {
+        self.see(path);
         let ino = self.lookup(path, true)?;
         self.set_mode_ino(ino, mode);
         Ok(())
@@ -772,6 +937,7 @@ impl Disk {
 
     /// `open`, with std's checks of the flag combination.
     pub fn open(&mut self, path: &Path, flags: &OpenFlags) -> io::Result<Handle> {
+        self.see(path);
         let custom = flags.custom_flags;
         // O_TMPFILE includes the O_DIRECTORY bit: compare whole.
         if custom & libc::O_TMPFILE == libc::O_TMPFILE || custom & libc::O_PATH != 0 {
@@ -1173,13 +1339,17 @@ mod tests {
     use super::*;
 
     fn disk(seed: u64) -> Disk {
-        Disk::new(
-            0,
-            seed,
-            DiskConfig::default(),
-            Path::new("/work"),
-            Path::new("/tmp"),
-        )
+        Disk::new(0, seed, DiskConfig::default(), &skeleton("/work"))
+    }
+
+    /// A disk that does not mirror the real filesystem: unit tests see
+    /// only what they make.
+    fn skeleton(cwd: &str) -> Skeleton {
+        Skeleton {
+            cwd: PathBuf::from(cwd),
+            tmp: PathBuf::from("/tmp"),
+            mirror_real: false,
+        }
     }
 
     fn rw_create() -> OpenFlags {
@@ -1350,8 +1520,7 @@ mod tests {
                 capacity_bytes: 1000,
                 ..DiskConfig::default()
             },
-            Path::new("/"),
-            Path::new("/tmp"),
+            &skeleton("/"),
         );
         let h = d.open(Path::new("/f"), &rw_create()).unwrap();
         assert_eq!(d.write_at(&h, 0, &[1; 800]).unwrap().0, 800);

@@ -19,7 +19,7 @@ pub mod disk;
 mod std_fs;
 
 pub use config::DiskConfig;
-pub use disk::{errno, Disk, Entry, Handle, Ino, Kind, OpenFlags};
+pub use disk::{errno, Disk, Entry, Handle, Ino, Kind, OpenFlags, Skeleton};
 pub use std_fs::install;
 
 use sim_runtime::{Core, EventKind, Label};
@@ -36,8 +36,7 @@ pub struct FileSystem {
     seed: u64,
     disks: RefCell<BTreeMap<u32, Disk>>,
     configs: RefCell<BTreeMap<u32, DiskConfig>>,
-    cwd: PathBuf,
-    tmp: PathBuf,
+    skeleton: Skeleton,
 }
 
 impl FileSystem {
@@ -50,8 +49,11 @@ impl FileSystem {
             seed: core.config().seed,
             disks: RefCell::new(BTreeMap::new()),
             configs: RefCell::new(BTreeMap::new()),
-            cwd,
-            tmp: std::env::temp_dir(),
+            skeleton: Skeleton {
+                cwd,
+                tmp: sim_runtime::files::normalize(&std::env::temp_dir()),
+                mirror_real: true,
+            },
         });
         let weak = Rc::downgrade(&fs);
         core.on_node_crash(Rc::new(move |node| {
@@ -145,7 +147,7 @@ pub fn with_disk_on<R>(node: u32, f: impl FnOnce(&mut Disk) -> R) -> R {
         let mut disks = fs.disks.borrow_mut();
         let disk = disks.entry(node).or_insert_with(|| {
             let config = fs.configs.borrow().get(&node).cloned().unwrap_or_default();
-            Disk::new(node, fs.seed, config, &fs.cwd, &fs.tmp)
+            Disk::new(node, fs.seed, config, &fs.skeleton)
         });
         let result = f(disk);
         (result, disk.take_notes())
