@@ -265,6 +265,66 @@ mod tcp_echo {
     }
 }
 
+/// A log on disk: 10k appends of 4 KiB with `sync_data` every 100, then
+/// the file read back, with the same code on real tokio (the real disk,
+/// under the temporary directory) and on the facade (the simulated disk).
+mod fs_log {
+    pub const APPENDS: u64 = 10_000;
+    pub const SYNC_EVERY: u64 = 100;
+    const RECORD_BYTES: usize = 4096;
+
+    macro_rules! log_workload {
+        ($tokio:ident) => {
+            pub async fn run(path: std::path::PathBuf) -> u64 {
+                use ::$tokio::io::AsyncWriteExt;
+                let mut file = ::$tokio::fs::OpenOptions::new()
+                    .create(true)
+                    .truncate(true)
+                    .write(true)
+                    .open(&path)
+                    .await
+                    .unwrap();
+                let mut record = vec![0u8; RECORD_BYTES];
+                for i in 0..APPENDS {
+                    record[..8].copy_from_slice(&i.to_le_bytes());
+                    file.write_all(&record).await.unwrap();
+                    if (i + 1) % SYNC_EVERY == 0 {
+                        file.sync_data().await.unwrap();
+                    }
+                }
+                drop(file);
+                let back = ::$tokio::fs::read(&path).await.unwrap();
+                ::$tokio::fs::remove_file(&path).await.unwrap();
+                back.chunks(RECORD_BYTES)
+                    .map(|r| u64::from_le_bytes(r[..8].try_into().unwrap()))
+                    .sum()
+            }
+        };
+    }
+
+    pub mod on_real {
+        use super::{APPENDS, RECORD_BYTES, SYNC_EVERY};
+        log_workload!(real);
+    }
+
+    pub mod on_sim {
+        use super::{APPENDS, RECORD_BYTES, SYNC_EVERY};
+        log_workload!(sim);
+    }
+
+    fn path() -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("sim-bench-log-{}", std::process::id()))
+    }
+
+    pub fn real_run() -> u64 {
+        super::on_real::runtime().block_on(on_real::run(path()))
+    }
+
+    pub fn sim_run() -> u64 {
+        super::on_sim::runtime().block_on(on_sim::run(path()))
+    }
+}
+
 /// 1,000 hosts, each sending a UDP heartbeat to 3 peers every 100 ms, for
 /// 10 simulated minutes. Returns (wall time, trace events, datagrams
 /// received).
@@ -410,6 +470,23 @@ fn main() {
     println!(
         "{:<34} {:>12} {:>12} {:>7.2}x",
         "100k TCP echo round trips",
+        format!("{:.1?}", real_time),
+        format!("{:.1?}", sim_time),
+        sim_time.as_secs_f64() / real_time.as_secs_f64(),
+    );
+
+    // The disk: real tokio on the real disk (its fsyncs are real), the
+    // facade on the simulated one (latency in virtual time).
+    let (real_time, real_out) = best_of(fs_log::real_run);
+    std::env::set_var("SIM_SEED", "1");
+    let (sim_time, sim_out) = best_of(fs_log::sim_run);
+    assert_eq!(
+        real_out, sim_out,
+        "fs log: the simulator computed something else"
+    );
+    println!(
+        "{:<34} {:>12} {:>12} {:>7.2}x",
+        "10k 4-KiB appends, 100 fsyncs, read",
         format!("{:.1?}", real_time),
         format!("{:.1?}", sim_time),
         sim_time.as_secs_f64() / real_time.as_secs_f64(),
