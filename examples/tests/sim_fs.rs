@@ -3,6 +3,8 @@
 //! simulator's own features).
 #![cfg(simulation)]
 
+mod common;
+
 use sim_net::{DiskConfig, Fault, Sim};
 use sim_runtime::SimConfig;
 use std::cell::RefCell;
@@ -274,22 +276,8 @@ fn disk_crash_child() {
 
 #[test]
 fn crash_resolution_and_faults_are_in_the_trace_and_replay() {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let run = |name: &str| {
-        let base = dir.join(name);
-        let status = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["disk_crash_child", "--exact", "--test-threads", "1"])
-            .env("SIM_SEED", "0x5d")
-            .env("SIM_TRACE", &base)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success());
-        std::fs::read(dir.join(format!("{name}.disk_crash_child"))).unwrap()
-    };
-    let a = run("disk-a.trace");
-    let b = run("disk-b.trace");
+    let a = common::child_trace("disk_crash_child", "0x5d", "disk-a.trace");
+    let b = common::child_trace("disk_crash_child", "0x5d", "disk-b.trace");
     let text = String::from_utf8_lossy(&a);
     for words in ["fs eio read", "fs crash host=1", "dirty sectors kept"] {
         assert!(text.contains(words), "the trace records {words:?}");

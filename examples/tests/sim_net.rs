@@ -2,6 +2,8 @@
 //! build only (these are the simulator's own features).
 #![cfg(simulation)]
 
+mod common;
+
 use sim_net::{Fault, LinkConfig, Sim};
 use sim_runtime::SimConfig;
 use std::cell::RefCell;
@@ -371,22 +373,8 @@ fn echo_cluster_child() {
 
 #[test]
 fn a_two_host_echo_writes_the_same_trace_in_two_processes() {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let run = |name: &str| {
-        let base = dir.join(name);
-        let status = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["echo_cluster_child", "--exact", "--test-threads", "1"])
-            .env("SIM_SEED", "0x77")
-            .env("SIM_TRACE", &base)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success());
-        std::fs::read(dir.join(format!("{name}.echo_cluster_child"))).unwrap()
-    };
-    let a = run("cluster-a.trace");
-    let b = run("cluster-b.trace");
+    let a = common::child_trace("echo_cluster_child", "0x77", "cluster-a.trace");
+    let b = common::child_trace("echo_cluster_child", "0x77", "cluster-b.trace");
     assert!(a.len() > 1000, "a real trace: {} bytes", a.len());
     let text = String::from_utf8_lossy(&a);
     for word in [

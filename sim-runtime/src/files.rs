@@ -292,79 +292,59 @@ mod overrides {
                 .starts_with(b"/dev/")
     }
 
-    /// `open`.
-    ///
-    /// # Safety
-    /// libc's contract (the mode is read only with `O_CREAT`/`O_TMPFILE`).
-    #[no_mangle]
-    pub unsafe extern "C" fn open(path: *const libc::c_char, flags: i32, mode: u32) -> i32 {
-        if let Some(fd) = unsafe { open_common(libc::AT_FDCWD, path, flags, mode) } {
-            return fd;
-        }
-        real!(
-            OPEN,
-            c"open",
-            fn(path: *const libc::c_char, flags: i32, mode: u32) -> i32
-        )
+    /// Defines a libc `open`-family function: simulated under the
+    /// temporary directory during a run, refused for a real change, passed
+    /// on otherwise.
+    macro_rules! open_family {
+        ($name:ident, $cname:literal, $slot:ident) => {
+            #[doc = concat!("`", stringify!($name), "`.")]
+            ///
+            /// # Safety
+            /// libc's contract (the mode is read only with `O_CREAT`/`O_TMPFILE`).
+            #[no_mangle]
+            pub unsafe extern "C" fn $name(
+                path: *const libc::c_char,
+                flags: i32,
+                mode: u32,
+            ) -> i32 {
+                if let Some(fd) = unsafe { open_common(libc::AT_FDCWD, path, flags, mode) } {
+                    return fd;
+                }
+                real!(
+                    $slot,
+                    $cname,
+                    fn(path: *const libc::c_char, flags: i32, mode: u32) -> i32
+                )
+            }
+        };
+        (at $name:ident, $cname:literal, $slot:ident) => {
+            #[doc = concat!("`", stringify!($name), "`.")]
+            ///
+            /// # Safety
+            /// libc's contract (the mode is read only with `O_CREAT`/`O_TMPFILE`).
+            #[no_mangle]
+            pub unsafe extern "C" fn $name(
+                dirfd: i32,
+                path: *const libc::c_char,
+                flags: i32,
+                mode: u32,
+            ) -> i32 {
+                if let Some(fd) = unsafe { open_common(dirfd, path, flags, mode) } {
+                    return fd;
+                }
+                real!(
+                    $slot,
+                    $cname,
+                    fn(dirfd: i32, path: *const libc::c_char, flags: i32, mode: u32) -> i32
+                )
+            }
+        };
     }
 
-    /// `open64`.
-    ///
-    /// # Safety
-    /// libc's contract.
-    #[no_mangle]
-    pub unsafe extern "C" fn open64(path: *const libc::c_char, flags: i32, mode: u32) -> i32 {
-        if let Some(fd) = unsafe { open_common(libc::AT_FDCWD, path, flags, mode) } {
-            return fd;
-        }
-        real!(
-            OPEN64,
-            c"open64",
-            fn(path: *const libc::c_char, flags: i32, mode: u32) -> i32
-        )
-    }
-
-    /// `openat`.
-    ///
-    /// # Safety
-    /// libc's contract.
-    #[no_mangle]
-    pub unsafe extern "C" fn openat(
-        dirfd: i32,
-        path: *const libc::c_char,
-        flags: i32,
-        mode: u32,
-    ) -> i32 {
-        if let Some(fd) = unsafe { open_common(dirfd, path, flags, mode) } {
-            return fd;
-        }
-        real!(
-            OPENAT,
-            c"openat",
-            fn(dirfd: i32, path: *const libc::c_char, flags: i32, mode: u32) -> i32
-        )
-    }
-
-    /// `openat64`.
-    ///
-    /// # Safety
-    /// libc's contract.
-    #[no_mangle]
-    pub unsafe extern "C" fn openat64(
-        dirfd: i32,
-        path: *const libc::c_char,
-        flags: i32,
-        mode: u32,
-    ) -> i32 {
-        if let Some(fd) = unsafe { open_common(dirfd, path, flags, mode) } {
-            return fd;
-        }
-        real!(
-            OPENAT64,
-            c"openat64",
-            fn(dirfd: i32, path: *const libc::c_char, flags: i32, mode: u32) -> i32
-        )
-    }
+    open_family!(open, c"open", OPEN);
+    open_family!(open64, c"open64", OPEN64);
+    open_family!(at openat, c"openat", OPENAT);
+    open_family!(at openat64, c"openat64", OPENAT64);
 
     /// `close`.
     ///

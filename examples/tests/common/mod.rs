@@ -1,0 +1,20 @@
+//! Helpers shared by the simulation tests of this package.
+
+/// Runs the test `name` of the current test binary in a child process with
+/// `SIM_SEED=seed` and `SIM_TRACE`, and returns the trace it wrote. `label`
+/// keeps the files of several calls apart.
+pub fn child_trace(name: &str, seed: &str, label: &str) -> Vec<u8> {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let base = dir.join(label);
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--test-threads", "1"])
+        .env("SIM_SEED", seed)
+        .env("SIM_TRACE", &base)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "{name} failed in a child process");
+    let file = dir.join(format!("{label}.{name}"));
+    std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
