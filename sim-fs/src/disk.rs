@@ -362,7 +362,7 @@ impl Disk {
             if meta.len() > MIRROR_FILE_MAX_BYTES {
                 self.notes.push(format!(
                     "fs mirror skipped {} ({} bytes)",
-                    origin.display(),
+                    name.to_string_lossy(),
                     meta.len()
                 ));
                 return None;
@@ -390,7 +390,10 @@ impl Disk {
             .entry(dir)
             .or_default()
             .insert(name.to_os_string(), ino);
-        self.notes.push(format!("fs mirror {}", origin.display()));
+        // The name and inode, not the absolute path: a checkout elsewhere
+        // gives the same trace.
+        self.notes
+            .push(format!("fs mirror {} as ino={ino}", name.to_string_lossy()));
         Some(ino)
     }
 
