@@ -103,6 +103,8 @@ async fn open_options_flags() {
     let mut appender = OpenOptions::new().append(true).open(&path).await.unwrap();
     appender.write_all(b"one,").await.unwrap();
     appender.write_all(b"two").await.unwrap();
+    // tokio writes in the background: flush before reading elsewhere.
+    appender.flush().await.unwrap();
     assert_eq!(fs::read(&path).await.unwrap(), b"one,two");
 
     let mut truncating = OpenOptions::new()
@@ -112,6 +114,7 @@ async fn open_options_flags() {
         .await
         .unwrap();
     truncating.write_all(b"x").await.unwrap();
+    truncating.flush().await.unwrap();
     assert_eq!(fs::read(&path).await.unwrap(), b"x");
 
     let created = dir.join("with-mode");
@@ -141,6 +144,7 @@ async fn std_open_options_convert() {
     std_options.write(true).create(true).truncate(true);
     let mut file = OpenOptions::from(std_options).open(&path).await.unwrap();
     file.write_all(b"converted").await.unwrap();
+    file.flush().await.unwrap();
     assert_eq!(fs::read(&path).await.unwrap(), b"converted");
     fs::remove_dir_all(&dir).await.unwrap();
 }
@@ -345,6 +349,7 @@ async fn concurrent_appends_all_land() {
             for _ in 0..10 {
                 log.write_all(&[b'a' + writer; 4]).await.unwrap();
             }
+            log.flush().await.unwrap();
         });
     }
     while let Some(result) = tasks.join_next().await {

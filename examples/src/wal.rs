@@ -124,6 +124,8 @@ impl Wal {
         record.extend_from_slice(&checksum(payload).to_le_bytes());
         record.extend_from_slice(payload);
         self.file.write_all(&record).await?;
+        // tokio's File writes in the background: wait for the write.
+        self.file.flush().await?;
         if self.durability != Durability::SkipFileSync {
             self.file.sync_data().await?;
         }

@@ -331,7 +331,7 @@ impl Disk {
         let Some(origin) = self.origins.get(&dir).cloned() else {
             return;
         };
-        let Ok(listing) = std::fs::read_dir(&origin) else {
+        let Ok(listing) = sim_runtime::files::outside(|| std::fs::read_dir(&origin)) else {
             return;
         };
         let mut names: Vec<OsString> = listing
@@ -353,11 +353,11 @@ impl Disk {
         if self.whiteouts.contains(&(dir, name.to_os_string())) {
             return None;
         }
-        let meta = std::fs::symlink_metadata(&origin).ok()?;
+        let meta = sim_runtime::files::outside(|| std::fs::symlink_metadata(&origin)).ok()?;
         let body = if meta.is_dir() {
             Body::Dir(BTreeMap::new())
         } else if meta.file_type().is_symlink() {
-            Body::Symlink(std::fs::read_link(&origin).ok()?)
+            Body::Symlink(sim_runtime::files::outside(|| std::fs::read_link(&origin)).ok()?)
         } else if meta.is_file() {
             if meta.len() > MIRROR_FILE_MAX_BYTES {
                 self.notes.push(format!(
@@ -367,7 +367,7 @@ impl Disk {
                 ));
                 return None;
             }
-            let bytes = std::fs::read(&origin).ok()?;
+            let bytes = sim_runtime::files::outside(|| std::fs::read(&origin)).ok()?;
             let mut data = FileData::default();
             data.write_at(0, &bytes);
             data.sync();

@@ -84,6 +84,26 @@ static HOOKS: OnceLock<&'static dyn FileHooks> = OnceLock::new();
 /// pass straight through without asking the hooks.
 static FAKE_FDS: AtomicUsize = AtomicUsize::new(0);
 
+thread_local! {
+    /// Set while the simulator itself touches the real filesystem.
+    static OUTSIDE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with libc's file calls going to the real filesystem, whatever
+/// the path: for the simulator's own files (the trace, mirrored inputs),
+/// never for user code.
+pub fn outside<R>(f: impl FnOnce() -> R) -> R {
+    let previous = OUTSIDE.with(|o| o.replace(true));
+    let result = f();
+    OUTSIDE.with(|o| o.set(previous));
+    result
+}
+
+#[cfg(simulation)]
+fn is_outside() -> bool {
+    OUTSIDE.try_with(|o| o.get()).unwrap_or(true)
+}
+
 /// Installs the simulated disk's answers (once per process; later calls
 /// are ignored).
 pub fn set_file_hooks(hooks: &'static dyn FileHooks) {
@@ -127,6 +147,9 @@ mod overrides {
     fn hooks() -> Option<&'static dyn FileHooks> {
         // Only inside a run: outside, every call is the real one.
         crate::context::current_id()?;
+        if is_outside() {
+            return None;
+        }
         HOOKS.get().copied()
     }
 

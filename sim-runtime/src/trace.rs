@@ -123,7 +123,9 @@ impl Trace {
     /// When the file cannot be created: the message names the path.
     pub fn new(path: Option<PathBuf>) -> Trace {
         let writer = path.as_ref().map(|path| {
-            let file = File::create(path).unwrap_or_else(|error| {
+            // The simulator's own file: always on the real disk, even
+            // under the temporary directory or inside another run.
+            let file = crate::files::outside(|| File::create(path)).unwrap_or_else(|error| {
                 panic!(
                     "sim: cannot create the trace file {} (from SIM_TRACE): {error}",
                     path.display()
