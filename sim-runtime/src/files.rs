@@ -600,36 +600,50 @@ mod overrides {
         real!(FCHMOD, c"fchmod", fn(fd: i32, mode: libc::mode_t) -> i32)
     }
 
-    /// `copy_file_range`: never between simulated and other files; std
-    /// then copies with reads and writes.
-    ///
-    /// # Safety
-    /// libc's contract.
-    #[no_mangle]
-    pub unsafe extern "C" fn copy_file_range(
-        fd_in: i32,
-        off_in: *mut i64,
-        fd_out: i32,
-        off_out: *mut i64,
-        len: usize,
-        flags: u32,
-    ) -> isize {
-        if fd_hooks(fd_in).is_some() || fd_hooks(fd_out).is_some() {
-            return fail(libc::EXDEV);
-        }
-        real!(
-            COPY_FILE_RANGE,
-            c"copy_file_range",
-            fn(
+    /// Defines a kernel copy between two descriptors (`copy_file_range`,
+    /// `splice`) that refuses simulated descriptors with `errno`: std then
+    /// copies with reads and writes.
+    macro_rules! no_kernel_copy {
+        ($name:ident, $cname:literal, $slot:ident, $errno:expr) => {
+            #[doc = concat!("`", stringify!($name), "`: never between simulated and other files.")]
+            ///
+            /// # Safety
+            /// libc's contract.
+            #[no_mangle]
+            pub unsafe extern "C" fn $name(
                 fd_in: i32,
                 off_in: *mut i64,
                 fd_out: i32,
                 off_out: *mut i64,
                 len: usize,
                 flags: u32,
-            ) -> isize
-        )
+            ) -> isize {
+                if fd_hooks(fd_in).is_some() || fd_hooks(fd_out).is_some() {
+                    return fail($errno);
+                }
+                real!(
+                    $slot,
+                    $cname,
+                    fn(
+                        fd_in: i32,
+                        off_in: *mut i64,
+                        fd_out: i32,
+                        off_out: *mut i64,
+                        len: usize,
+                        flags: u32,
+                    ) -> isize
+                )
+            }
+        };
     }
+
+    no_kernel_copy!(
+        copy_file_range,
+        c"copy_file_range",
+        COPY_FILE_RANGE,
+        libc::EXDEV
+    );
+    no_kernel_copy!(splice, c"splice", SPLICE, libc::EINVAL);
 
     /// `sendfile64`: as `copy_file_range`.
     ///
@@ -649,36 +663,6 @@ mod overrides {
             SENDFILE64,
             c"sendfile64",
             fn(out_fd: i32, in_fd: i32, offset: *mut i64, count: usize) -> isize
-        )
-    }
-
-    /// `splice`: as `copy_file_range`.
-    ///
-    /// # Safety
-    /// libc's contract.
-    #[no_mangle]
-    pub unsafe extern "C" fn splice(
-        fd_in: i32,
-        off_in: *mut i64,
-        fd_out: i32,
-        off_out: *mut i64,
-        len: usize,
-        flags: u32,
-    ) -> isize {
-        if fd_hooks(fd_in).is_some() || fd_hooks(fd_out).is_some() {
-            return fail(libc::EINVAL);
-        }
-        real!(
-            SPLICE,
-            c"splice",
-            fn(
-                fd_in: i32,
-                off_in: *mut i64,
-                fd_out: i32,
-                off_out: *mut i64,
-                len: usize,
-                flags: u32,
-            ) -> isize
         )
     }
 

@@ -8,6 +8,7 @@
 mod addr;
 mod fd;
 mod halves;
+mod readiness;
 mod stream_io;
 pub mod tcp;
 mod udp;

@@ -156,12 +156,7 @@ macro_rules! stream_io {
                 interest: Interest,
                 f: impl FnOnce() -> io::Result<R>,
             ) -> io::Result<R> {
-                let mut cx = Context::from_waker(Waker::noop());
-                match self.poll_ready_interest(interest, &mut cx) {
-                    Poll::Ready(Ok(_)) => f(),
-                    Poll::Ready(Err(e)) => Err(e),
-                    Poll::Pending => Err(would_block()),
-                }
+                crate::net::readiness::try_io(|cx| self.poll_ready_interest(interest, cx), f)
             }
 
             /// Runs `f` each time `interest` is ready, until it does not block.
@@ -171,15 +166,9 @@ macro_rules! stream_io {
             pub async fn async_io<R>(
                 &self,
                 interest: Interest,
-                mut f: impl FnMut() -> io::Result<R>,
+                f: impl FnMut() -> io::Result<R>,
             ) -> io::Result<R> {
-                loop {
-                    self.ready(interest).await?;
-                    match f() {
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                        result => return result,
-                    }
-                }
+                crate::net::readiness::async_io(|| self.ready(interest), f).await
             }
 
             /// Waits for data and copies it without taking it.

@@ -3,6 +3,7 @@
 use crate::io::{Interest, ReadBuf, Ready};
 use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::net::fd::Placeholder;
+use crate::net::readiness::{self, would_block};
 use bytes_dep::BufMut;
 use sim_net::{with_net, SocketId};
 use std::fmt;
@@ -30,10 +31,6 @@ pub struct UdpSocket {
     id: SocketId,
     multicast: Mutex<Multicast>,
     fd: Placeholder,
-}
-
-fn would_block() -> io::Error {
-    io::ErrorKind::WouldBlock.into()
 }
 
 impl UdpSocket {
@@ -353,12 +350,7 @@ impl UdpSocket {
         interest: Interest,
         f: impl FnOnce() -> io::Result<R>,
     ) -> io::Result<R> {
-        let mut cx = Context::from_waker(Waker::noop());
-        match self.poll_ready_interest(interest, &mut cx) {
-            Poll::Ready(Ok(_)) => f(),
-            Poll::Ready(Err(e)) => Err(e),
-            Poll::Pending => Err(would_block()),
-        }
+        readiness::try_io(|cx| self.poll_ready_interest(interest, cx), f)
     }
 
     /// Runs `f` each time `interest` is ready, until it does not block.
@@ -368,15 +360,9 @@ impl UdpSocket {
     pub async fn async_io<R>(
         &self,
         interest: Interest,
-        mut f: impl FnMut() -> io::Result<R>,
+        f: impl FnMut() -> io::Result<R>,
     ) -> io::Result<R> {
-        loop {
-            self.ready(interest).await?;
-            match f() {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                result => return result,
-            }
-        }
+        readiness::async_io(|| self.ready(interest), f).await
     }
 
     /// Waits for a datagram and copies it without taking it.

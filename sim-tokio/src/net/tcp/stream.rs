@@ -2,6 +2,7 @@ use super::split::{split, split_owned, OwnedReadHalf, OwnedWriteHalf, ReadHalf, 
 use crate::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
 use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::net::fd::Placeholder;
+use crate::net::readiness::would_block;
 use bytes_dep::BufMut;
 use sim_net::{with_net, SocketId};
 use std::fmt;
@@ -27,10 +28,6 @@ pub(crate) fn escape(what: &str) -> io::Error {
          simulation, so the run could not be replayed from its seed. Use tokio::net's \
          simulated sockets (TcpStream::connect, TcpListener::bind) instead."
     ))
-}
-
-fn would_block() -> io::Error {
-    io::ErrorKind::WouldBlock.into()
 }
 
 impl TcpStream {

@@ -1,6 +1,7 @@
 use super::SocketAddr;
 use crate::io::{Interest, ReadBuf, Ready};
 use crate::net::fd::Placeholder;
+use crate::net::readiness::{self, would_block};
 use bytes_dep::BufMut;
 use sim_net::{with_net, SocketId};
 use std::fmt;
@@ -15,10 +16,6 @@ use std::task::{ready, Context, Poll, Waker};
 pub struct UnixDatagram {
     id: SocketId,
     fd: Placeholder,
-}
-
-fn would_block() -> io::Error {
-    io::ErrorKind::WouldBlock.into()
 }
 
 fn addr(path: Option<PathBuf>) -> SocketAddr {
@@ -325,12 +322,7 @@ impl UnixDatagram {
         interest: Interest,
         f: impl FnOnce() -> io::Result<R>,
     ) -> io::Result<R> {
-        let mut cx = Context::from_waker(Waker::noop());
-        match self.poll_ready_interest(interest, &mut cx) {
-            Poll::Ready(Ok(_)) => f(),
-            Poll::Ready(Err(e)) => Err(e),
-            Poll::Pending => Err(would_block()),
-        }
+        readiness::try_io(|cx| self.poll_ready_interest(interest, cx), f)
     }
 
     /// Runs `f` each time `interest` is ready, until it does not block.
@@ -340,15 +332,9 @@ impl UnixDatagram {
     pub async fn async_io<R>(
         &self,
         interest: Interest,
-        mut f: impl FnMut() -> io::Result<R>,
+        f: impl FnMut() -> io::Result<R>,
     ) -> io::Result<R> {
-        loop {
-            self.ready(interest).await?;
-            match f() {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                result => return result,
-            }
-        }
+        readiness::async_io(|| self.ready(interest), f).await
     }
 
     /// The bound address (unnamed if not bound).

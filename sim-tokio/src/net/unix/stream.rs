@@ -2,6 +2,7 @@ use super::split::{split, split_owned, OwnedReadHalf, OwnedWriteHalf, ReadHalf, 
 use super::{SocketAddr, UCred};
 use crate::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
 use crate::net::fd::Placeholder;
+use crate::net::readiness::would_block;
 use bytes_dep::BufMut;
 use sim_net::{with_net, SocketId};
 use std::fmt;
@@ -15,10 +16,6 @@ use std::task::{ready, Context, Poll, Waker};
 pub struct UnixStream {
     pub(crate) id: SocketId,
     fd: Placeholder,
-}
-
-fn would_block() -> io::Error {
-    io::ErrorKind::WouldBlock.into()
 }
 
 impl UnixStream {
