@@ -1,59 +1,227 @@
-//! `cargo sim`: runs a cargo command as a simulation build.
+//! `cargo sim`: runs a cargo command as a simulation build, and runs tests
+//! over many seeds.
 //!
-//! It writes a cargo config file that swaps the `tokio` facade in for the
-//! real tokio across the whole dependency graph (`[patch.crates-io]`), adds
-//! `--cfg simulation` (which also turns on the libc interposition of
-//! `sim-runtime`), and builds into a target directory of its own so the
-//! plain build's artifacts are never invalidated. Then it runs
-//! `cargo --config <that file> <your command>`.
+//! - `cargo sim test`: builds the tests as a simulation build, then runs
+//!   every selected test once per seed (`--seeds`) over `--jobs` processes,
+//!   and reports each failing seed with its class and replay command
+//!   (`runner.rs`, `report.rs`). Failing seeds are kept in the package's
+//!   `sim-regressions/` and run first next time (`regressions.rs`).
+//! - `cargo sim diff A B`: the first event where two traces differ.
+//! - `cargo sim <any other cargo command>`: that command, as a simulation
+//!   build (`cargo sim run`, `cargo sim clippy`, `cargo sim nextest run`).
 //!
-//! The patch needs a lock file that names the facade instead of the real
-//! tokio. The user's `Cargo.lock` is saved before the run and put back,
-//! byte for byte, after it (also when the command fails or is interrupted);
-//! the simulation build's lock is kept under the simulation target
-//! directory (one per workspace) for the next run.
+//! A simulation build swaps the `tokio` facade in for tokio across the
+//! whole dependency graph (`[patch.crates-io]`), adds `--cfg simulation`
+//! for rustc and rustdoc, and builds into a target directory of its own
+//! (`config.rs`). The patch needs a lock that names the facade; the user's
+//! `Cargo.lock` is journaled before it is swapped and put back after the
+//! build, on any signal, and by the next run after a `kill -9` (`lock.rs`,
+//! `signals.rs`).
 
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+mod compile;
+mod config;
+mod diff;
+mod identity;
+mod lock;
+mod regressions;
+mod report;
+mod runner;
+mod seeds;
+mod signals;
 
-const HELP: &str = "\
-cargo sim: run a cargo command on the deterministic simulator
+use clap::Parser;
+use std::path::PathBuf;
+use std::process::ExitCode;
 
-USAGE:
-    cargo sim <cargo command> [args...]
+const ABOUT: &str =
+    "Run a cargo command on the deterministic simulator, and sweep tests over seeds.";
+
+const AFTER_HELP: &str = "\
+COMMANDS:
+    test [OPTIONS] [CARGO TEST ARGS] [-- TEST ARGS]
+                     build the tests as a simulation build and run every selected
+                     test once per seed (see `cargo sim test --help`)
+    diff A B         print the first event where two trace files differ
+    <cargo command>  any other cargo command as a simulation build: run, build,
+                     check, clippy, bench, doc, nextest run, ...
 
 EXAMPLES:
-    cargo sim test                      run every test as a simulation build
-    cargo sim test -p my-service        one package
-    SIM_SEED=0x2a cargo sim test        replay with a fixed seed
-    cargo sim run --example echo        run a binary on the simulator
-
-WHAT IT DOES:
-    Swaps the `tokio` facade in for tokio across the whole dependency graph
-    ([patch.crates-io]), builds with --cfg simulation into target/sim, and
-    passes SIM_SEED, SIM_TRACE and the other SIM_* variables through. Your
-    Cargo.lock is left exactly as it was.
+    cargo sim test                          every test, one fresh seed
+    cargo sim test --seeds 1000             every test, seeds 0..1000
+    cargo sim test --seeds 0x2a,7 -p app    two seeds, one package
+    SIM_SEED=0x2a cargo sim test -p app --test api -- lost_update --exact
+                                            replay one test at one seed
+    cargo sim test --seeds 1000 --check-determinism
+    cargo sim test --seeds 10000 --partition 2/4 --junit sim.xml
+    cargo sim run -p app --bin server       a binary on the simulator
+    cargo sim diff a.trace b.trace
 
 ENVIRONMENT:
-    SIM_SEED          the seed of every run (decimal or 0x hex); unset: fresh
-    SIM_TRACE         write each run's trace to this path (see the README)
-    SIM_TOKIO_PATH    where the facade is (default: the one this cargo-sim
-                      was built with)
-";
+    SIM_SEED                 the seed of every run (decimal or 0x hex); unset: fresh
+    SIM_TRACE                write each run's trace to this path (see the README)
+    SIM_TIME_LIMIT_S         fail a run whose virtual clock passes this (default 1 year)
+    SIM_STEP_LIMIT           fail a run after this many polls (default 200000000)
+    SIM_INSTANT_STEP_LIMIT   livelock: fail after this many polls at one virtual
+                             instant (default 10000000)
+    SIM_EPOCH_UNIX_S         what SystemTime::now() reads at the start (default
+                             1735689600, 2025-01-01)
+    SIM_ALLOW_THREADS        1: let runs start real threads (gives up determinism)
+    SIM_HANG_POLL_S          hang: wall seconds one poll may take (default 5)
+    SIM_HANG_RUN_S           hang: wall seconds one run may take (default 300)
+    SIM_VERBOSE              1: print every run's seed and hash lines (as -v)
+    SIM_TOKIO_PATH           where the facade is (default: the checkout cargo-sim was
+                             built from)
+
+Your Cargo.lock is never left changed: it is journaled before the build and
+put back after it, on Ctrl-C, SIGTERM and SIGHUP, and by the next cargo sim
+after a kill -9.";
+
+/// `cargo sim`.
+#[derive(Parser, Debug)]
+#[command(
+    name = "cargo sim",
+    bin_name = "cargo sim",
+    version,
+    about = ABOUT,
+    after_help = AFTER_HELP,
+    disable_help_subcommand = true
+)]
+struct Cli {
+    /// The cargo command and its arguments.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
+    command: Vec<String>,
+}
+
+/// `cargo sim test`'s own options. Every other argument goes to `cargo
+/// test` (before `--`) or to the test binaries (after it).
+#[derive(Parser, Debug, Default)]
+#[command(
+    name = "cargo sim test",
+    bin_name = "cargo sim test",
+    about = "Build the tests as a simulation build and run every selected test once per seed.",
+    after_help = "\
+Every other argument goes to `cargo test` (-p, --test, --features, --release, ...);
+after `--`, test filters, --exact, --skip and --ignored select the tests.
+
+Each failing seed is reported with its class (panic, deadlock, time-limit,
+step-limit, livelock, hang, escape, crash, nondeterminism) and a replay command,
+and saved to sim-regressions/<target>.txt in the package, which every later
+`cargo sim test` runs first. Exit code: 0 when every seed passed, 101 otherwise."
+)]
+struct TestOptions {
+    /// The seeds: a count N (seeds 0..N), a range A..B or A..=B, or a list
+    /// 0x2a,7. Default: SIM_SEED, or one fresh seed.
+    #[arg(long, value_name = "SPEC")]
+    seeds: Option<String>,
+    /// Test processes at once (default: the number of cores).
+    #[arg(long, short = 'j', value_name = "N")]
+    jobs: Option<usize>,
+    /// Run every seed, not only up to a test's first failing seed.
+    #[arg(long)]
+    keep_going: bool,
+    /// Run each seed a second time in a fresh process and compare the
+    /// traces: a difference fails with class nondeterminism.
+    #[arg(long)]
+    check_determinism: bool,
+    /// Write a JUnit XML report here.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Run only share K of N of the seeds (for a CI matrix).
+    #[arg(long, value_name = "K/N")]
+    partition: Option<String>,
+    /// Do not run doc tests.
+    #[arg(long)]
+    no_doc: bool,
+    /// Do not save failing seeds to sim-regressions/.
+    #[arg(long)]
+    no_save: bool,
+    /// Print every run's lines and every test's output.
+    #[arg(long, short = 'v')]
+    verbose: bool,
+}
+
+/// The options of `TestOptions` that take a value.
+const VALUE_OPTIONS: &[&str] = &["--seeds", "--jobs", "-j", "--junit", "--partition"];
+/// The options of `TestOptions` that are flags.
+const FLAG_OPTIONS: &[&str] = &[
+    "--keep-going",
+    "--check-determinism",
+    "--no-doc",
+    "--no-save",
+    "--verbose",
+    "-v",
+];
+
+/// Splits `cargo sim test`'s arguments into ours, cargo's and the test
+/// binaries'.
+fn split_test_args(args: &[String]) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let mut ours = Vec::new();
+    let mut cargo = Vec::new();
+    let mut tests = Vec::new();
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        if arg == "--" {
+            tests.extend(iter.by_ref().cloned());
+            break;
+        }
+        let name = arg.split('=').next().unwrap_or(arg);
+        if FLAG_OPTIONS.contains(&arg.as_str()) || arg == "--help" || arg == "-h" {
+            ours.push(arg.clone());
+        } else if VALUE_OPTIONS.contains(&name) {
+            ours.push(arg.clone());
+            if !arg.contains('=') {
+                if let Some(value) = iter.next() {
+                    ours.push(value.clone());
+                }
+            }
+        } else {
+            cargo.push(arg.clone());
+        }
+    }
+    (ours, cargo, tests)
+}
 
 fn main() -> ExitCode {
-    let mut args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
     // As `cargo sim ...`, cargo passes "sim" first; as `cargo run -p
     // cargo-sim -- ...` (the workspace alias), it does not.
     if args.first().is_some_and(|a| a == "sim") {
         args.remove(0);
     }
-    if args.is_empty() || args.iter().any(|a| a == "--help" || a == "-h") && args.len() == 1 {
-        print!("{HELP}");
-        return ExitCode::SUCCESS;
+    let mut argv = vec!["cargo sim".to_string()];
+    // Top-level --help/--version only when they come first: `cargo sim
+    // build --help` is cargo's help.
+    let top = args.first().cloned();
+    if matches!(
+        top.as_deref(),
+        None | Some("--help" | "-h" | "--version" | "-V" | "help")
+    ) {
+        if top.as_deref() == Some("help") {
+            args[0] = "--help".to_string();
+        }
+        argv.extend(args.iter().cloned());
+        if top.is_none() {
+            argv.push("--help".to_string());
+        }
+        return match Cli::try_parse_from(argv) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => {
+                let _ = e.print();
+                ExitCode::from(if e.use_stderr() { 2 } else { 0 })
+            }
+        };
     }
-    match run(&args) {
+    signals::install();
+    let result = match args[0].as_str() {
+        "test" => test_command(&args[1..]),
+        "diff" => diff_command(&args[1..]),
+        _ => passthrough(&args),
+    };
+    match result {
         Ok(code) => code,
         Err(message) => {
             eprintln!("cargo sim: {message}");
@@ -62,257 +230,409 @@ fn main() -> ExitCode {
     }
 }
 
-fn cargo() -> OsString {
-    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+fn diff_command(args: &[String]) -> Result<ExitCode, String> {
+    match args {
+        [a, b] => diff::command(a.as_ref(), b.as_ref()),
+        _ => Err("usage: cargo sim diff <trace A> <trace B>".to_string()),
+    }
 }
 
-fn workspace_root() -> Result<PathBuf, String> {
-    let out = Command::new(cargo())
-        .args(["locate-project", "--workspace", "--message-format", "plain"])
-        .output()
+fn exit_for_signal(signal: i32) -> ExitCode {
+    ExitCode::from((128 + signal).clamp(0, 255) as u8)
+}
+
+/// Any cargo command other than `test`, as a simulation build.
+fn passthrough(args: &[String]) -> Result<ExitCode, String> {
+    let sim = config::SimBuild::prepare()?;
+    let files = lock::LockFiles::new(&sim.root, &sim.target);
+    let mut held = files.acquire()?;
+    held.swap_in()?;
+    sim.point_lock_at_facade()?;
+    let mut command = sim.cargo();
+    command.args(args);
+    command.env("SIM_CARGO_ARGS", args.join(" "));
+    let mut child = command
+        .spawn()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "not in a cargo workspace: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+    let status = signals::wait(&mut child);
+    held.swap_out()?;
+    match status {
+        Ok(status) => Ok(match status.code() {
+            Some(0) => ExitCode::SUCCESS,
+            Some(code) => ExitCode::from(code.clamp(1, 255) as u8),
+            None => ExitCode::FAILURE,
+        }),
+        Err(signals::Interrupted(signal)) => Ok(exit_for_signal(signal)),
     }
-    let manifest = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    Ok(manifest
-        .parent()
-        .ok_or("cargo locate-project gave no directory")?
-        .to_path_buf())
 }
 
-fn facade_path() -> Result<PathBuf, String> {
-    let path = match std::env::var_os("SIM_TOKIO_PATH") {
-        Some(path) => PathBuf::from(path),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim-tokio"),
-    };
-    let path = path.canonicalize().map_err(|e| {
-        format!(
-            "the tokio facade is not at {} ({e}). Set SIM_TOKIO_PATH to the sim-tokio \
-             directory of a checkout of this project.",
-            path.display()
-        )
-    })?;
-    if !path.join("Cargo.toml").is_file() {
-        return Err(format!(
-            "{} has no Cargo.toml; SIM_TOKIO_PATH must name the sim-tokio directory",
-            path.display()
-        ));
-    }
-    Ok(path)
-}
-
-/// The symbols `sim-runtime` defines in place of libc's: exported from every
-/// executable, so that libraries which look them up with `dlsym` (the
-/// `getrandom` crate) find the simulated ones too.
-const INTERPOSED: &[&str] = &[
-    "clock_gettime",
-    "gettimeofday",
-    "time",
-    "getrandom",
-    "getentropy",
-    "getaddrinfo",
-    "freeaddrinfo",
-    "syscall",
-    "statx",
-    "open",
-    "open64",
-    "openat",
-    "openat64",
-    "close",
-    "dup",
-    "fcntl",
-    "read",
-    "pread64",
-    "write",
-    "pwrite64",
-    "writev",
-    "lseek64",
-    "fsync",
-    "fdatasync",
-    "ftruncate64",
-    "fchmod",
-    "copy_file_range",
-    "sendfile64",
-    "splice",
-    "fstat64",
-    "stat64",
-    "lstat64",
-    "fstatat64",
-    "chmod",
-    "mkdir",
-    "rmdir",
-    "unlink",
-    "unlinkat",
-    "rename",
-    "linkat",
-    "symlink",
-    "readlink",
-    "realpath",
-    "opendir",
-    "fdopendir",
-    "readdir64",
-    "closedir",
-    "dirfd",
+/// Cargo arguments that select packages or targets: the runner chooses its
+/// own for replay lines and doc tests.
+const SELECTION_VALUE: &[&str] = &[
+    "-p",
+    "--package",
+    "--exclude",
+    "--bin",
+    "--test",
+    "--example",
+    "--bench",
+];
+const SELECTION_FLAG: &[&str] = &[
+    "--workspace",
+    "--all",
+    "--lib",
+    "--bins",
+    "--tests",
+    "--examples",
+    "--benches",
+    "--all-targets",
+    "--doc",
 ];
 
-fn toml_string(path: &Path) -> String {
-    let s = path.display().to_string();
-    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
-}
-
-fn write_config(target: &Path, facade: &Path) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(target)
-        .map_err(|e| format!("cannot create {}: {e}", target.display()))?;
-    let mut flags = vec!["\"--cfg\"".to_string(), "\"simulation\"".to_string()];
-    for symbol in INTERPOSED {
-        flags.push("\"-C\"".to_string());
-        flags.push(format!("\"link-arg=-Wl,--export-dynamic-symbol={symbol}\""));
-    }
-    let config = format!(
-        "# Written by cargo sim; rewritten on every run.\n\
-         [patch.crates-io]\n\
-         tokio = {{ path = {} }}\n\n\
-         [build]\n\
-         rustflags = [{}]\n\
-         target-dir = {}\n",
-        toml_string(facade),
-        flags.join(", "),
-        toml_string(target),
-    );
-    let path = target.join("sim-config.toml");
-    std::fs::write(&path, config).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(path)
-}
-
-/// Puts the user's lock file back when dropped, whatever happened.
-struct LockGuard {
-    lock: PathBuf,
-    original: Option<Vec<u8>>,
-    sim_lock: PathBuf,
-}
-
-impl Drop for LockGuard {
-    fn drop(&mut self) {
-        if let Ok(bytes) = std::fs::read(&self.lock) {
-            let _ = std::fs::write(&self.sim_lock, bytes);
-        }
-        let restored = match &self.original {
-            Some(bytes) => std::fs::write(&self.lock, bytes),
-            None => match std::fs::remove_file(&self.lock) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                other => other,
-            },
-        };
-        if let Err(e) = restored {
-            eprintln!(
-                "cargo sim: could not restore {}: {e}. The simulation build's lock file is in \
-                 its place; restore yours from version control.",
-                self.lock.display()
-            );
-        }
-    }
-}
-
-/// FNV-1a: a stable name for a workspace's cached lock.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| {
-        (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-/// The package ids of the registry `tokio` entries of a lock file.
-fn registry_tokio_specs(lock: &Path) -> Vec<String> {
-    let Ok(text) = std::fs::read_to_string(lock) else {
-        return Vec::new();
-    };
-    let mut specs = Vec::new();
-    // Entries are `[[package]]` blocks of `key = "value"` lines.
-    for block in text.split("[[package]]") {
-        let field = |key: &str| {
-            block.lines().find_map(|line| {
-                let rest = line.strip_prefix(key)?.trim_start().strip_prefix('=')?;
-                Some(rest.trim().trim_matches('"').to_string())
-            })
-        };
-        if field("name").as_deref() != Some("tokio") {
-            continue;
-        }
-        if let (Some(version), Some(source)) = (field("version"), field("source")) {
-            if source.starts_with("registry+") {
-                specs.push(format!("{source}#tokio@{version}"));
+/// The user's cargo arguments without package and target selection (the
+/// features, profile and target they build with), and whether they chose
+/// targets themselves.
+fn build_args(cargo_args: &[String]) -> (Vec<String>, bool) {
+    let mut kept = Vec::new();
+    let mut targets_chosen = false;
+    let mut iter = cargo_args.iter();
+    while let Some(arg) = iter.next() {
+        let name = arg.split('=').next().unwrap_or(arg);
+        if SELECTION_VALUE.contains(&name) {
+            if !matches!(name, "-p" | "--package" | "--exclude") {
+                targets_chosen = true;
             }
+            // `--test=NAME` carries its value; `--test NAME` does not.
+            if !arg.contains('=') {
+                iter.next();
+            }
+        } else if SELECTION_FLAG.contains(&arg.as_str()) {
+            if !matches!(arg.as_str(), "--workspace" | "--all") {
+                targets_chosen = true;
+            }
+        } else if name.starts_with("-p") && name.len() > 2 {
+            // -pNAME
+        } else if matches!(
+            arg.as_str(),
+            "-q" | "--quiet" | "-v" | "-vv" | "--no-fail-fast"
+        ) {
+            // Output of the build only.
+        } else {
+            kept.push(arg.clone());
         }
     }
-    specs
+    (kept, targets_chosen)
 }
 
-fn run(args: &[OsString]) -> Result<ExitCode, String> {
-    let root = workspace_root()?;
-    let facade = facade_path()?;
-    let target_base = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let target = target_base.join("sim");
-    let config = write_config(&target, &facade)?;
-
-    let lock = root.join("Cargo.lock");
-    // One cached lock per workspace: a shared CARGO_TARGET_DIR may serve
-    // several.
-    let sim_lock = target.join(format!(
-        "Cargo.sim.{:016x}.lock",
-        fnv1a(root.as_os_str().as_encoded_bytes())
-    ));
-    let original = std::fs::read(&lock).ok();
-    let guard = LockGuard {
-        lock: lock.clone(),
-        original,
-        sim_lock: sim_lock.clone(),
-    };
-    if let Ok(bytes) = std::fs::read(&sim_lock) {
-        std::fs::write(&lock, bytes)
-            .map_err(|e| format!("cannot write {}: {e}", lock.display()))?;
+fn shell_word(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+%".contains(c))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
-    // Point the lock at the facade: a lock that pins the real tokio leaves
-    // the patch unused. Each registry tokio in it is updated by its exact
-    // package id (a bare `tokio` can be ambiguous when the facade itself is
-    // a workspace member).
-    for spec in registry_tokio_specs(&lock) {
-        let status = Command::new(cargo())
-            .arg("--config")
-            .arg(&config)
-            .args(["update", "--quiet", "-p", &spec])
-            .status()
-            .map_err(|e| format!("cannot run cargo update: {e}"))?;
-        if !status.success() {
+}
+
+fn replay_prefix(binary: &compile::TestBinary, kept: &[String]) -> String {
+    let mut words: Vec<String> = identity::sim_settings();
+    words.extend(["cargo", "sim", "test", "-p"].map(String::from));
+    words.push(binary.package.clone());
+    words.extend(kept.iter().cloned());
+    words.extend(binary.target_args());
+    words
+        .iter()
+        .map(|w| shell_word(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `3 tests`, `1 test`, `2 binaries`, `2 tests ran`.
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        return format!("1 {noun}");
+    }
+    let (word, rest) = noun.split_once(' ').unwrap_or((noun, ""));
+    let word = match word.strip_suffix('y') {
+        Some(stem) => format!("{stem}ies"),
+        None => format!("{word}s"),
+    };
+    if rest.is_empty() {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word} {rest}")
+    }
+}
+
+fn test_command(args: &[String]) -> Result<ExitCode, String> {
+    let (ours, cargo_args, test_args) = split_test_args(args);
+    if cargo_args.iter().any(|a| a == "--no-run") {
+        // Build only: nothing to sweep.
+        let mut argv = vec!["test".to_string()];
+        argv.extend(args.iter().cloned());
+        return passthrough(&argv);
+    }
+    let mut argv = vec!["cargo sim test".to_string()];
+    argv.extend(ours);
+    let options = match TestOptions::try_parse_from(argv) {
+        Ok(options) => options,
+        Err(e) => {
+            let _ = e.print();
+            return Ok(ExitCode::from(if e.use_stderr() { 2 } else { 0 }));
+        }
+    };
+    let started = std::time::Instant::now();
+    let mut seed_list = match (&options.seeds, std::env::var("SIM_SEED")) {
+        (Some(spec), _) => seeds::parse_seeds(spec)?,
+        (None, Ok(seed)) => vec![sim_runtime::config::parse_seed(&seed)?],
+        (None, Err(_)) => vec![sim_runtime::interpose::real_random_u64()],
+    };
+    let partition = options
+        .partition
+        .as_deref()
+        .map(seeds::Partition::parse)
+        .transpose()?;
+    if let Some(partition) = partition {
+        seed_list = partition.select(&seed_list);
+        if seed_list.is_empty() {
             return Err(format!(
-                "cargo update -p {spec} failed, so the simulation build would still use the \
-                 real tokio (see the error above)"
+                "--partition {}/{} holds no seed of the {} asked for",
+                partition.index,
+                partition.count,
+                options.seeds.as_deref().unwrap_or("1")
             ));
         }
     }
+    let jobs = options.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    if jobs == 0 {
+        return Err("--jobs 0 runs nothing: give at least 1".to_string());
+    }
+    let selection = compile::selection_args(&test_args)?;
+    let (kept, targets_chosen) = build_args(&cargo_args);
 
-    let cargo_args: Vec<String> = args
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let mut command = Command::new(cargo());
-    command.arg("--config").arg(&config).args(args);
-    command.env("SIM_CARGO_ARGS", cargo_args.join(" "));
+    let sim = config::SimBuild::prepare()?;
+    let identity = identity::Identity::read(&sim.root, &sim.facade);
+    eprintln!("sim: identity: {}", identity.line());
+    let files = lock::LockFiles::new(&sim.root, &sim.target);
+    let binaries = {
+        let mut held = files.acquire()?;
+        held.swap_in()?;
+        let built = sim
+            .point_lock_at_facade()
+            .and_then(|()| compile::build_tests(&sim, &cargo_args));
+        // The lock is back before any test runs.
+        held.swap_out()?;
+        if let Some(signal) = signals::received() {
+            return Ok(exit_for_signal(signal));
+        }
+        built?
+    };
 
-    // Ctrl-C reaches cargo and us alike; we outlive it to restore the lock.
-    // Safety: setting a signal disposition to "ignore" is async-signal-safe.
-    let previous = unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
-    let status = command.status();
-    unsafe { libc::signal(libc::SIGINT, previous) };
-    drop(guard);
-    let status = status.map_err(|e| format!("cannot run cargo: {e}"))?;
-    Ok(match status.code() {
-        Some(0) => ExitCode::SUCCESS,
-        Some(code) => ExitCode::from(code.clamp(1, 255) as u8),
-        None => ExitCode::FAILURE,
+    // The tests, each with its seeds: saved regressions first.
+    let mut cases = Vec::new();
+    for (index, binary) in binaries.iter().enumerate() {
+        for listed in compile::list_tests(binary, &selection)? {
+            let mut seeds: Vec<u64> = Vec::new();
+            if partition.is_none_or(|p| p.index == 1) {
+                seeds.extend(regressions::load(binary, &listed.name));
+            }
+            for &seed in &seed_list {
+                if !seeds.contains(&seed) {
+                    seeds.push(seed);
+                }
+            }
+            cases.push(runner::TestCase {
+                binary: index,
+                name: listed.name,
+                seeds,
+                replay_prefix: replay_prefix(binary, &kept),
+            });
+        }
+    }
+    let work_dir = sim.target.join(format!("sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&work_dir)
+        .map_err(|e| format!("cannot create {}: {e}", work_dir.display()))?;
+    let single = cases.len() == 1 && seed_list.len() == 1;
+    eprintln!(
+        "sim: {} in {} × {}{}, {jobs} jobs",
+        plural(cases.len(), "test"),
+        plural(binaries.len(), "binary"),
+        plural(seed_list.len(), "seed"),
+        partition
+            .map(|p| format!(" (share {}/{})", p.index, p.count))
+            .unwrap_or_default()
+    );
+    let config = runner::SweepConfig {
+        jobs,
+        keep_going: options.keep_going,
+        check_determinism: options.check_determinism,
+        verbose: options.verbose || single,
+        work_dir: work_dir.clone(),
+    };
+    let mut reporter = report::Reporter::new(false);
+    let results = match runner::run(&config, &binaries, cases, &mut reporter) {
+        Ok(results) => results,
+        Err(runner::Interrupted(signal)) => {
+            reporter.finish();
+            eprintln!("sim: interrupted by signal {signal}; no test process is left running");
+            return Ok(exit_for_signal(signal));
+        }
+    };
+    reporter.finish();
+    if config.verbose {
+        // One test at one seed (a replay): show what it printed.
+        for entry in std::fs::read_dir(&work_dir).into_iter().flatten().flatten() {
+            if entry.path().extension().is_some_and(|e| e == "log") {
+                let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+                eprint!("{text}");
+            }
+        }
+    }
+
+    // Doc tests: through cargo, one seed, when no target was chosen.
+    let mut doc_failures = Vec::new();
+    let mut doc_passed = 0usize;
+    if !options.no_doc && !targets_chosen {
+        let mut packages: Vec<&str> = binaries
+            .iter()
+            .filter(|b| b.kind == compile::TargetKind::Lib)
+            .map(|b| b.package.as_str())
+            .collect();
+        packages.sort_unstable();
+        packages.dedup();
+        let packages = compile::with_doc_tests(&sim, &packages)?;
+        if !packages.is_empty() {
+            let mut held = files.acquire()?;
+            held.swap_in()?;
+            let mut command = sim.cargo();
+            command.args(["test", "--doc", "--quiet"]).args(&kept);
+            for package in &packages {
+                command.args(["-p", package]);
+            }
+            command.arg("--").args(&test_args);
+            command.env("SIM_SEED", format!("{:#x}", seed_list[0]));
+            let log = work_dir.join("doc-tests.out");
+            let file = std::fs::File::create(&log).map_err(|e| e.to_string())?;
+            command
+                .stdout(file.try_clone().map_err(|e| e.to_string())?)
+                .stderr(file);
+            let mut child = command
+                .spawn()
+                .map_err(|e| format!("cannot run cargo test --doc: {e}"))?;
+            let status = signals::wait(&mut child);
+            held.swap_out()?;
+            match status {
+                Err(signals::Interrupted(signal)) => return Ok(exit_for_signal(signal)),
+                Ok(status) if status.success() => doc_passed = 1,
+                Ok(_) => doc_failures.push(format!(
+                    "FAIL doc tests (seed {:#x})\n{}\n    replay: SIM_SEED={:#x} cargo sim test --doc {}",
+                    seed_list[0],
+                    std::fs::read_to_string(&log).unwrap_or_default().trim_end(),
+                    seed_list[0],
+                    packages.iter().map(|p| format!("-p {p}")).collect::<Vec<_>>().join(" "),
+                )),
+            }
+        }
+    }
+
+    // The report.
+    let mut passed = 0usize;
+    let mut failed = 0usize;
+    let mut seeds_run = 0usize;
+    let mut not_simulated = 0usize;
+    for result in &results {
+        seeds_run += result.outcomes.len();
+        if result.mode == runner::Mode::NotSimulated {
+            not_simulated += 1;
+        }
+        if result.passed() {
+            passed += 1;
+            continue;
+        }
+        failed += 1;
+        let binary = &binaries[result.case.binary];
+        let mut saved = None;
+        if !options.no_save {
+            for (index, outcome) in result.failures().into_iter().take(1) {
+                if let runner::Outcome::Fail { class, .. } = outcome {
+                    let seed = result.case.seeds[index];
+                    match regressions::save(binary, &result.case.name, seed, class.as_str()) {
+                        Ok(Some(path)) => {
+                            saved = Some(
+                                path.strip_prefix(&sim.root)
+                                    .unwrap_or(&path)
+                                    .display()
+                                    .to_string(),
+                            )
+                        }
+                        Ok(None) => {}
+                        Err(message) => eprintln!("cargo sim: {message}"),
+                    }
+                }
+            }
+        }
+        if result.outcomes.is_empty() {
+            eprintln!(
+                "FAIL {} [{}]: it never ran (the binary did not run it by this name)",
+                result.case.name, result.case.replay_prefix
+            );
+            continue;
+        }
+        eprint!(
+            "{}",
+            report::failure_report(result, options.keep_going, saved.as_deref())
+        );
+    }
+    for failure in &doc_failures {
+        eprintln!("{failure}");
+    }
+    let elapsed = started.elapsed();
+    if let Some(path) = &options.junit {
+        std::fs::write(path, report::junit(&results, &identity, elapsed))
+            .map_err(|e| format!("cannot write --junit {}: {e}", path.display()))?;
+    }
+    if failed == 0 && doc_failures.is_empty() {
+        let _ = std::fs::remove_dir_all(&work_dir);
+    }
+    eprintln!(
+        "sim: {seeds_run} seeds in {:.1}s ({:.0} seeds/s){}{}",
+        elapsed.as_secs_f64(),
+        seeds_run as f64 / elapsed.as_secs_f64().max(1e-3),
+        if not_simulated > 0 {
+            format!(
+                "; {} no simulation, so once each",
+                plural(not_simulated, "test ran")
+            )
+        } else {
+            String::new()
+        },
+        if doc_passed + doc_failures.len() > 0 {
+            format!(
+                "; doc tests {}",
+                if doc_failures.is_empty() {
+                    "passed"
+                } else {
+                    "failed"
+                }
+            )
+        } else {
+            String::new()
+        }
+    );
+    println!(
+        "sim: {} passed, {} failed",
+        passed,
+        failed + doc_failures.len()
+    );
+    Ok(if failed == 0 && doc_failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(101)
     })
 }

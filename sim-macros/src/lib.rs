@@ -366,3 +366,221 @@ pub fn try_join_impl(input: TokenStream) -> TokenStream {
     let join = syn::parse_macro_input!(input as Join);
     expand_join(join, true).into()
 }
+
+// ----- #[tokio::test] -----------------------------------------------------
+
+/// The arguments `#[tokio::test(...)]` takes, as tokio documents them.
+struct TestArgs {
+    multi_thread: bool,
+    worker_threads: Option<syn::LitInt>,
+    start_paused: Option<syn::LitBool>,
+    krate: Option<syn::Path>,
+    unhandled_panic: Option<syn::LitStr>,
+}
+
+fn parse_test_args(args: TokenStream) -> syn::Result<TestArgs> {
+    let mut out = TestArgs {
+        multi_thread: false,
+        worker_threads: None,
+        start_paused: None,
+        krate: None,
+        unhandled_panic: None,
+    };
+    let mut flavor_span = None;
+    let parser = syn::meta::parser(|meta| {
+        let key = meta
+            .path
+            .get_ident()
+            .map(|i| i.to_string())
+            .unwrap_or_default();
+        match key.as_str() {
+            "flavor" => {
+                let value: syn::LitStr = meta.value()?.parse()?;
+                out.multi_thread = match value.value().as_str() {
+                    "current_thread" => false,
+                    "multi_thread" => true,
+                    other => {
+                        return Err(syn::Error::new(
+                            value.span(),
+                            format!(
+                                "No such runtime flavor `{other}`. The runtime flavors are \
+                                 `current_thread` and `multi_thread`."
+                            ),
+                        ))
+                    }
+                };
+                flavor_span = Some(value.span());
+                Ok(())
+            }
+            "worker_threads" => {
+                out.worker_threads = Some(meta.value()?.parse()?);
+                Ok(())
+            }
+            "start_paused" => {
+                out.start_paused = Some(meta.value()?.parse()?);
+                Ok(())
+            }
+            "crate" => {
+                let value: syn::LitStr = meta.value()?.parse()?;
+                out.krate = Some(value.parse()?);
+                Ok(())
+            }
+            "unhandled_panic" => {
+                out.unhandled_panic = Some(meta.value()?.parse()?);
+                Ok(())
+            }
+            "core_threads" => {
+                Err(meta.error("Attribute `core_threads` is renamed to `worker_threads`"))
+            }
+            _ => Err(meta.error(format!(
+                "Unknown attribute {key} is specified; expected one of: `flavor`, \
+                 `worker_threads`, `start_paused`, `crate`, `unhandled_panic`"
+            ))),
+        }
+    });
+    syn::parse::Parser::parse(parser, args)?;
+    if !out.multi_thread {
+        if let Some(n) = &out.worker_threads {
+            return Err(syn::Error::new(
+                n.span(),
+                "The `worker_threads` option requires the `multi_thread` runtime flavor. Use \
+                 `#[tokio::test(flavor = \"multi_thread\")]`",
+            ));
+        }
+    } else if let Some(paused) = &out.start_paused {
+        return Err(syn::Error::new(
+            paused.span(),
+            "The `start_paused` option requires the `current_thread` runtime flavor. Use \
+             `#[tokio::test(flavor = \"current_thread\")]`",
+        ));
+    }
+    let _ = flavor_span;
+    Ok(out)
+}
+
+/// `#[should_panic]` on the test, as the sweep must judge it: `None` when
+/// absent, `Some(expected)` otherwise.
+fn should_panic(attrs: &[syn::Attribute]) -> syn::Result<Option<Option<syn::LitStr>>> {
+    for attr in attrs {
+        if !attr.path().is_ident("should_panic") {
+            continue;
+        }
+        let mut expected = None;
+        match &attr.meta {
+            syn::Meta::Path(_) => {}
+            syn::Meta::NameValue(nv) => {
+                if let Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) = &nv.value
+                {
+                    expected = Some(s.clone());
+                }
+            }
+            syn::Meta::List(_) => {
+                attr.parse_nested_meta(|meta| {
+                    if meta.path.is_ident("expected") {
+                        expected = Some(meta.value()?.parse()?);
+                    }
+                    Ok(())
+                })?;
+            }
+        }
+        return Ok(Some(expected));
+    }
+    Ok(None)
+}
+
+fn expand_test(args: TokenStream, item: TokenStream) -> syn::Result<Tokens> {
+    let args = parse_test_args(args)?;
+    let mut func: syn::ItemFn = syn::parse(item)?;
+    if func.sig.asyncness.is_none() {
+        return Err(syn::Error::new_spanned(
+            func.sig.fn_token,
+            "the `async` keyword is missing from the function declaration",
+        ));
+    }
+    if !func.sig.inputs.is_empty() {
+        return Err(syn::Error::new_spanned(
+            &func.sig.inputs,
+            "the test function cannot accept arguments",
+        ));
+    }
+    func.sig.asyncness = None;
+    let krate = match &args.krate {
+        Some(path) => quote!(#path),
+        None => quote!(::tokio),
+    };
+    let output = match &func.sig.output {
+        syn::ReturnType::Default => quote!(()),
+        syn::ReturnType::Type(_, ty) => quote!(#ty),
+    };
+    let mut builder = if args.multi_thread {
+        let mut b = quote!(#krate::runtime::Builder::new_multi_thread());
+        if let Some(n) = &args.worker_threads {
+            b = quote!(#b.worker_threads(#n));
+        }
+        b
+    } else {
+        quote!(#krate::runtime::Builder::new_current_thread())
+    };
+    builder = quote!(#builder.enable_all());
+    if let Some(paused) = &args.start_paused {
+        builder = quote!(#builder.start_paused(#paused));
+    }
+    if let Some(behaviour) = &args.unhandled_panic {
+        let variant = match behaviour.value().as_str() {
+            "ignore" => quote!(Ignore),
+            "shutdown_runtime" => quote!(ShutdownRuntime),
+            other => {
+                return Err(syn::Error::new(
+                    behaviour.span(),
+                    format!("expected one of `ignore`, `shutdown_runtime`; found `{other}`"),
+                ))
+            }
+        };
+        builder = quote!(#builder.unhandled_panic(#krate::runtime::UnhandledPanic::#variant));
+    }
+    let should_panic = match should_panic(&func.attrs)? {
+        None => quote!(#krate::__sim::ShouldPanic::No),
+        Some(None) => quote!(#krate::__sim::ShouldPanic::Yes(::core::option::Option::None)),
+        Some(Some(text)) => {
+            quote!(#krate::__sim::ShouldPanic::Yes(::core::option::Option::Some(#text)))
+        }
+    };
+    let block = &func.block;
+    let attrs = &func.attrs;
+    let vis = &func.vis;
+    let sig = &func.sig;
+    // The body is a nested fn, so a sweep can run it once per seed: it
+    // builds a fresh runtime and a fresh future each time.
+    Ok(quote! {
+        #(#attrs)*
+        #[::core::prelude::v1::test]
+        #vis #sig {
+            #[allow(clippy::expect_used, clippy::needless_return, clippy::diverging_sub_expression)]
+            fn __sim_test_body() -> #output {
+                let body = async #block;
+                let body = ::core::pin::pin!(body);
+                let body: ::core::pin::Pin<&mut dyn ::core::future::Future<Output = #output>> = body;
+                return #builder
+                    .build()
+                    .expect("Failed building the Runtime")
+                    .block_on(body);
+            }
+            #krate::__sim::run_test(#should_panic, __sim_test_body)
+        }
+    })
+}
+
+/// `#[tokio::test]`: runs an async test on a fresh simulated runtime. The
+/// arguments are tokio's (`flavor`, `worker_threads`, `start_paused`,
+/// `crate`, `unhandled_panic`). Under `cargo sim test --seeds`, the body
+/// runs once per seed in one process (see `sim_runtime::sweep`).
+#[proc_macro_attribute]
+pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
+    match expand_test(args, item) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}

@@ -16,6 +16,9 @@ pub const STEP_LIMIT_VAR: &str = "SIM_STEP_LIMIT";
 /// The environment variable that sets what `SystemTime::now()` reads at
 /// virtual time zero, in whole seconds since the Unix epoch.
 pub const EPOCH_VAR: &str = "SIM_EPOCH_UNIX_S";
+/// The environment variable that overrides the livelock limit: polls at one
+/// virtual instant.
+pub const INSTANT_STEP_LIMIT_VAR: &str = "SIM_INSTANT_STEP_LIMIT";
 /// The environment variable that lets a run start real OS threads.
 pub const ALLOW_THREADS_VAR: &str = "SIM_ALLOW_THREADS";
 
@@ -29,6 +32,10 @@ pub struct SimConfig {
     /// A run that polls more than this many times fails. It catches busy
     /// loops that never let the clock move.
     pub step_limit: u64,
+    /// A run that polls more than this many times without its clock moving
+    /// fails as a livelock: tasks that keep each other busy forever at one
+    /// instant are caught in a second or two, not at the step limit.
+    pub instant_step_limit: u64,
     /// What `SystemTime::now()` reads at virtual time zero, in nanoseconds
     /// since the Unix epoch.
     pub epoch_unix_ns: u64,
@@ -44,6 +51,9 @@ pub const DEFAULT_EPOCH_UNIX_NS: u64 = 1_735_689_600 * 1_000_000_000;
 pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(365 * 24 * 3600);
 /// Two hundred million polls: several seconds of wall time at full speed.
 pub const DEFAULT_STEP_LIMIT: u64 = 200_000_000;
+/// Ten million polls at one instant: about a second at full speed, and far
+/// more than any real service does between two ticks of its clock.
+pub const DEFAULT_INSTANT_STEP_LIMIT: u64 = 10_000_000;
 
 impl SimConfig {
     /// A configuration with the given seed and the default limits.
@@ -52,6 +62,7 @@ impl SimConfig {
             seed,
             time_limit: DEFAULT_TIME_LIMIT,
             step_limit: DEFAULT_STEP_LIMIT,
+            instant_step_limit: DEFAULT_INSTANT_STEP_LIMIT,
             epoch_unix_ns: DEFAULT_EPOCH_UNIX_NS,
             allow_threads: false,
         }
@@ -74,6 +85,10 @@ impl SimConfig {
     /// panicking.
     pub fn try_from_env() -> Result<SimConfig, String> {
         let seed = match std::env::var(SEED_VAR) {
+            // A sweep's seed thread takes its seed from the sweep.
+            _ if crate::sweep::seed_override().is_some() => {
+                crate::sweep::seed_override().expect("checked")
+            }
             Ok(value) => parse_seed(&value)?,
             Err(std::env::VarError::NotPresent) => crate::interpose::real_random_u64(),
             Err(std::env::VarError::NotUnicode(value)) => {
@@ -98,6 +113,14 @@ impl SimConfig {
                 format!(
                     "sim: {STEP_LIMIT_VAR}={value:?} is not a valid limit: expected a count \
                      of polls, such as {STEP_LIMIT_VAR}=1000000"
+                )
+            })?;
+        }
+        if let Some(value) = read_var(INSTANT_STEP_LIMIT_VAR)? {
+            config.instant_step_limit = value.trim().parse().map_err(|_| {
+                format!(
+                    "sim: {INSTANT_STEP_LIMIT_VAR}={value:?} is not a valid limit: expected a \
+                     count of polls, such as {INSTANT_STEP_LIMIT_VAR}=50000000"
                 )
             })?;
         }

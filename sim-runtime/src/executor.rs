@@ -109,6 +109,8 @@ struct State {
     next_task_id: u64,
     locals: Vec<Option<LocalQueue>>,
     steps: u64,
+    /// Polls since the clock last moved (the livelock limit).
+    steps_at_instant: u64,
 }
 
 /// A summary of a finished run.
@@ -177,13 +179,20 @@ impl Core {
             r.set(r.get() + 1);
             r.get()
         });
-        let trace_path = std::env::var(crate::config::TRACE_VAR)
-            .ok()
-            .filter(|p| !p.is_empty())
-            .map(|base| crate::trace::trace_path(&base, thread_name, run_index));
+        let trace_path = crate::sweep::trace_override(config.seed, run_index).or_else(|| {
+            std::env::var(crate::config::TRACE_VAR)
+                .ok()
+                .filter(|p| !p.is_empty())
+                .map(|base| crate::trace::trace_path(&base, thread_name, run_index))
+        });
         let run_name = thread_name.unwrap_or("main").to_string();
         crate::interpose::keep_linked();
-        crate::seed::announce(config.seed, thread_name);
+        crate::sweep::run_started(config.seed);
+        // A program's run says its seed first; a test's stays quiet unless it
+        // fails (the panic hook prints the seed then) or SIM_VERBOSE is set.
+        if thread_name.is_none() || crate::sweep::verbose() {
+            crate::seed::announce(config.seed, thread_name);
+        }
         let seed = config.seed;
         let core = Rc::new(Core {
             id: context::next_core_id(),
@@ -214,6 +223,7 @@ impl Core {
                 next_task_id: 1,
                 locals: Vec::new(),
                 steps: 0,
+                steps_at_instant: 0,
             }),
             trace: RefCell::new(Trace::new(trace_path)),
             config,
@@ -505,7 +515,7 @@ impl Core {
     }
 
     fn poll_task(&self, slot: u32) {
-        let (mut cell, id, generation, abort, node) = {
+        let (mut cell, id, generation, abort, node, site) = {
             let mut st = self.state.borrow_mut();
             let task = &mut st.tasks[slot as usize];
             task.flags &= !QUEUED;
@@ -519,6 +529,7 @@ impl Core {
                 task.generation,
                 task.flags & ABORT != 0,
                 task.node,
+                task.meta.as_ref().map(|m| m.location),
             )
         };
         let previous_node = self.current_node.replace(node);
@@ -536,7 +547,9 @@ impl Core {
         self.trace(EventKind::Poll, id, Label::None);
         let waker = waker::waker(self.id, slot, generation);
         let mut cx = Context::from_waker(&waker);
+        crate::sweep::poll_started(id, site);
         let result = cell.poll(&mut cx);
+        crate::sweep::poll_finished();
         self.current_task.set(previous);
         match result {
             Poll::Pending => {
@@ -948,9 +961,13 @@ impl Core {
                 self.config.seed,
                 crate::config::TIME_LIMIT_VAR,
             );
+            crate::sweep::set_failure_class(crate::sweep::FailureClass::TimeLimit);
             panic!("{message}");
         }
         debug_assert!(now_ns >= self.now_ns.get(), "the clock never goes back");
+        if now_ns > self.now_ns.get() {
+            self.state.borrow_mut().steps_at_instant = 0;
+        }
         self.now_ns.set(now_ns);
         self.trace_u64(EventKind::Advance, now_ns);
     }
@@ -1038,6 +1055,7 @@ impl Core {
         );
         let _enter = Enter::new(self.clone());
         let _running = Flag::set(&self.in_block_on);
+        let _watched = Watched(crate::sweep::block_on_started(self.config.seed));
         let mut future = pin!(future);
         {
             let mut st = self.state.borrow_mut();
@@ -1068,9 +1086,14 @@ impl Core {
                 st.steps += 1;
                 if st.steps > step_limit {
                     drop(_running);
-                    let steps = st.steps;
-                    let _ = steps;
+                    crate::sweep::set_failure_class(crate::sweep::FailureClass::StepLimit);
                     panic!("{}", self.step_limit_message());
+                }
+                st.steps_at_instant += 1;
+                if st.steps_at_instant > self.config.instant_step_limit {
+                    drop(_running);
+                    crate::sweep::set_failure_class(crate::sweep::FailureClass::Livelock);
+                    panic!("{}", self.livelock_message());
                 }
                 match st.ready.len() {
                     0 => None,
@@ -1088,7 +1111,9 @@ impl Core {
                     let previous = self.current_task.replace(0);
                     self.budget.set(TASK_BUDGET);
                     let mut cx = Context::from_waker(&root_waker);
+                    crate::sweep::poll_started(0, None);
                     let result = future.as_mut().poll(&mut cx);
+                    crate::sweep::poll_finished();
                     self.current_task.set(previous);
                     if let Poll::Ready(output) = result {
                         self.state.borrow_mut().ready.retain(|&s| s != ROOT_SLOT);
@@ -1100,6 +1125,7 @@ impl Core {
                 None => {
                     if !self.advance_to_next_event() {
                         let report = self.deadlock_report();
+                        crate::sweep::set_failure_class(crate::sweep::FailureClass::Deadlock);
                         panic!("{report}");
                     }
                 }
@@ -1116,6 +1142,19 @@ impl Core {
             Duration::from_nanos(self.now_ns.get()),
             self.config.seed,
             crate::config::STEP_LIMIT_VAR,
+        )
+    }
+
+    fn livelock_message(&self) -> String {
+        format!(
+            "sim: livelock: {} polls at virtual time {:?} without the clock moving (seed {:#x}). \
+             Tasks keep waking each other (a retry or yield loop with no sleep), so no timer can \
+             ever fire. Raise the limit with {}=<count> if the run really does that much work \
+             in one instant.",
+            self.config.instant_step_limit,
+            Duration::from_nanos(self.now_ns.get()),
+            self.config.seed,
+            crate::config::INSTANT_STEP_LIMIT_VAR,
         )
     }
 
@@ -1220,7 +1259,10 @@ impl Core {
                 trace_hash: trace.hash_hex(),
             }
         };
-        crate::seed::report(&self.run_name, &summary, self.trace.borrow().path());
+        if self.run_name == "main" || crate::sweep::verbose() {
+            crate::seed::report(&self.run_name, &summary, self.trace.borrow().path());
+        }
+        crate::sweep::run_finished(&summary);
         LAST_SUMMARY.with(|s| *s.borrow_mut() = Some(summary));
     }
 
@@ -1243,6 +1285,15 @@ struct RestoreNode<'a>(&'a StdCell<u32>, u32);
 impl Drop for RestoreNode<'_> {
     fn drop(&mut self) {
         self.0.set(self.1);
+    }
+}
+
+/// Tells the watchdog (`sweep.rs`) when a `block_on` ends, also by panic.
+struct Watched(bool);
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        crate::sweep::block_on_ended(self.0);
     }
 }
 

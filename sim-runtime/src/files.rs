@@ -217,9 +217,10 @@ mod overrides {
              the file there (tempfile does), or use tokio::fs.\n",
             std::env::temp_dir().display()
         );
-        // Straight to stderr, past any capture.
+        // Straight to stderr, past any capture, and with the test's failure.
         // Safety: a plain write of a valid buffer.
         unsafe { real_write(2, message.as_ptr().cast(), message.len()) };
+        crate::sweep::note_escape(&message);
         libc::EPERM
     }
 

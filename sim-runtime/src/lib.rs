@@ -11,6 +11,8 @@
 //! - [`events`]: the one event queue (timers, and later network and disk).
 //! - [`trace`]: the trace and its hash (`SIM_TRACE`).
 //! - [`context`]: which runtime the current thread is in.
+//! - [`sweep`]: what a test process does under `cargo sim test`'s seed
+//!   sweeps: records, failure classes, the hang watchdog.
 //! - [`interpose`]: libc's clock, randomness and thread creation, virtual
 //!   during a run (simulation builds only).
 
@@ -24,6 +26,7 @@ pub mod files;
 pub mod interpose;
 pub mod rng;
 pub mod seed;
+pub mod sweep;
 pub mod task;
 pub mod trace;
 mod waker;

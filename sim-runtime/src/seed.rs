@@ -19,6 +19,15 @@ fn write_stderr(line: &str) {
 /// The command that replays a run with `seed`.
 pub fn replay_command(seed: u64, test_name: Option<&str>) -> String {
     let mut command = format!("SIM_SEED={seed:#x} ");
+    // Under `cargo sim test`, the runner says how to select this test's
+    // target; the filter is added here, once.
+    if let (Ok(prefix), Some(name)) = (std::env::var(crate::sweep::REPLAY_VAR), test_name) {
+        command.push_str(&prefix);
+        command.push_str(" -- ");
+        command.push_str(name);
+        command.push_str(" --exact");
+        return command;
+    }
     match std::env::var(CARGO_ARGS_VAR) {
         Ok(args) if !args.is_empty() => {
             command.push_str("cargo sim ");

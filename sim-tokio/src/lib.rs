@@ -39,8 +39,23 @@ pub use task::spawn;
 /// program's entry point (tokio-macros' expansion, which calls
 /// [`runtime::Builder`]).
 pub use macros_impl::main;
-/// Marks an async test to be run on the simulated runtime (tokio-macros'
-/// expansion, which calls [`runtime::Builder`]).
-pub use macros_impl::test;
+/// Marks an async test to be run on a fresh simulated runtime, with
+/// tokio's arguments (`flavor`, `worker_threads`, `start_paused`, `crate`,
+/// `unhandled_panic`). Under `cargo sim test --seeds`, the test's body runs
+/// once per seed in one process, each seed on a fresh thread.
+///
+/// ```no_run
+/// #[tokio::test(start_paused = true)]
+/// async fn sleeps_cost_nothing() {
+///     tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+/// }
+/// ```
+pub use sim_macros::test;
+
+/// What `#[tokio::test]`'s expansion calls. Not public API.
+#[doc(hidden)]
+pub mod __sim {
+    pub use sim_runtime::sweep::{run_test, ShouldPanic};
+}
 
 pub(crate) mod util;

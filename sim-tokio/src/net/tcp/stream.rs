@@ -23,11 +23,13 @@ pub struct TcpStream {
 }
 
 pub(crate) fn escape(what: &str) -> io::Error {
-    io::Error::other(format!(
+    let message = format!(
         "sim: escape refused: {what}. A real socket's traffic and timing are outside the \
          simulation, so the run could not be replayed from its seed. Use tokio::net's \
          simulated sockets (TcpStream::connect, TcpListener::bind) instead."
-    ))
+    );
+    sim_runtime::sweep::note_escape(&message);
+    io::Error::other(message)
 }
 
 impl TcpStream {

@@ -1,0 +1,283 @@
+//! Building the test binaries of a simulation build and listing their tests.
+
+use crate::config::SimBuild;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Which target of a package a test binary is.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum TargetKind {
+    /// The library's unit tests (`--lib`).
+    Lib,
+    /// A binary's unit tests (`--bin NAME`).
+    Bin,
+    /// An integration test (`--test NAME`).
+    Test,
+    /// An example's tests (`--example NAME`).
+    Example,
+    /// A bench target's tests (`--bench NAME`).
+    Bench,
+}
+
+/// One test binary of the build.
+#[derive(Clone, Debug)]
+pub struct TestBinary {
+    /// The package's name.
+    pub package: String,
+    /// The directory of the package's manifest.
+    pub manifest_dir: PathBuf,
+    /// The target's kind.
+    pub kind: TargetKind,
+    /// The target's name.
+    pub name: String,
+    /// The executable.
+    pub path: PathBuf,
+}
+
+impl TestBinary {
+    /// The cargo arguments that select this target alone.
+    pub fn target_args(&self) -> Vec<String> {
+        let flag = match self.kind {
+            TargetKind::Lib => return vec!["--lib".to_string()],
+            TargetKind::Bin => "--bin",
+            TargetKind::Test => "--test",
+            TargetKind::Example => "--example",
+            TargetKind::Bench => "--bench",
+        };
+        vec![flag.to_string(), self.name.clone()]
+    }
+
+    /// A file name for this target: `lib`, `test-api`.
+    pub fn file_stem(&self) -> String {
+        let kind = match self.kind {
+            TargetKind::Lib => return "lib".to_string(),
+            TargetKind::Bin => "bin",
+            TargetKind::Test => "test",
+            TargetKind::Example => "example",
+            TargetKind::Bench => "bench",
+        };
+        let clean: String = self
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        format!("{kind}-{clean}")
+    }
+}
+
+/// The package name in a cargo package id, in either of its formats:
+/// `path+file:///w/app#0.1.0`, `registry+...#name@1.0`, `name 0.1.0 (...)`.
+pub fn package_name(id: &str) -> String {
+    if let Some((source, fragment)) = id.rsplit_once('#') {
+        if let Some((name, _version)) = fragment.split_once('@') {
+            return name.to_string();
+        }
+        return source
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or(source)
+            .to_string();
+    }
+    id.split(' ').next().unwrap_or(id).to_string()
+}
+
+/// Builds the tests (`cargo test --no-run` with the user's cargo arguments)
+/// and returns their binaries, in the order cargo reported them.
+pub fn build_tests(sim: &SimBuild, cargo_args: &[String]) -> Result<Vec<TestBinary>, String> {
+    let mut command = sim.cargo();
+    command
+        .args([
+            "test",
+            "--no-run",
+            "--message-format=json-render-diagnostics",
+        ])
+        .args(cargo_args)
+        .stdout(Stdio::piped());
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    let stdout = child.stdout.take().expect("piped");
+    // Read on a thread, so that the wait below can watch for signals.
+    let reader = std::thread::spawn(move || {
+        let mut binaries = Vec::new();
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let Ok(message) = serde_json::from_str::<serde_json::Value>(&line) else {
+                continue;
+            };
+            if let Some(binary) = artifact(&message) {
+                binaries.push(binary);
+            }
+        }
+        binaries
+    });
+    let status = crate::signals::wait(&mut child)
+        .map_err(|crate::signals::Interrupted(s)| format!("interrupted by signal {s}"))?;
+    let binaries = reader.join().unwrap_or_default();
+    if !status.success() {
+        return Err("the simulation build failed (see cargo's errors above)".to_string());
+    }
+    Ok(binaries)
+}
+
+fn artifact(message: &serde_json::Value) -> Option<TestBinary> {
+    if message.get("reason")?.as_str()? != "compiler-artifact" {
+        return None;
+    }
+    if !message.get("profile")?.get("test")?.as_bool()? {
+        return None;
+    }
+    let path = PathBuf::from(message.get("executable")?.as_str()?);
+    let target = message.get("target")?;
+    let kinds: Vec<&str> = target
+        .get("kind")?
+        .as_array()?
+        .iter()
+        .filter_map(|k| k.as_str())
+        .collect();
+    let kind = match kinds.first().copied()? {
+        "bin" => TargetKind::Bin,
+        "test" => TargetKind::Test,
+        "example" => TargetKind::Example,
+        "bench" => TargetKind::Bench,
+        _ => TargetKind::Lib,
+    };
+    let manifest = PathBuf::from(message.get("manifest_path")?.as_str()?);
+    Some(TestBinary {
+        package: package_name(message.get("package_id")?.as_str()?),
+        manifest_dir: manifest.parent().unwrap_or(Path::new(".")).to_path_buf(),
+        kind,
+        name: target.get("name")?.as_str()?.to_string(),
+        path,
+    })
+}
+
+/// The test-binary arguments that select tests: filters, `--exact`,
+/// `--skip NAME`, `--ignored`, `--include-ignored`. Others that only shape
+/// libtest's output are dropped: the runner owns the output.
+pub fn selection_args(test_args: &[String]) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut args = test_args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--exact" | "--ignored" | "--include-ignored" => out.push(arg.clone()),
+            "--skip" => {
+                out.push(arg.clone());
+                out.push(
+                    args.next()
+                        .ok_or("--skip needs a test name after it")?
+                        .clone(),
+                );
+            }
+            "--test-threads" | "--color" | "--format" | "-Z" | "--logfile" | "--report-time" => {
+                args.next();
+            }
+            a if a.starts_with("--skip=") => out.push(a.to_string()),
+            a if a.starts_with('-') => {}
+            filter => out.push(filter.to_string()),
+        }
+    }
+    Ok(out)
+}
+
+/// A test of a binary, and whether it is `#[ignore]`d.
+pub struct Listed {
+    /// Its full name (`module::name`).
+    pub name: String,
+}
+
+/// Lists the tests of `binary` that `selection` picks.
+pub fn list_tests(binary: &TestBinary, selection: &[String]) -> Result<Vec<Listed>, String> {
+    let run = |extra: &[&str]| -> Result<Vec<String>, String> {
+        let out = Command::new(&binary.path)
+            .args(["--list", "--format", "terse"])
+            .args(extra)
+            .args(selection)
+            .current_dir(&binary.manifest_dir)
+            .env_remove(sim_runtime::sweep::OUT_VAR)
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", binary.path.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "{} --list failed: {}",
+                binary.path.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.strip_suffix(": test"))
+            .map(str::to_string)
+            .collect())
+    };
+    let all = run(&[])?;
+    // libtest lists ignored tests too; they run only when asked for.
+    let asked_for_ignored = selection
+        .iter()
+        .any(|a| a == "--ignored" || a == "--include-ignored");
+    let ignored = if asked_for_ignored {
+        Vec::new()
+    } else {
+        run(&["--ignored"])?
+    };
+    Ok(all
+        .into_iter()
+        .filter(|name| !ignored.contains(name))
+        .map(|name| Listed { name })
+        .collect())
+}
+
+/// Of `packages`, those whose library has doc tests on (`doctest = false`
+/// turns them off; `cargo test --doc -p NAME` would run them regardless).
+pub fn with_doc_tests(sim: &SimBuild, packages: &[&str]) -> Result<Vec<String>, String> {
+    let out = sim
+        .cargo()
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+    if !out.status.success() {
+        return Err("cargo metadata failed (see above)".to_string());
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    let mut names = Vec::new();
+    for package in metadata["packages"].as_array().into_iter().flatten() {
+        let Some(name) = package["name"].as_str() else {
+            continue;
+        };
+        if !packages.contains(&name) {
+            continue;
+        }
+        let documented = package["targets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|t| {
+                let lib = t["kind"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|k| matches!(k.as_str(), Some("lib" | "rlib" | "proc-macro")));
+                lib && t["doctest"].as_bool().unwrap_or(true)
+            });
+        if documented {
+            names.push(name.to_string());
+        }
+    }
+    Ok(names)
+}

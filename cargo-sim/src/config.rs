@@ -1,0 +1,251 @@
+//! The simulation build's cargo configuration: the patch that swaps the
+//! facade in for tokio, `--cfg simulation` for rustc and rustdoc, and a
+//! target directory of its own.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The symbols `sim-runtime` defines in place of libc's: exported from every
+/// executable, so that libraries which look them up with `dlsym` (the
+/// `getrandom` crate) find the simulated ones too.
+const INTERPOSED: &[&str] = &[
+    "clock_gettime",
+    "gettimeofday",
+    "time",
+    "getrandom",
+    "getentropy",
+    "getaddrinfo",
+    "freeaddrinfo",
+    "syscall",
+    "statx",
+    "open",
+    "open64",
+    "openat",
+    "openat64",
+    "close",
+    "dup",
+    "fcntl",
+    "read",
+    "pread64",
+    "write",
+    "pwrite64",
+    "writev",
+    "lseek64",
+    "fsync",
+    "fdatasync",
+    "ftruncate64",
+    "fchmod",
+    "copy_file_range",
+    "sendfile64",
+    "splice",
+    "fstat64",
+    "stat64",
+    "lstat64",
+    "fstatat64",
+    "chmod",
+    "mkdir",
+    "rmdir",
+    "unlink",
+    "unlinkat",
+    "rename",
+    "linkat",
+    "symlink",
+    "readlink",
+    "realpath",
+    "opendir",
+    "fdopendir",
+    "readdir64",
+    "closedir",
+    "dirfd",
+];
+
+/// The cargo to run: the one that ran us, if any.
+pub fn cargo() -> OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+}
+
+/// A workspace prepared for simulation builds.
+pub struct SimBuild {
+    /// The workspace root.
+    pub root: PathBuf,
+    /// The facade's directory.
+    pub facade: PathBuf,
+    /// The simulation build's target directory.
+    pub target: PathBuf,
+    /// The config file passed with `--config`.
+    pub config: PathBuf,
+}
+
+fn workspace_root() -> Result<PathBuf, String> {
+    let out = Command::new(cargo())
+        .args(["locate-project", "--workspace", "--message-format", "plain"])
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "not in a cargo workspace: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let manifest = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    Ok(manifest
+        .parent()
+        .ok_or("cargo locate-project gave no directory")?
+        .to_path_buf())
+}
+
+fn facade_path() -> Result<PathBuf, String> {
+    let path = match std::env::var_os("SIM_TOKIO_PATH") {
+        Some(path) => PathBuf::from(path),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim-tokio"),
+    };
+    let path = path.canonicalize().map_err(|e| {
+        format!(
+            "the tokio facade is not at {} ({e}). Set SIM_TOKIO_PATH to the sim-tokio \
+             directory of a checkout of this project.",
+            path.display()
+        )
+    })?;
+    if !path.join("Cargo.toml").is_file() {
+        return Err(format!(
+            "{} has no Cargo.toml; SIM_TOKIO_PATH must name the sim-tokio directory",
+            path.display()
+        ));
+    }
+    Ok(path)
+}
+
+fn toml_string(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// The flags rustc and rustdoc get in a simulation build.
+fn sim_flags() -> Vec<String> {
+    let mut flags = vec!["--cfg".to_string(), "simulation".to_string()];
+    for symbol in INTERPOSED {
+        flags.push("-C".to_string());
+        flags.push(format!("link-arg=-Wl,--export-dynamic-symbol={symbol}"));
+    }
+    flags
+}
+
+impl SimBuild {
+    /// Finds the workspace and the facade and writes the config file.
+    pub fn prepare() -> Result<SimBuild, String> {
+        let root = workspace_root()?;
+        let facade = facade_path()?;
+        // Apart from the plain build's artifacts, also under a
+        // CARGO_TARGET_DIR the user set.
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target"))
+            .join("sim");
+        std::fs::create_dir_all(&target)
+            .map_err(|e| format!("cannot create {}: {e}", target.display()))?;
+        let flags: Vec<String> = sim_flags().iter().map(|f| toml_string(f)).collect();
+        let flags = flags.join(", ");
+        let text = format!(
+            "# Written by cargo sim; rewritten on every run.\n\
+             [patch.crates-io]\n\
+             tokio = {{ path = {} }}\n\n\
+             [build]\n\
+             rustflags = [{flags}]\n\
+             rustdocflags = [{flags}]\n\
+             target-dir = {}\n",
+            toml_string(&facade.display().to_string()),
+            toml_string(&target.display().to_string()),
+        );
+        let config = target.join("sim-config.toml");
+        std::fs::write(&config, text)
+            .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
+        Ok(SimBuild {
+            root,
+            facade,
+            target,
+            config,
+        })
+    }
+
+    /// `cargo --config <ours>`, with the environment a simulation build
+    /// needs: its own target directory, and our flags added to any
+    /// `RUSTFLAGS`/`RUSTDOCFLAGS` (which would otherwise replace them).
+    pub fn cargo(&self) -> Command {
+        let mut command = Command::new(cargo());
+        command.arg("--config").arg(&self.config);
+        command.env("CARGO_TARGET_DIR", &self.target);
+        for (plain, encoded) in [
+            ("RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS"),
+            ("RUSTDOCFLAGS", "CARGO_ENCODED_RUSTDOCFLAGS"),
+        ] {
+            let user: Option<Vec<String>> = match std::env::var(encoded) {
+                Ok(flags) => Some(
+                    flags
+                        .split('\x1f')
+                        .filter(|f| !f.is_empty())
+                        .map(str::to_string)
+                        .collect(),
+                ),
+                Err(_) => std::env::var(plain)
+                    .ok()
+                    .map(|flags| flags.split_whitespace().map(str::to_string).collect()),
+            };
+            if let Some(mut flags) = user {
+                flags.extend(sim_flags());
+                command.env_remove(plain);
+                command.env(encoded, flags.join("\x1f"));
+            }
+        }
+        command
+    }
+
+    /// The registry `tokio` packages of the root's lock file, by exact id.
+    fn registry_tokio_specs(&self) -> Vec<String> {
+        let Ok(text) = std::fs::read_to_string(self.root.join("Cargo.lock")) else {
+            return Vec::new();
+        };
+        let mut specs = Vec::new();
+        // Entries are `[[package]]` blocks of `key = "value"` lines.
+        for block in text.split("[[package]]") {
+            let field = |key: &str| {
+                block.lines().find_map(|line| {
+                    let rest = line.strip_prefix(key)?.trim_start().strip_prefix('=')?;
+                    Some(rest.trim().trim_matches('"').to_string())
+                })
+            };
+            if field("name").as_deref() != Some("tokio") {
+                continue;
+            }
+            if let (Some(version), Some(source)) = (field("version"), field("source")) {
+                if source.starts_with("registry+") {
+                    specs.push(format!("{source}#tokio@{version}"));
+                }
+            }
+        }
+        specs
+    }
+
+    /// Points the (swapped-in) lock at the facade: a lock that pins the real
+    /// tokio leaves the patch unused. Each registry tokio is updated by its
+    /// exact package id (a bare `tokio` can be ambiguous when the facade is
+    /// itself a workspace member).
+    pub fn point_lock_at_facade(&self) -> Result<(), String> {
+        for spec in self.registry_tokio_specs() {
+            let mut command = self.cargo();
+            command.args(["update", "--quiet", "-p", &spec]);
+            let mut child = command
+                .spawn()
+                .map_err(|e| format!("cannot run cargo update: {e}"))?;
+            let status = crate::signals::wait(&mut child)
+                .map_err(|crate::signals::Interrupted(s)| format!("interrupted by signal {s}"))?;
+            if !status.success() {
+                return Err(format!(
+                    "cargo update -p {spec} failed, so the simulation build would still use the \
+                     real tokio (see the error above)"
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,242 @@
+//! What a sweep says: progress as it goes, a summary per test at the end,
+//! and a JUnit file for CI.
+
+use crate::runner::{Outcome, Progress, TestResult};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+/// How many failing seeds a summary lists per test.
+pub const FAILING_SEEDS_SHOWN: usize = 5;
+
+/// A bar on a terminal; a line now and then elsewhere (CI logs).
+pub struct Reporter {
+    bar: Option<indicatif::ProgressBar>,
+    started: Instant,
+    last_line: Instant,
+}
+
+impl Reporter {
+    /// A reporter for this terminal (or not).
+    pub fn new(quiet: bool) -> Reporter {
+        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let bar = indicatif::ProgressBar::new(0);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{bar:30} {pos}/{len} seeds, {msg} {per_sec} ETA {eta}",
+                )
+                .expect("a valid template"),
+            );
+            bar
+        });
+        Reporter {
+            bar,
+            started: Instant::now(),
+            last_line: Instant::now(),
+        }
+    }
+
+    /// Clears the bar.
+    pub fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+
+    fn print(&self, text: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(text),
+            None => eprintln!("{text}"),
+        }
+    }
+}
+
+impl Progress for Reporter {
+    fn update(&mut self, done: u64, total: u64, failed: u64) {
+        match &self.bar {
+            Some(bar) => {
+                bar.set_length(total);
+                bar.set_position(done);
+                bar.set_message(format!("{failed} failing,"));
+            }
+            None => {
+                if self.last_line.elapsed() > Duration::from_secs(15) {
+                    self.last_line = Instant::now();
+                    let rate = done as f64 / self.started.elapsed().as_secs_f64().max(1e-3);
+                    eprintln!("sim: {done}/{total} seeds, {failed} failing, {rate:.0} seeds/s");
+                }
+            }
+        }
+    }
+
+    fn test_finished(&mut self, result: &TestResult) {
+        if !result.passed() {
+            self.print(&format!("sim: FAIL {}", result.case.name));
+        }
+    }
+}
+
+/// The replay command of `seed` for a test.
+pub fn replay_line(result: &TestResult, seed: u64) -> String {
+    format!(
+        "SIM_SEED={seed:#x} {} -- {} --exact",
+        result.case.replay_prefix, result.case.name
+    )
+}
+
+fn indent(text: &str, by: &str) -> String {
+    text.lines()
+        .map(|l| format!("{by}{l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Failures by class: `panic 3, deadlock 1`.
+pub fn classes(result: &TestResult) -> String {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for (_, outcome) in result.failures() {
+        if let Outcome::Fail { class, .. } = outcome {
+            *counts.entry(class.as_str()).or_default() += 1;
+        }
+    }
+    counts
+        .iter()
+        .map(|(c, n)| format!("{c} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The report of one failing test.
+pub fn failure_report(result: &TestResult, keep_going: bool, saved: Option<&str>) -> String {
+    let failures = result.failures();
+    let ran = result.outcomes.len();
+    let mut text = format!(
+        "FAIL {} [{}]: {} of {ran} seeds failed ({}){}\n",
+        result.case.name,
+        result.case.replay_prefix,
+        failures.len(),
+        classes(result),
+        if keep_going {
+            ""
+        } else {
+            "; stopped at the first failing seed (--keep-going counts them all)"
+        }
+    );
+    for (i, (index, outcome)) in failures.iter().enumerate() {
+        let seed = result.case.seeds[*index];
+        if i == FAILING_SEEDS_SHOWN {
+            text.push_str(&format!(
+                "  ... and {} more failing seeds\n",
+                failures.len() - FAILING_SEEDS_SHOWN
+            ));
+            break;
+        }
+        let Outcome::Fail {
+            class,
+            message,
+            output,
+        } = outcome
+        else {
+            continue;
+        };
+        text.push_str(&format!("  seed {seed:#x}: {}\n", class.as_str()));
+        text.push_str(&indent(message.trim_end(), "    "));
+        text.push('\n');
+        if i == 0 && !output.trim().is_empty() {
+            text.push_str("    --- the test's last output lines ---\n");
+            text.push_str(&indent(output.trim_end(), "    | "));
+            text.push('\n');
+        }
+        text.push_str(&format!("    replay: {}\n", replay_line(result, seed)));
+    }
+    if let Some(saved) = saved {
+        text.push_str(&format!(
+            "  saved to {saved}: every later cargo sim test runs it first (commit the file)\n"
+        ));
+    }
+    text
+}
+
+fn xml_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // XML 1.0 allows no other control characters.
+            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\r' | '\t') => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// JUnit XML: one testsuite, one testcase per test, failing seeds and
+/// their replay commands in the failure's text.
+pub fn junit(
+    results: &[TestResult],
+    identity: &crate::identity::Identity,
+    elapsed: Duration,
+) -> String {
+    let failures = results.iter().filter(|r| !r.passed()).count();
+    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    xml.push_str(&format!(
+        "<testsuites name=\"cargo sim test\" tests=\"{}\" failures=\"{failures}\" time=\"{:.3}\">\n",
+        results.len(),
+        elapsed.as_secs_f64()
+    ));
+    xml.push_str(&format!(
+        "  <testsuite name=\"cargo sim test\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" time=\"{:.3}\">\n",
+        results.len(),
+        elapsed.as_secs_f64()
+    ));
+    xml.push_str("    <properties>\n");
+    for (name, value) in [
+        ("commit", identity.commit.clone()),
+        ("rustc", identity.rustc.clone()),
+        ("target", identity.target.clone()),
+        ("facade", identity.facade.clone()),
+        ("settings", identity.settings.join(" ")),
+    ] {
+        xml.push_str(&format!(
+            "      <property name=\"{name}\" value=\"{}\"/>\n",
+            xml_escape(&value)
+        ));
+    }
+    xml.push_str("    </properties>\n");
+    for result in results {
+        xml.push_str(&format!(
+            "    <testcase name=\"{}\" classname=\"{}\" time=\"{:.3}\">\n",
+            xml_escape(&result.case.name),
+            xml_escape(&result.case.replay_prefix),
+            result.elapsed.as_secs_f64()
+        ));
+        if !result.passed() {
+            let failing = result.failures();
+            let first = failing.first().map(|(i, _)| result.case.seeds[*i]);
+            xml.push_str(&format!(
+                "      <failure message=\"{} of {} seeds failed ({}){}\">",
+                failing.len(),
+                result.outcomes.len(),
+                xml_escape(&classes(result)),
+                first
+                    .map(|s| format!("; first failing seed {s:#x}"))
+                    .unwrap_or_default()
+            ));
+            xml.push_str(&xml_escape(&failure_report(result, true, None)));
+            xml.push_str("</failure>\n");
+        }
+        xml.push_str(&format!(
+            "      <system-out>{}</system-out>\n",
+            xml_escape(&format!("{} seeds run", result.outcomes.len()))
+        ));
+        xml.push_str("    </testcase>\n");
+    }
+    xml.push_str("  </testsuite>\n</testsuites>\n");
+    xml
+}

@@ -1,0 +1,817 @@
+//! The sweep: every selected test, once per seed, over `--jobs` processes.
+//!
+//! A test is first started with its first share of the seeds (a probe). A
+//! `#[tokio::test]` takes them all in that one process (it records
+//! `sweep`), and the other shares start at once in parallel. Any other test
+//! runs once, with `SIM_SEED`; if it ran a simulation, each further seed
+//! gets a process of its own, and if it did not, it is not a simulation
+//! test and runs once.
+//!
+//! Seeds are handed out in their order (share k holds the seeds whose
+//! index is k modulo the number of shares), and each process runs its
+//! share in order. So the first failing seed is well defined: when seed
+//! i fails, every process that has moved past i is stopped, and those
+//! still below it go on until they pass it. Without `--keep-going` a test
+//! ends at its first failing seed.
+
+use crate::compile::TestBinary;
+use sim_runtime::sweep::{self, FailureClass, Record};
+use std::collections::BTreeMap;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What the runner was asked to do.
+#[derive(Clone, Debug)]
+pub struct SweepConfig {
+    /// Parallel test processes.
+    pub jobs: usize,
+    /// Count every seed instead of stopping at a test's first failure.
+    pub keep_going: bool,
+    /// Run each seed again in a fresh process and compare traces.
+    pub check_determinism: bool,
+    /// Print every run's lines.
+    pub verbose: bool,
+    /// Where the runner keeps its files (records, logs, traces).
+    pub work_dir: PathBuf,
+}
+
+/// One test to sweep.
+#[derive(Clone, Debug)]
+pub struct TestCase {
+    /// Index into the binaries.
+    pub binary: usize,
+    /// The test's full name.
+    pub name: String,
+    /// Its seeds, in order: saved regressions first.
+    pub seeds: Vec<u64>,
+    /// The command prefix of its replay line (up to `--`).
+    pub replay_prefix: String,
+}
+
+/// What one seed of a test did.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// It passed; the trace hash of each of its runs.
+    Pass(Vec<String>),
+    /// It failed.
+    Fail {
+        /// Why.
+        class: FailureClass,
+        /// The failure's message.
+        message: String,
+        /// The last lines the test printed.
+        output: String,
+    },
+}
+
+/// How a test runs its seeds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Not known until its probe reports.
+    Unknown,
+    /// All seeds in one process (`#[tokio::test]`).
+    InProcess,
+    /// One process per seed (a plain `#[test]` that runs a simulation).
+    PerProcess,
+    /// It ran no simulation: once is enough.
+    NotSimulated,
+}
+
+/// The result of a test's sweep.
+#[derive(Clone, Debug)]
+pub struct TestResult {
+    /// The test.
+    pub case: TestCase,
+    /// How it ran.
+    pub mode: Mode,
+    /// Outcomes by seed index.
+    pub outcomes: BTreeMap<usize, Outcome>,
+    /// Wall time spent in its processes.
+    pub elapsed: Duration,
+}
+
+impl TestResult {
+    /// The failing seed indexes, in order.
+    pub fn failures(&self) -> Vec<(usize, &Outcome)> {
+        self.outcomes
+            .iter()
+            .filter(|(_, o)| matches!(o, Outcome::Fail { .. }))
+            .map(|(i, o)| (*i, o))
+            .collect()
+    }
+
+    /// Whether the test passed every seed it ran.
+    pub fn passed(&self) -> bool {
+        self.failures().is_empty() && !self.outcomes.is_empty()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum JobKind {
+    Probe,
+    Share,
+    Single,
+    Check,
+}
+
+struct Job {
+    test: usize,
+    kind: JobKind,
+    /// The seed indexes this process runs, in order.
+    seeds: Vec<usize>,
+    /// Position in `seeds` of the seed running now (from `begin`).
+    position: Option<usize>,
+    child: Child,
+    out: PathBuf,
+    log: PathBuf,
+    offset: u64,
+    partial: String,
+    run_hashes: Vec<String>,
+    saw_sweep: bool,
+    last_panic: Option<(FailureClass, String)>,
+    hang: Option<String>,
+    started: Instant,
+}
+
+struct TestState {
+    /// This test's place in the sweep (names its trace directories).
+    index: usize,
+    result: TestResult,
+    /// Shares of the seeds for in-process runs (index lists).
+    shares: Vec<Vec<usize>>,
+    next_share: usize,
+    next_single: usize,
+    probing: bool,
+    first_failure: Option<usize>,
+    running: usize,
+    /// Seed indexes waiting for a determinism check.
+    checks: Vec<usize>,
+    next_check: usize,
+    /// Hashes of each seed's sweep run, for the check.
+    swept_hashes: BTreeMap<usize, Vec<String>>,
+}
+
+impl TestState {
+    fn stopped_before(&self, index: usize, keep_going: bool) -> bool {
+        !keep_going && self.first_failure.is_some_and(|f| index > f)
+    }
+}
+
+/// Progress, as the sweep goes.
+pub trait Progress {
+    /// `done` seeds finished of `total`, `failed` of them failing.
+    fn update(&mut self, done: u64, total: u64, failed: u64);
+    /// A test finished.
+    fn test_finished(&mut self, result: &TestResult);
+}
+
+/// The runner was stopped by a signal.
+pub struct Interrupted(pub i32);
+
+/// Runs the sweep of `cases`; returns one result per case, in order.
+pub fn run(
+    config: &SweepConfig,
+    binaries: &[TestBinary],
+    cases: Vec<TestCase>,
+    progress: &mut dyn Progress,
+) -> Result<Vec<TestResult>, Interrupted> {
+    let jobs = config.jobs.max(1);
+    let mut states: Vec<TestState> = cases
+        .into_iter()
+        .enumerate()
+        .map(|(index, case)| {
+            let count = case.seeds.len();
+            let share_count = jobs.min(count).max(1);
+            let shares = (0..share_count)
+                .map(|k| (k..count).step_by(share_count).collect())
+                .collect();
+            TestState {
+                index,
+                result: TestResult {
+                    case,
+                    mode: Mode::Unknown,
+                    outcomes: BTreeMap::new(),
+                    elapsed: Duration::ZERO,
+                },
+                shares,
+                next_share: 0,
+                next_single: 0,
+                probing: false,
+                first_failure: None,
+                running: 0,
+                checks: Vec::new(),
+                next_check: 0,
+                swept_hashes: BTreeMap::new(),
+            }
+        })
+        .collect();
+    let mut total: u64 = states
+        .iter()
+        .map(|s| s.result.case.seeds.len() as u64)
+        .sum();
+    if config.check_determinism {
+        total *= 2;
+    }
+    let mut done: u64 = 0;
+    let mut failed: u64 = 0;
+    let mut running: Vec<Job> = Vec::new();
+    let mut finished = vec![false; states.len()];
+    let mut job_counter: u64 = 0;
+    let mut last_progress = Instant::now();
+    loop {
+        if let Some(signal) = crate::signals::received() {
+            for job in &mut running {
+                let _ = job.child.kill();
+                let _ = job.child.wait();
+            }
+            return Err(Interrupted(signal));
+        }
+        // Start what there is room for, tests in order.
+        while running.len() < jobs {
+            let Some((test, kind, seeds)) = next_job(&mut states, config) else {
+                break;
+            };
+            job_counter += 1;
+            match spawn(
+                config,
+                binaries,
+                &states[test],
+                test,
+                kind,
+                seeds,
+                job_counter,
+            ) {
+                Ok(job) => {
+                    states[test].running += 1;
+                    running.push(job);
+                }
+                Err(message) => {
+                    // A binary that cannot start fails every seed it had.
+                    let index = seeds_first(&states[test], kind);
+                    record_outcome(
+                        &mut states[test],
+                        index,
+                        Outcome::Fail {
+                            class: FailureClass::Crash,
+                            message,
+                            output: String::new(),
+                        },
+                        config,
+                        &mut done,
+                        &mut failed,
+                    );
+                    states[test].probing = false;
+                    states[test].result.mode = Mode::NotSimulated;
+                }
+            }
+        }
+        // Read what every process wrote, and reap those that ended.
+        let mut index = 0;
+        while index < running.len() {
+            let job = &mut running[index];
+            let state = &mut states[job.test];
+            read_records(job, state, config, &mut done, &mut failed);
+            let exited = job.child.try_wait().ok().flatten();
+            let stop = job
+                .position
+                .and_then(|p| job.seeds.get(p))
+                .is_some_and(|&i| {
+                    job.kind == JobKind::Share && state.stopped_before(i, config.keep_going)
+                });
+            if exited.is_none() && !stop {
+                index += 1;
+                continue;
+            }
+            let mut job = running.swap_remove(index);
+            let state = &mut states[job.test];
+            if let Some(status) = exited {
+                read_records(&mut job, state, config, &mut done, &mut failed);
+                finish_job(&mut job, state, status, config, &mut done, &mut failed);
+            } else {
+                // Past the first failure: nothing it finds can come first.
+                let _ = job.child.kill();
+                let _ = job.child.wait();
+                read_records(&mut job, state, config, &mut done, &mut failed);
+            }
+            state.running -= 1;
+            state.result.elapsed += job.started.elapsed();
+        }
+        // A test with nothing running and nothing left is finished.
+        for (t, state) in states.iter_mut().enumerate() {
+            if finished[t] || state.running > 0 || state.probing || has_work(state, config) {
+                continue;
+            }
+            finished[t] = true;
+            // Seeds never run (stopped at the first failure) leave the total.
+            let ran = state.result.outcomes.len() as u64;
+            let planned = state.result.case.seeds.len() as u64;
+            let mut skipped = planned.saturating_sub(ran);
+            if config.check_determinism {
+                skipped += planned.saturating_sub(state.checks.len() as u64);
+            }
+            total = total.saturating_sub(skipped);
+            progress.test_finished(&state.result);
+        }
+        if last_progress.elapsed() > Duration::from_millis(100) {
+            progress.update(done, total, failed);
+            last_progress = Instant::now();
+        }
+        if running.is_empty() && finished.iter().all(|f| *f) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(3));
+    }
+    progress.update(done, total, failed);
+    Ok(states.into_iter().map(|s| s.result).collect())
+}
+
+fn seeds_first(state: &TestState, kind: JobKind) -> usize {
+    match kind {
+        JobKind::Single => state.next_single.saturating_sub(1),
+        _ => 0,
+    }
+}
+
+fn has_work(state: &TestState, config: &SweepConfig) -> bool {
+    let count = state.result.case.seeds.len();
+    let sweeping = match state.result.mode {
+        Mode::Unknown => !state.probing && state.result.outcomes.is_empty(),
+        Mode::InProcess => state.next_share < state.shares.len(),
+        Mode::PerProcess => {
+            state.next_single < count && !state.stopped_before(state.next_single, config.keep_going)
+        }
+        Mode::NotSimulated => false,
+    };
+    sweeping || (state.running == 0 && state.next_check < state.checks.len())
+}
+
+fn next_job(
+    states: &mut [TestState],
+    config: &SweepConfig,
+) -> Option<(usize, JobKind, Vec<usize>)> {
+    for (t, state) in states.iter_mut().enumerate() {
+        let count = state.result.case.seeds.len();
+        match state.result.mode {
+            Mode::Unknown if !state.probing && state.result.outcomes.is_empty() => {
+                state.probing = true;
+                state.next_share = 1;
+                return Some((t, JobKind::Probe, state.shares[0].clone()));
+            }
+            Mode::InProcess if state.next_share < state.shares.len() => {
+                let share = state.shares[state.next_share].clone();
+                state.next_share += 1;
+                let first = share[0];
+                if state.stopped_before(first, config.keep_going) {
+                    continue;
+                }
+                return Some((t, JobKind::Share, share));
+            }
+            Mode::PerProcess
+                if state.next_single < count
+                    && !state.stopped_before(state.next_single, config.keep_going) =>
+            {
+                let index = state.next_single;
+                state.next_single += 1;
+                return Some((t, JobKind::Single, vec![index]));
+            }
+            _ => {}
+        }
+        // Checks start once the sweep of that test is over.
+        if state.running == 0
+            && !state.probing
+            && !matches!(state.result.mode, Mode::Unknown)
+            && state.next_check < state.checks.len()
+            && !has_sweep_work(state, config)
+        {
+            let index = state.checks[state.next_check];
+            state.next_check += 1;
+            return Some((t, JobKind::Check, vec![index]));
+        }
+    }
+    None
+}
+
+fn has_sweep_work(state: &TestState, config: &SweepConfig) -> bool {
+    let count = state.result.case.seeds.len();
+    match state.result.mode {
+        Mode::InProcess => state.next_share < state.shares.len(),
+        Mode::PerProcess => {
+            state.next_single < count && !state.stopped_before(state.next_single, config.keep_going)
+        }
+        _ => false,
+    }
+}
+
+fn hex_list(seeds: &[u64]) -> String {
+    seeds
+        .iter()
+        .map(|s| format!("{s:#x}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn trace_dir(config: &SweepConfig, test: usize, check: bool) -> PathBuf {
+    config
+        .work_dir
+        .join("traces")
+        .join(format!("{test}-{}", if check { "b" } else { "a" }))
+}
+
+fn spawn(
+    config: &SweepConfig,
+    binaries: &[TestBinary],
+    state: &TestState,
+    test: usize,
+    kind: JobKind,
+    seeds: Vec<usize>,
+    counter: u64,
+) -> Result<Job, String> {
+    let case = &state.result.case;
+    let binary = &binaries[case.binary];
+    let out = config.work_dir.join(format!("job-{counter}.records"));
+    let log = config.work_dir.join(format!("job-{counter}.log"));
+    let _ = std::fs::remove_file(&out);
+    let log_file =
+        std::fs::File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+    let values: Vec<u64> = seeds.iter().map(|&i| case.seeds[i]).collect();
+    let mut command = Command::new(&binary.path);
+    command
+        .args([
+            case.name.as_str(),
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .args(["--include-ignored"])
+        .current_dir(&binary.manifest_dir)
+        .env(sweep::OUT_VAR, &out)
+        .env(sweep::SEEDS_VAR, hex_list(&values))
+        .env(sweep::REPLAY_VAR, &case.replay_prefix)
+        .env(sweep::PARENT_VAR, std::process::id().to_string())
+        .env("SIM_SEED", format!("{:#x}", values[0]))
+        .env_remove("SIM_TRACE")
+        .stdin(Stdio::null())
+        .stdout(log_file.try_clone().map_err(|e| e.to_string())?)
+        .stderr(log_file);
+    if config.keep_going {
+        command.env(sweep::KEEP_GOING_VAR, "1");
+    }
+    if config.verbose {
+        command.env(sweep::VERBOSE_VAR, "1");
+    }
+    if config.check_determinism {
+        let dir = trace_dir(config, test, kind == JobKind::Check);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        command.env(sweep::TRACE_DIR_VAR, &dir);
+    }
+    let child = command
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", binary.path.display()))?;
+    Ok(Job {
+        test,
+        kind,
+        seeds,
+        position: None,
+        child,
+        out,
+        log,
+        offset: 0,
+        partial: String::new(),
+        run_hashes: Vec::new(),
+        saw_sweep: false,
+        last_panic: None,
+        hang: None,
+        started: Instant::now(),
+    })
+}
+
+fn read_records(
+    job: &mut Job,
+    state: &mut TestState,
+    config: &SweepConfig,
+    done: &mut u64,
+    failed: &mut u64,
+) {
+    let Ok(mut file) = std::fs::File::open(&job.out) else {
+        return;
+    };
+    if file.seek(SeekFrom::Start(job.offset)).is_err() {
+        return;
+    }
+    let mut text = String::new();
+    let Ok(read) = file.read_to_string(&mut text) else {
+        return;
+    };
+    job.offset += read as u64;
+    job.partial.push_str(&text);
+    // Bounded by the bytes read: each pass consumes one whole line.
+    while let Some(end) = job.partial.find('\n') {
+        let line: String = job.partial.drain(..=end).collect();
+        let Some(record) = Record::parse(line.trim_end_matches('\n')) else {
+            continue;
+        };
+        apply(job, state, record, config, done, failed);
+    }
+}
+
+fn seed_position(job: &Job, state: &TestState, seed: u64, from: usize) -> Option<usize> {
+    (from..job.seeds.len()).find(|&p| state.result.case.seeds[job.seeds[p]] == seed)
+}
+
+fn apply(
+    job: &mut Job,
+    state: &mut TestState,
+    record: Record,
+    config: &SweepConfig,
+    done: &mut u64,
+    failed: &mut u64,
+) {
+    match record {
+        Record::Sweep => {
+            job.saw_sweep = true;
+            if job.kind == JobKind::Probe {
+                state.result.mode = Mode::InProcess;
+                state.probing = false;
+            }
+        }
+        Record::Begin(seed) => {
+            let from = job.position.map_or(0, |p| p + 1);
+            job.position = seed_position(job, state, seed, from);
+            job.run_hashes.clear();
+        }
+        Record::Run { hash, .. } => {
+            // Bounded: a test that runs thousands of simulations per seed
+            // keeps the first 64 hashes, plenty to compare two processes.
+            if job.run_hashes.len() < 64 {
+                job.run_hashes.push(hash);
+            }
+        }
+        Record::Pass { .. } | Record::Fail { .. } => {
+            let Some(index) = job.position.and_then(|p| job.seeds.get(p)).copied() else {
+                return;
+            };
+            let hashes = std::mem::take(&mut job.run_hashes);
+            let outcome = match record {
+                Record::Pass { .. } => Outcome::Pass(hashes.clone()),
+                // The log's tail now is this seed's output: its process
+                // stops at a failure unless every seed counts.
+                Record::Fail { class, message, .. } => Outcome::Fail {
+                    class,
+                    message,
+                    output: tail(&job.log, 40),
+                },
+                _ => unreachable!("matched above"),
+            };
+            if job.kind == JobKind::Check {
+                check(state, index, hashes, config, outcome, done, failed);
+            } else {
+                state.swept_hashes.insert(index, hashes);
+                record_outcome(state, index, outcome, config, done, failed);
+            }
+        }
+        Record::Panic { class, message, .. } => job.last_panic = Some((class, message)),
+        Record::Hang { message, .. } => job.hang = Some(message),
+    }
+}
+
+fn record_outcome(
+    state: &mut TestState,
+    index: usize,
+    outcome: Outcome,
+    config: &SweepConfig,
+    done: &mut u64,
+    failed: &mut u64,
+) {
+    if state.stopped_before(index, config.keep_going) {
+        // Past the first failure: it would not be reported.
+        return;
+    }
+    *done += 1;
+    let failing = matches!(outcome, Outcome::Fail { .. });
+    if failing {
+        *failed += 1;
+        if state.first_failure.is_none_or(|f| index < f) {
+            state.first_failure = Some(index);
+            if !config.keep_going {
+                // An earlier failure came in late: what is past it goes.
+                state.result.outcomes.retain(|&i, _| i < index);
+            }
+        }
+    }
+    let checkable = match &outcome {
+        Outcome::Pass(hashes) => !hashes.is_empty(),
+        Outcome::Fail { class, .. } => !matches!(class, FailureClass::Hang | FailureClass::Crash),
+    };
+    state.result.outcomes.insert(index, outcome);
+    if config.check_determinism && checkable && state.result.mode != Mode::NotSimulated {
+        state.checks.push(index);
+    }
+}
+
+/// Compares a seed's second, fresh-process run with its sweep run.
+fn check(
+    state: &mut TestState,
+    index: usize,
+    hashes: Vec<String>,
+    config: &SweepConfig,
+    _outcome: Outcome,
+    done: &mut u64,
+    failed: &mut u64,
+) {
+    *done += 1;
+    let swept = state.swept_hashes.get(&index).cloned().unwrap_or_default();
+    if swept == hashes {
+        return;
+    }
+    let seed = state.result.case.seeds[index];
+    let test = state.index;
+    let run = swept
+        .iter()
+        .zip(&hashes)
+        .position(|(a, b)| a != b)
+        .unwrap_or(swept.len().min(hashes.len()));
+    let name = format!("{seed:016x}-{}.trace", run + 1);
+    let a = trace_dir(config, test, false).join(&name);
+    let b = trace_dir(config, test, true).join(&name);
+    let divergence = match crate::diff::first_difference(&a, &b) {
+        Ok(Some(d)) => d.describe(),
+        Ok(None) => "the trace files are identical, but the runs' hashes differ".to_string(),
+        Err(e) => format!("the traces could not be compared: {e}"),
+    };
+    let message = format!(
+        "nondeterminism: seed {seed:#x} gave run {} a different trace in a fresh process \
+         (sweep: {} runs {:?}; fresh process: {} runs {:?}).\n{divergence}\nSomething the \
+         seed does not control reached the run: process-wide state kept from an earlier seed \
+         (a static, a OnceLock, a global subscriber), real time, or a real thread. The \
+         traces are {} and {}.",
+        run + 1,
+        swept.len(),
+        swept
+            .iter()
+            .map(|h| &h[..h.len().min(12)])
+            .collect::<Vec<_>>(),
+        hashes.len(),
+        hashes
+            .iter()
+            .map(|h| &h[..h.len().min(12)])
+            .collect::<Vec<_>>(),
+        a.display(),
+        b.display(),
+    );
+    *failed += 1;
+    if state.first_failure.is_none_or(|f| index < f) {
+        state.first_failure = Some(index);
+    }
+    state.result.outcomes.insert(
+        index,
+        Outcome::Fail {
+            class: FailureClass::Nondeterminism,
+            message,
+            output: String::new(),
+        },
+    );
+}
+
+/// The last `lines` lines a test printed, without libtest's own.
+fn tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read(path).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let all: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            !(l.trim().is_empty()
+                || l.starts_with("running ")
+                || (l.starts_with("test ") && l.ends_with(" ...")))
+        })
+        .collect();
+    let start = all.len().saturating_sub(lines);
+    all[start..].join("\n")
+}
+
+fn finish_job(
+    job: &mut Job,
+    state: &mut TestState,
+    status: std::process::ExitStatus,
+    config: &SweepConfig,
+    done: &mut u64,
+    failed: &mut u64,
+) {
+    use std::os::unix::process::ExitStatusExt;
+    let output = tail(&job.log, 40);
+    let died = || -> (FailureClass, String) {
+        if let Some(message) = &job.hang {
+            return (FailureClass::Hang, message.clone());
+        }
+        match status.signal() {
+            Some(signal) => (
+                FailureClass::Crash,
+                format!(
+                    "the test process was killed by signal {signal} ({}): an abort, a stack \
+                     overflow or a crash ended it during this seed",
+                    signal_name(signal)
+                ),
+            ),
+            None => (
+                FailureClass::Crash,
+                format!(
+                    "the test process exited with code {} during this seed, before it could \
+                     report (std::process::exit in the test?)",
+                    status.code().unwrap_or(-1)
+                ),
+            ),
+        }
+    };
+    if job.saw_sweep {
+        // In-process: a seed begun and never reported is where it died.
+        let Some(position) = job.position else { return };
+        let index = job.seeds[position];
+        if state.result.outcomes.contains_key(&index) && job.kind != JobKind::Check {
+            return;
+        }
+        let (class, message) = died();
+        let outcome = Outcome::Fail {
+            class,
+            message,
+            output,
+        };
+        if job.kind == JobKind::Check {
+            // A check that dies says nothing of determinism; the sweep
+            // already judged the seed.
+            *done += 1;
+            return;
+        }
+        record_outcome(state, index, outcome, config, done, failed);
+        // The rest of that share still runs when every seed counts.
+        if config.keep_going && position + 1 < job.seeds.len() {
+            state.shares.push(job.seeds[position + 1..].to_vec());
+        }
+        return;
+    }
+    // One run with SIM_SEED: a probe, a single, or a check of such a test.
+    let index = job.seeds[0];
+    let simulated = !job.run_hashes.is_empty() || job.hang.is_some();
+    if job.kind == JobKind::Probe {
+        state.probing = false;
+        state.result.mode = if simulated {
+            state.next_single = 1;
+            Mode::PerProcess
+        } else {
+            Mode::NotSimulated
+        };
+    }
+    let hashes = std::mem::take(&mut job.run_hashes);
+    let ran = std::fs::read_to_string(&job.log)
+        .is_ok_and(|log| log.lines().any(|l| l == "running 1 test"));
+    let outcome = if status.success() && !ran {
+        Outcome::Fail {
+            class: FailureClass::Crash,
+            message: format!(
+                "the test binary ran no test named {:?} (its output is below)",
+                state.result.case.name
+            ),
+            output,
+        }
+    } else if status.success() {
+        Outcome::Pass(hashes.clone())
+    } else if status.code() == Some(101) {
+        let (class, message) = job.last_panic.clone().unwrap_or((
+            FailureClass::Panic,
+            "the test failed (its output is below)".to_string(),
+        ));
+        Outcome::Fail {
+            class,
+            message,
+            output,
+        }
+    } else {
+        let (class, message) = died();
+        Outcome::Fail {
+            class,
+            message,
+            output,
+        }
+    };
+    if job.kind == JobKind::Check {
+        check(state, index, hashes, config, outcome, done, failed);
+        return;
+    }
+    state.swept_hashes.insert(index, hashes);
+    record_outcome(state, index, outcome, config, done, failed);
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGILL => "SIGILL",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        _ => "a signal",
+    }
+}

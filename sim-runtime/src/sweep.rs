@@ -1,0 +1,830 @@
+//! Seed sweeps: what a test process does when `cargo sim test` runs it.
+//!
+//! `cargo sim test` (the runner in `cargo-sim/`) starts a test binary for one
+//! test at a time with these variables set:
+//!
+//! - `SIM_SWEEP_OUT`: a file this process appends result records to, one
+//!   per line (see [`Record`]). The runner reads it while the process runs
+//!   and after it exits, so a record written before a crash survives it.
+//! - `SIM_SWEEP_SEEDS`: the seeds to run, comma-separated hex.
+//! - `SIM_SWEEP_KEEP_GOING`: `1` to run every seed instead of stopping at
+//!   the first failure.
+//! - `SIM_SWEEP_TRACE_DIR`: write every run's trace into this directory (the
+//!   determinism check compares two of them).
+//!
+//! A `#[tokio::test]` expands to a call of [`run_test`]: with the variables
+//! set, it runs the body once per seed in this process, each on a fresh
+//! thread (so thread-locals, std's `HashMap` keys and rand's `ThreadRng`,
+//! start as they would in a fresh process) and records each outcome. Any
+//! other test (a plain `#[test]` that builds a runtime or a harness `Sim`)
+//! runs once per process with `SIM_SEED`; its runs and panics are recorded
+//! by [`run_started`], [`run_finished`] and the panic hook.
+//!
+//! A watchdog thread (started with the first run of such a process) catches
+//! what no seed-driven limit can: one poll that never returns (a loop with
+//! no `.await`, a blocking call) and a run that takes too long in wall time.
+//! It records a `hang`, naming the task being polled and where it was
+//! spawned, and ends the process.
+//!
+//! The same module classifies failures ([`FailureClass`]) and remembers
+//! refused escapes, so that a test's failure message explains them.
+
+use std::cell::{Cell, RefCell};
+use std::io::Write;
+use std::panic::Location;
+use std::path::PathBuf;
+use std::process::{ExitCode, Termination};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Mutex, Once, OnceLock};
+use std::time::Duration;
+
+/// The file a swept test process appends its records to.
+pub const OUT_VAR: &str = "SIM_SWEEP_OUT";
+/// The seeds of a sweep: comma-separated, in hex.
+pub const SEEDS_VAR: &str = "SIM_SWEEP_SEEDS";
+/// `1`: run every seed, not only up to the first failure.
+pub const KEEP_GOING_VAR: &str = "SIM_SWEEP_KEEP_GOING";
+/// A directory where every run of a sweep writes its trace.
+pub const TRACE_DIR_VAR: &str = "SIM_SWEEP_TRACE_DIR";
+/// The process id of the runner: only its own children report (a test's
+/// child processes inherit the variables, and stay out of the records).
+pub const PARENT_VAR: &str = "SIM_SWEEP_PARENT";
+/// The command prefix a replay line starts with (set by the runner, such as
+/// `cargo sim test -p app --test api`).
+pub const REPLAY_VAR: &str = "SIM_REPLAY_PREFIX";
+/// `1`: print every run's seed and hash lines, not only a failure's.
+pub const VERBOSE_VAR: &str = "SIM_VERBOSE";
+/// Wall-clock seconds one poll may take before it is a hang (default 5).
+pub const HANG_POLL_VAR: &str = "SIM_HANG_POLL_S";
+/// Wall-clock seconds one run (`block_on`) may take before it is a hang
+/// (default 300).
+pub const HANG_RUN_VAR: &str = "SIM_HANG_RUN_S";
+
+/// The exit code of a process the watchdog ended.
+pub const HANG_EXIT_CODE: i32 = 86;
+
+const DEFAULT_HANG_POLL_S: u64 = 5;
+const DEFAULT_HANG_RUN_S: u64 = 300;
+
+/// Why a run failed. Each class is named in the runner's report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailureClass {
+    /// A panic or a failed assertion (also a test that returned an error).
+    Panic,
+    /// Nothing can ever run again.
+    Deadlock,
+    /// The virtual clock would pass `SIM_TIME_LIMIT_S`.
+    TimeLimit,
+    /// More polls than `SIM_STEP_LIMIT`.
+    StepLimit,
+    /// More polls than `SIM_INSTANT_STEP_LIMIT` without the clock moving.
+    Livelock,
+    /// One poll or one run passed its wall-clock budget.
+    Hang,
+    /// A refused escape from the simulation (a real thread, descriptor or
+    /// file change) preceded the failure.
+    Escape,
+    /// The process died (an abort, a stack overflow, a signal).
+    Crash,
+    /// Two runs of one seed gave different traces.
+    Nondeterminism,
+}
+
+impl FailureClass {
+    /// The class's name in records and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureClass::Panic => "panic",
+            FailureClass::Deadlock => "deadlock",
+            FailureClass::TimeLimit => "time-limit",
+            FailureClass::StepLimit => "step-limit",
+            FailureClass::Livelock => "livelock",
+            FailureClass::Hang => "hang",
+            FailureClass::Escape => "escape",
+            FailureClass::Crash => "crash",
+            FailureClass::Nondeterminism => "nondeterminism",
+        }
+    }
+
+    /// The class named `name`.
+    pub fn parse(name: &str) -> Option<FailureClass> {
+        [
+            FailureClass::Panic,
+            FailureClass::Deadlock,
+            FailureClass::TimeLimit,
+            FailureClass::StepLimit,
+            FailureClass::Livelock,
+            FailureClass::Hang,
+            FailureClass::Escape,
+            FailureClass::Crash,
+            FailureClass::Nondeterminism,
+        ]
+        .into_iter()
+        .find(|c| c.as_str() == name)
+    }
+}
+
+thread_local! {
+    /// The seed every run on this thread takes (a sweep's seed thread).
+    static SEED_OVERRIDE: Cell<Option<u64>> = const { Cell::new(None) };
+    /// Whether this thread runs one seed of an in-process sweep.
+    static SWEEP_THREAD: Cell<bool> = const { Cell::new(false) };
+    /// The class the runtime gave its own failure, set just before it panics.
+    static FAILURE: Cell<Option<FailureClass>> = const { Cell::new(None) };
+    /// Escapes refused on this thread since its last run started.
+    static ESCAPES: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    /// The last panic on this thread, with its location.
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// The seed of the last run started on this thread.
+    static LAST_SEED: Cell<Option<u64>> = const { Cell::new(None) };
+    /// Whether this thread's failure has already printed its seed line.
+    static SEED_LINE_SHOWN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The seed an in-process sweep gave this thread, if any.
+pub fn seed_override() -> Option<u64> {
+    SEED_OVERRIDE.with(Cell::get)
+}
+
+/// The seed of the last run started on this thread.
+pub fn last_seed() -> Option<u64> {
+    LAST_SEED.with(Cell::get)
+}
+
+/// Records the class of a failure the runtime is about to raise as a panic.
+pub fn set_failure_class(class: FailureClass) {
+    FAILURE.with(|f| f.set(Some(class)));
+}
+
+/// Records a refused escape: the explanation goes with the failure it
+/// causes, in the report and in the test's own failure output.
+pub fn note_escape(message: &str) {
+    ESCAPES.with(|e| {
+        let mut e = e.borrow_mut();
+        // Bounded: the first few explain the failure; a loop retrying a
+        // refused call must not grow this without end.
+        if e.len() < 8 && !e.iter().any(|m| m == message) {
+            e.push(message.trim_end().to_string());
+        }
+    });
+}
+
+/// Whether runs print their seed and hash lines as they go (`SIM_VERBOSE`).
+pub fn verbose() -> bool {
+    static VERBOSE: OnceLock<bool> = OnceLock::new();
+    *VERBOSE.get_or_init(|| {
+        std::env::var(VERBOSE_VAR).is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false" | "no"))
+    })
+}
+
+// ----- records ------------------------------------------------------------
+
+/// One line of a sweep's result file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record {
+    /// `run_test` took charge of the seeds in this process.
+    Sweep,
+    /// A seed is about to run.
+    Begin(u64),
+    /// A seed passed; the hash is its last run's.
+    Pass {
+        /// The seed.
+        seed: u64,
+        /// The last run's trace hash.
+        hash: String,
+    },
+    /// A seed failed.
+    Fail {
+        /// The seed.
+        seed: u64,
+        /// Why.
+        class: FailureClass,
+        /// The failure's message.
+        message: String,
+    },
+    /// A run (one runtime or harness) ended.
+    Run {
+        /// The seed.
+        seed: u64,
+        /// The run's trace hash.
+        hash: String,
+        /// Trace events.
+        events: u64,
+    },
+    /// A panic on a test thread outside an in-process sweep.
+    Panic {
+        /// The seed of the last run on that thread (0 when none ran).
+        seed: u64,
+        /// The class.
+        class: FailureClass,
+        /// The message.
+        message: String,
+    },
+    /// The watchdog ended the process.
+    Hang {
+        /// The seed that was running.
+        seed: u64,
+        /// What was stuck.
+        message: String,
+    },
+}
+
+fn escape_field(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('\t', "\\t")
+        .replace('\n', "\\n")
+}
+
+fn unescape_field(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+impl Record {
+    /// The record as one line (without the newline).
+    pub fn to_line(&self) -> String {
+        match self {
+            Record::Sweep => "sweep".to_string(),
+            Record::Begin(seed) => format!("begin\t{seed:#x}"),
+            Record::Pass { seed, hash } => format!("pass\t{seed:#x}\t{hash}"),
+            Record::Fail {
+                seed,
+                class,
+                message,
+            } => format!(
+                "fail\t{seed:#x}\t{}\t{}",
+                class.as_str(),
+                escape_field(message)
+            ),
+            Record::Run { seed, hash, events } => format!("run\t{seed:#x}\t{hash}\t{events}"),
+            Record::Panic {
+                seed,
+                class,
+                message,
+            } => format!(
+                "panic\t{seed:#x}\t{}\t{}",
+                class.as_str(),
+                escape_field(message)
+            ),
+            Record::Hang { seed, message } => {
+                format!("hang\t{seed:#x}\t{}", escape_field(message))
+            }
+        }
+    }
+
+    /// Parses a line written by [`Record::to_line`]; `None` for anything
+    /// else (a line cut short by a crash).
+    pub fn parse(line: &str) -> Option<Record> {
+        let fields: Vec<&str> = line.split('\t').collect();
+        let seed = |i: usize| -> Option<u64> { crate::config::parse_seed(fields.get(i)?).ok() };
+        let class = |i: usize| FailureClass::parse(fields.get(i)?);
+        let text = |i: usize| fields.get(i).map(|f| unescape_field(f));
+        Some(match *fields.first()? {
+            "sweep" => Record::Sweep,
+            "begin" => Record::Begin(seed(1)?),
+            "pass" => Record::Pass {
+                seed: seed(1)?,
+                hash: text(2)?,
+            },
+            "fail" => Record::Fail {
+                seed: seed(1)?,
+                class: class(2)?,
+                message: text(3)?,
+            },
+            "run" => Record::Run {
+                seed: seed(1)?,
+                hash: text(2)?,
+                events: fields.get(3)?.parse().ok()?,
+            },
+            "panic" => Record::Panic {
+                seed: seed(1)?,
+                class: class(2)?,
+                message: text(3)?,
+            },
+            "hang" => Record::Hang {
+                seed: seed(1)?,
+                message: text(2)?,
+            },
+            _ => return None,
+        })
+    }
+}
+
+fn out_file() -> Option<&'static Mutex<std::fs::File>> {
+    static OUT: OnceLock<Option<Mutex<std::fs::File>>> = OnceLock::new();
+    OUT.get_or_init(|| {
+        let path = std::env::var_os(OUT_VAR).filter(|p| !p.is_empty())?;
+        let parent: u32 = std::env::var(PARENT_VAR).ok()?.trim().parse().ok()?;
+        // Safety: getppid has no preconditions.
+        if unsafe { libc::getppid() } as u32 != parent {
+            return None;
+        }
+        // Opened before any run, so the real filesystem is reached even
+        // when a run's file calls are simulated.
+        match std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+        {
+            Ok(file) => Some(Mutex::new(file)),
+            Err(e) => {
+                eprintln!(
+                    "sim: cannot open {OUT_VAR}={}: {e}; sweep results are lost",
+                    std::path::Path::new(&path).display()
+                );
+                None
+            }
+        }
+    })
+    .as_ref()
+}
+
+/// Whether this process reports to a sweep runner.
+pub fn reporting() -> bool {
+    out_file().is_some()
+}
+
+/// Appends `record` to the sweep's result file, if there is one. Each
+/// record is one `write` of a whole line, so a crash never tears one.
+pub fn write_record(record: &Record) {
+    if let Some(file) = out_file() {
+        let mut line = record.to_line();
+        line.push('\n');
+        let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = file.write_all(line.as_bytes());
+    }
+}
+
+// ----- runs: what the runtime reports -------------------------------------
+
+/// Incremented at every `block_on` start: the watchdog sees a new run.
+static RUN_GENERATION: AtomicU64 = AtomicU64::new(0);
+/// Whether a `block_on` is in progress.
+static IN_RUN: AtomicBool = AtomicBool::new(false);
+/// The seed of the run in progress.
+static RUN_SEED: AtomicU64 = AtomicU64::new(0);
+/// Counts polls: the watchdog sees progress.
+static POLLS: AtomicU64 = AtomicU64::new(0);
+/// The task being polled (0 for a root future), or `u64::MAX` between polls.
+static POLL_TASK: AtomicU64 = AtomicU64::new(u64::MAX);
+/// Where the task being polled was spawned (null for a root future).
+static POLL_SITE: AtomicPtr<Location<'static>> = AtomicPtr::new(std::ptr::null_mut());
+
+/// A runtime was built with `seed` on this thread.
+pub fn run_started(seed: u64) {
+    LAST_SEED.with(|s| s.set(Some(seed)));
+    SEED_LINE_SHOWN.with(|s| s.set(false));
+    ESCAPES.with(|e| e.borrow_mut().clear());
+    install_panic_hook();
+    if reporting() {
+        start_watchdog();
+    }
+}
+
+/// A `block_on` of the run with `seed` starts (returns the previous state,
+/// for [`block_on_ended`]).
+#[inline]
+pub fn block_on_started(seed: u64) -> bool {
+    RUN_SEED.store(seed, Ordering::Relaxed);
+    RUN_GENERATION.fetch_add(1, Ordering::Relaxed);
+    IN_RUN.swap(true, Ordering::Relaxed)
+}
+
+/// The `block_on` ended; `previous` is what [`block_on_started`] returned.
+#[inline]
+pub fn block_on_ended(previous: bool) {
+    IN_RUN.store(previous, Ordering::Relaxed);
+}
+
+/// A poll of `task` (0: the root future) starts. Two plain stores: this is
+/// on the hot path.
+#[inline]
+pub fn poll_started(task: u64, site: Option<&'static Location<'static>>) {
+    POLLS.store(
+        POLLS.load(Ordering::Relaxed).wrapping_add(1),
+        Ordering::Relaxed,
+    );
+    POLL_SITE.store(
+        site.map_or(std::ptr::null_mut(), |s| s as *const _ as *mut _),
+        Ordering::Relaxed,
+    );
+    POLL_TASK.store(task, Ordering::Relaxed);
+}
+
+/// The poll that [`poll_started`] announced returned.
+#[inline]
+pub fn poll_finished() {
+    POLL_TASK.store(u64::MAX, Ordering::Relaxed);
+}
+
+/// A run ended with this summary.
+pub fn run_finished(summary: &crate::RunSummary) {
+    write_record(&Record::Run {
+        seed: summary.seed,
+        hash: summary.trace_hash.clone(),
+        events: summary.events,
+    });
+}
+
+/// Where the trace of the `run_index`th run on this thread goes, when a
+/// sweep collects traces (`SIM_SWEEP_TRACE_DIR`).
+pub fn trace_override(seed: u64, run_index: u64) -> Option<PathBuf> {
+    let dir = std::env::var_os(TRACE_DIR_VAR).filter(|d| !d.is_empty())?;
+    Some(PathBuf::from(dir).join(format!("{seed:016x}-{run_index}.trace")))
+}
+
+// ----- the panic hook -----------------------------------------------------
+
+fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "Box<dyn Any>".to_string()
+    }
+}
+
+/// The failure of this thread: its class and a message that carries the
+/// explanation of any refused escape.
+fn classify(message: String) -> (FailureClass, String) {
+    let class = FAILURE.with(Cell::take);
+    let escapes = ESCAPES.with(|e| e.borrow().clone());
+    match class {
+        Some(class) => (class, message),
+        None if message.contains("sim: escape refused") => (FailureClass::Escape, message),
+        None if !escapes.is_empty() => {
+            let mut message = message;
+            for escape in escapes {
+                message.push_str("\n\n");
+                message.push_str(&escape);
+            }
+            (FailureClass::Escape, message)
+        }
+        None => (FailureClass::Panic, message),
+    }
+}
+
+fn install_panic_hook() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let location = info
+                .location()
+                .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
+                .unwrap_or_else(|| "an unknown place".to_string());
+            let thread = std::thread::current();
+            let name = thread.name().unwrap_or("<unnamed>");
+            let text = format!(
+                "thread '{name}' panicked at {location}:\n{}",
+                payload_text(info.payload())
+            );
+            if SWEEP_THREAD.with(Cell::get) {
+                // The sweep reports it; printing every seed's panic would
+                // bury the summary.
+                LAST_PANIC.with(|p| *p.borrow_mut() = Some(text));
+                return;
+            }
+            previous(info);
+            let Some(seed) = LAST_SEED.with(Cell::get) else {
+                return;
+            };
+            // The failure report of a test shows what it printed: say which
+            // seed failed, and why an escape was refused, right there.
+            let escapes = ESCAPES.with(|e| e.borrow().clone());
+            for escape in &escapes {
+                eprintln!("{escape}");
+            }
+            if !SEED_LINE_SHOWN.with(|s| s.replace(true)) {
+                let test = name_of_test(&thread);
+                eprintln!(
+                    "sim: {}: seed {seed:#x}; replay: {}",
+                    test.unwrap_or("main"),
+                    crate::seed::replay_command(seed, test)
+                );
+            }
+            if reporting() {
+                let class = FAILURE.with(Cell::get).unwrap_or(if escapes.is_empty() {
+                    FailureClass::Panic
+                } else {
+                    FailureClass::Escape
+                });
+                let mut message = text;
+                for escape in &escapes {
+                    message.push_str("\n\n");
+                    message.push_str(escape);
+                }
+                write_record(&Record::Panic {
+                    seed,
+                    class,
+                    message,
+                });
+            }
+        }));
+    });
+}
+
+fn name_of_test(thread: &std::thread::Thread) -> Option<&str> {
+    thread.name().filter(|name| *name != "main")
+}
+
+// ----- the watchdog -------------------------------------------------------
+
+fn budget(var: &str, default_s: u64) -> Duration {
+    let secs = std::env::var(var)
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| *s > 0.0)
+        .unwrap_or(default_s as f64);
+    Duration::from_secs_f64(secs)
+}
+
+fn start_watchdog() {
+    static WATCHDOG: Once = Once::new();
+    WATCHDOG.call_once(|| {
+        let poll_budget = budget(HANG_POLL_VAR, DEFAULT_HANG_POLL_S);
+        let run_budget = budget(HANG_RUN_VAR, DEFAULT_HANG_RUN_S);
+        // Started outside any run (or refused inside one, as any thread
+        // would be); it reads only the atomics above and real time, so it
+        // cannot change what a run does.
+        let spawned = std::thread::Builder::new()
+            .name("sim-watchdog".into())
+            .stack_size(64 * 1024)
+            .spawn(move || watchdog(poll_budget, run_budget));
+        if let Err(e) = spawned {
+            eprintln!(
+                "sim: the hang watchdog could not start ({e}); a stuck run will not be caught"
+            );
+        }
+    });
+}
+
+fn watchdog(poll_budget: Duration, run_budget: Duration) {
+    let tick = Duration::from_millis(50);
+    let mut last_polls = u64::MAX;
+    let mut last_generation = u64::MAX;
+    let mut poll_since = std::time::Instant::now();
+    let mut run_since = std::time::Instant::now();
+    loop {
+        std::thread::sleep(tick);
+        let now = std::time::Instant::now();
+        let polls = POLLS.load(Ordering::Relaxed);
+        let generation = RUN_GENERATION.load(Ordering::Relaxed);
+        let in_run = IN_RUN.load(Ordering::Relaxed);
+        let task = POLL_TASK.load(Ordering::Relaxed);
+        if polls != last_polls || task == u64::MAX {
+            last_polls = polls;
+            poll_since = now;
+        }
+        if generation != last_generation || !in_run {
+            last_generation = generation;
+            run_since = now;
+        }
+        let stuck_poll = in_run && task != u64::MAX && now - poll_since > poll_budget;
+        let slow_run = in_run && now - run_since > run_budget;
+        if !(stuck_poll || slow_run) {
+            continue;
+        }
+        let site = POLL_SITE.load(Ordering::Relaxed);
+        let who = if task == u64::MAX {
+            "no task is being polled".to_string()
+        } else if task == 0 {
+            "the running task is the test's own future (the root of block_on)".to_string()
+        } else if site.is_null() {
+            format!("the running task is task {task}")
+        } else {
+            // Safety: the pointer came from a `&'static Location`.
+            let site = unsafe { &*site };
+            format!(
+                "the running task is task {task}, spawned at {}:{}:{}",
+                site.file(),
+                site.line(),
+                site.column()
+            )
+        };
+        let message = if stuck_poll {
+            format!(
+                "hang: one poll has run for {:.1}s of wall time without returning ({who}). A \
+                 loop with no .await, or a blocking call, never gives the scheduler its turn. \
+                 The budget is {HANG_POLL_VAR}={}.",
+                (now - poll_since).as_secs_f64(),
+                poll_budget.as_secs_f64()
+            )
+        } else {
+            format!(
+                "hang: the run has taken {:.1}s of wall time ({who}). The budget is \
+                 {HANG_RUN_VAR}={}.",
+                (now - run_since).as_secs_f64(),
+                run_budget.as_secs_f64()
+            )
+        };
+        let seed = RUN_SEED.load(Ordering::Relaxed);
+        write_record(&Record::Hang { seed, message });
+        // The stuck thread cannot be stopped from here: end the process.
+        // Safety: `_exit` is always safe to call.
+        unsafe { libc::_exit(HANG_EXIT_CODE) };
+    }
+}
+
+// ----- in-process sweeps --------------------------------------------------
+
+/// What a `#[should_panic]` attribute asked of a test.
+#[derive(Clone, Copy, Debug)]
+pub enum ShouldPanic {
+    /// No attribute: a panic fails the test.
+    No,
+    /// `#[should_panic]`, with the `expected` text if given.
+    Yes(Option<&'static str>),
+}
+
+struct Plan {
+    seeds: Vec<u64>,
+    keep_going: bool,
+}
+
+fn plan() -> Option<Plan> {
+    let seeds = std::env::var(SEEDS_VAR).ok().filter(|s| !s.is_empty())?;
+    if !reporting() {
+        return None;
+    }
+    let seeds = seeds
+        .split(',')
+        .map(|s| {
+            crate::config::parse_seed(s)
+                .unwrap_or_else(|e| panic!("sim: {SEEDS_VAR} holds a bad seed: {e}"))
+        })
+        .collect();
+    let keep_going = std::env::var(KEEP_GOING_VAR).is_ok_and(|v| v == "1");
+    Some(Plan { seeds, keep_going })
+}
+
+/// Runs a `#[tokio::test]` body: once, or, under a sweep runner, once per
+/// seed on a fresh thread each, recording every outcome; then the process
+/// ends (the runner reads the records, not libtest's verdict).
+///
+/// `body` builds the runtime and runs the test's future to completion.
+pub fn run_test<R: Termination + 'static>(should_panic: ShouldPanic, body: fn() -> R) -> R {
+    let Some(plan) = plan() else {
+        return body();
+    };
+    write_record(&Record::Sweep);
+    let name = std::thread::current().name().map(str::to_string);
+    for &seed in &plan.seeds {
+        write_record(&Record::Begin(seed));
+        let mut builder = std::thread::Builder::new();
+        if let Some(name) = &name {
+            builder = builder.name(name.clone());
+        }
+        let seed_thread = builder.spawn(move || run_seed(seed, should_panic, body));
+        let record = match seed_thread.map(|t| t.join()) {
+            Ok(Ok(record)) => record,
+            Ok(Err(payload)) => Record::Fail {
+                seed,
+                class: FailureClass::Panic,
+                message: format!(
+                    "the test thread panicked outside the test: {}",
+                    payload_text(&*payload)
+                ),
+            },
+            Err(e) => panic!("sim: cannot start a thread for seed {seed:#x}: {e}"),
+        };
+        let failed = matches!(record, Record::Fail { .. });
+        write_record(&record);
+        if failed && !plan.keep_going {
+            break;
+        }
+    }
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    std::process::exit(0);
+}
+
+fn run_seed<R: Termination>(seed: u64, should_panic: ShouldPanic, body: fn() -> R) -> Record {
+    SWEEP_THREAD.with(|s| s.set(true));
+    SEED_OVERRIDE.with(|s| s.set(Some(seed)));
+    let before = crate::executor::last_run();
+    let result = std::panic::catch_unwind(move || body().report() == ExitCode::SUCCESS);
+    let hash = crate::executor::last_run()
+        .filter(|run| Some(run) != before.as_ref())
+        .map(|run| run.trace_hash)
+        .unwrap_or_default();
+    let panic_text = || {
+        LAST_PANIC
+            .with(|p| p.borrow_mut().take())
+            .unwrap_or_else(|| "the test panicked".to_string())
+    };
+    match (result, should_panic) {
+        (Ok(true), ShouldPanic::No) => Record::Pass { seed, hash },
+        (Ok(false), ShouldPanic::No) => {
+            let (class, message) = classify(
+                "the test returned an error (its Debug form is in the test's output)".to_string(),
+            );
+            Record::Fail {
+                seed,
+                class,
+                message,
+            }
+        }
+        (Ok(_), ShouldPanic::Yes(_)) => Record::Fail {
+            seed,
+            class: FailureClass::Panic,
+            message: "the test did not panic as #[should_panic] expects".to_string(),
+        },
+        (Err(payload), ShouldPanic::Yes(expected)) => {
+            let text = payload_text(&*payload);
+            match expected {
+                Some(expected) if !text.contains(expected) => Record::Fail {
+                    seed,
+                    class: FailureClass::Panic,
+                    message: format!(
+                        "the test panicked with {text:?}, which does not contain the expected \
+                         {expected:?}"
+                    ),
+                },
+                _ => Record::Pass { seed, hash },
+            }
+        }
+        (Err(_), ShouldPanic::No) => {
+            let (class, message) = classify(panic_text());
+            Record::Fail {
+                seed,
+                class,
+                message,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_through_a_line() {
+        let records = [
+            Record::Sweep,
+            Record::Begin(0x2a),
+            Record::Pass {
+                seed: 1,
+                hash: "ab".into(),
+            },
+            Record::Fail {
+                seed: u64::MAX,
+                class: FailureClass::Deadlock,
+                message: "two\nlines\twith \\ tab".into(),
+            },
+            Record::Run {
+                seed: 3,
+                hash: "cd".into(),
+                events: 12,
+            },
+            Record::Panic {
+                seed: 4,
+                class: FailureClass::Escape,
+                message: "x".into(),
+            },
+            Record::Hang {
+                seed: 5,
+                message: "stuck".into(),
+            },
+        ];
+        for record in records {
+            let line = record.to_line();
+            assert!(!line.contains('\n'), "{line}");
+            assert_eq!(Record::parse(&line), Some(record));
+        }
+        assert_eq!(Record::parse("fail\t0x1"), None);
+        assert_eq!(Record::parse(""), None);
+    }
+
+    #[test]
+    fn every_class_has_a_name_that_parses_back() {
+        for name in [
+            "panic",
+            "deadlock",
+            "time-limit",
+            "step-limit",
+            "livelock",
+            "hang",
+            "escape",
+            "crash",
+            "nondeterminism",
+        ] {
+            assert_eq!(FailureClass::parse(name).unwrap().as_str(), name);
+        }
+    }
+}
