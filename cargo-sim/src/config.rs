@@ -172,8 +172,15 @@ impl SimBuild {
     /// needs: its own target directory, and our flags added to any
     /// `RUSTFLAGS`/`RUSTDOCFLAGS` (which would otherwise replace them).
     pub fn cargo(&self) -> Command {
-        let mut command = Command::new(cargo());
+        let mut command = self.cargo_without_config();
         command.arg("--config").arg(&self.config);
+        command
+    }
+
+    /// As [`SimBuild::cargo`], for a subcommand that takes `--config`
+    /// itself (cargo does not pass it to third-party subcommands).
+    pub fn cargo_without_config(&self) -> Command {
+        let mut command = Command::new(cargo());
         command.env("CARGO_TARGET_DIR", &self.target);
         for (plain, encoded) in [
             ("RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS"),

@@ -62,7 +62,7 @@ ENVIRONMENT:
     SIM_TIME_LIMIT_S         fail a run whose virtual clock passes this (default 1 year)
     SIM_STEP_LIMIT           fail a run after this many polls (default 200000000)
     SIM_INSTANT_STEP_LIMIT   livelock: fail after this many polls at one virtual
-                             instant (default 10000000)
+                             instant (default 2000000)
     SIM_EPOCH_UNIX_S         what SystemTime::now() reads at the start (default
                              1735689600, 2025-01-01)
     SIM_ALLOW_THREADS        1: let runs start real threads (gives up determinism)
@@ -249,7 +249,15 @@ fn passthrough(args: &[String]) -> Result<ExitCode, String> {
     held.swap_in()?;
     sim.point_lock_at_facade()?;
     let mut command = sim.cargo();
-    command.args(args);
+    if args[0] == "nextest" && args.len() > 1 {
+        // cargo does not pass `--config` on to a third-party subcommand;
+        // nextest takes it itself, after its own subcommand.
+        command = sim.cargo_without_config();
+        command.args(&args[..2]).arg("--config").arg(&sim.config);
+        command.args(&args[2..]);
+    } else {
+        command.args(args);
+    }
     command.env("SIM_CARGO_ARGS", args.join(" "));
     let mut child = command
         .spawn()
@@ -368,8 +376,9 @@ fn plural(n: usize, noun: &str) -> String {
 
 fn test_command(args: &[String]) -> Result<ExitCode, String> {
     let (ours, cargo_args, test_args) = split_test_args(args);
-    if cargo_args.iter().any(|a| a == "--no-run") {
-        // Build only: nothing to sweep.
+    if cargo_args.iter().any(|a| a == "--no-run" || a == "--doc") {
+        // Build only, or doc tests only (cargo runs those, with SIM_SEED):
+        // nothing to sweep.
         let mut argv = vec!["test".to_string()];
         argv.extend(args.iter().cloned());
         return passthrough(&argv);
@@ -455,6 +464,8 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
             });
         }
     }
+    let built_in = started.elapsed();
+    let swept_from = std::time::Instant::now();
     let work_dir = sim.target.join(format!("sweep-{}", std::process::id()));
     std::fs::create_dir_all(&work_dir)
         .map_err(|e| format!("cannot create {}: {e}", work_dir.display()))?;
@@ -600,10 +611,13 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
     if failed == 0 && doc_failures.is_empty() {
         let _ = std::fs::remove_dir_all(&work_dir);
     }
+    let swept = swept_from.elapsed();
     eprintln!(
-        "sim: {seeds_run} seeds in {:.1}s ({:.0} seeds/s){}{}",
-        elapsed.as_secs_f64(),
-        seeds_run as f64 / elapsed.as_secs_f64().max(1e-3),
+        "sim: {} in {:.2}s ({:.0} seeds/s; the build took {:.1}s){}{}",
+        plural(seeds_run, "seed"),
+        swept.as_secs_f64(),
+        seeds_run as f64 / swept.as_secs_f64().max(1e-3),
+        built_in.as_secs_f64(),
         if not_simulated > 0 {
             format!(
                 "; {} no simulation, so once each",

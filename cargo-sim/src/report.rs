@@ -110,18 +110,37 @@ pub fn classes(result: &TestResult) -> String {
 pub fn failure_report(result: &TestResult, keep_going: bool, saved: Option<&str>) -> String {
     let failures = result.failures();
     let ran = result.outcomes.len();
-    let mut text = format!(
-        "FAIL {} [{}]: {} of {ran} seeds failed ({}){}\n",
-        result.case.name,
-        result.case.replay_prefix,
-        failures.len(),
-        classes(result),
-        if keep_going {
-            ""
-        } else {
-            "; stopped at the first failing seed (--keep-going counts them all)"
-        }
-    );
+    let planned = result.case.seeds.len();
+    let mut text = if keep_going || failures.len() != 1 {
+        format!(
+            "FAIL {} [{}]: {} of {ran} seeds failed ({})\n",
+            result.case.name,
+            result.case.replay_prefix,
+            failures.len(),
+            classes(result),
+        )
+    } else {
+        let (index, outcome) = failures[0];
+        let class = match outcome {
+            Outcome::Fail { class, .. } => class.as_str(),
+            Outcome::Pass(_) => "pass",
+        };
+        format!(
+            "FAIL {} [{}]: seed {:#x} failed ({}) after {}; {} not run (--keep-going runs every seed)\n",
+            result.case.name,
+            result.case.replay_prefix,
+            result.case.seeds[index],
+            class,
+            match ran - 1 {
+                1 => "1 passing seed".to_string(),
+                n => format!("{n} passing seeds"),
+            },
+            match planned - ran {
+                1 => "1 more seed".to_string(),
+                n => format!("{n} more seeds"),
+            },
+        )
+    };
     for (i, (index, outcome)) in failures.iter().enumerate() {
         let seed = result.case.seeds[*index];
         if i == FAILING_SEEDS_SHOWN {

@@ -145,7 +145,10 @@ struct TestState {
     next_single: usize,
     probing: bool,
     first_failure: Option<usize>,
+    /// Processes running for this test; `running_sweep` of them sweep (the
+    /// others check determinism, which waits for the sweep to end).
     running: usize,
+    running_sweep: usize,
     /// Seed indexes waiting for a determinism check.
     checks: Vec<usize>,
     next_check: usize,
@@ -201,6 +204,7 @@ pub fn run(
                 probing: false,
                 first_failure: None,
                 running: 0,
+                running_sweep: 0,
                 checks: Vec::new(),
                 next_check: 0,
                 swept_hashes: BTreeMap::new(),
@@ -245,6 +249,9 @@ pub fn run(
             ) {
                 Ok(job) => {
                     states[test].running += 1;
+                    if kind != JobKind::Check {
+                        states[test].running_sweep += 1;
+                    }
                     running.push(job);
                 }
                 Err(message) => {
@@ -296,6 +303,9 @@ pub fn run(
                 read_records(&mut job, state, config, &mut done, &mut failed);
             }
             state.running -= 1;
+            if job.kind != JobKind::Check {
+                state.running_sweep -= 1;
+            }
             state.result.elapsed += job.started.elapsed();
         }
         // A test with nothing running and nothing left is finished.
@@ -344,7 +354,7 @@ fn has_work(state: &TestState, config: &SweepConfig) -> bool {
         }
         Mode::NotSimulated => false,
     };
-    sweeping || (state.running == 0 && state.next_check < state.checks.len())
+    sweeping || state.next_check < state.checks.len()
 }
 
 fn next_job(
@@ -379,7 +389,7 @@ fn next_job(
             _ => {}
         }
         // Checks start once the sweep of that test is over.
-        if state.running == 0
+        if state.running_sweep == 0
             && !state.probing
             && !matches!(state.result.mode, Mode::Unknown)
             && state.next_check < state.checks.len()
@@ -622,6 +632,9 @@ fn check(
     failed: &mut u64,
 ) {
     *done += 1;
+    if state.stopped_before(index, config.keep_going) {
+        return;
+    }
     let swept = state.swept_hashes.get(&index).cloned().unwrap_or_default();
     if swept == hashes {
         return;
@@ -664,6 +677,12 @@ fn check(
     *failed += 1;
     if state.first_failure.is_none_or(|f| index < f) {
         state.first_failure = Some(index);
+        if !config.keep_going {
+            state
+                .result
+                .outcomes
+                .retain(|&i, o| i <= index || !matches!(o, Outcome::Fail { .. }));
+        }
     }
     state.result.outcomes.insert(
         index,
@@ -684,7 +703,7 @@ fn tail(path: &Path, lines: usize) -> String {
         .filter(|l| {
             !(l.trim().is_empty()
                 || l.starts_with("running ")
-                || (l.starts_with("test ") && l.ends_with(" ...")))
+                || (l.starts_with("test ") && l.trim_end().ends_with(" ...")))
         })
         .collect();
     let start = all.len().saturating_sub(lines);

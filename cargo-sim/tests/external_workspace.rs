@@ -75,7 +75,10 @@ fn runs_an_unmodified_crate_and_keeps_its_lock() {
         output.status.success(),
         "cargo sim test failed:\n{stdout}\n{stderr}"
     );
-    assert!(stdout.contains("sim: 2 passed, 0 failed"), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("sim: 2 passed, 0 failed"),
+        "{stdout}\n{stderr}"
+    );
     assert!(stderr.contains("2 tests in 1 binary × 1 seed"), "{stderr}");
     // Quiet: a passing test prints none of the simulator's lines.
     assert!(!stderr.contains("trace sha256"), "{stderr}");

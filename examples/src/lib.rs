@@ -1,2 +1,3 @@
 //! Examples: see `src/bin/`. They are ordinary tokio programs.
+pub mod jobs;
 pub mod wal;

@@ -1,0 +1,736 @@
+//! `cargo sim test --seeds` on a crate outside this workspace with planted
+//! bugs: each flaky test is reported with its first failing seed, class
+//! and a replay line that reproduces it; every failure class is named; a
+//! planted nondeterminism is caught by `--check-determinism`; JUnit output
+//! parses; partitions split the seeds; signals never leave the lock changed.
+//! Plain build only: these tests run cargo.
+#![cfg(not(simulation))]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const MANIFEST: &str = r#"[package]
+name = "planted"
+version = "0.1.VERSION"
+edition = "2021"
+
+[dependencies]
+tokio = { version = "1", features = ["full"] }
+
+[workspace]
+"#;
+
+const LIB: &str = r#"
+//! A counter with a lost-update race.
+//!
+//! ```
+//! // Doc tests are simulation builds too.
+//! assert!(cfg!(simulation));
+//! ```
+use std::sync::{Arc, Mutex};
+
+/// Adds one, badly: read, yield, write back.
+pub async fn add_one(counter: Arc<Mutex<u64>>) {
+    let value = *counter.lock().unwrap();
+    tokio::task::yield_now().await;
+    *counter.lock().unwrap() = value + 1;
+}
+
+/// A draw from the seed (std's hash keys come from it).
+pub fn seeded_u64() -> u64 {
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one(1u8)
+}
+"#;
+
+const PLANTED: &str = r#"
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+async fn race() -> u64 {
+    let counter = Arc::new(Mutex::new(0));
+    let a = tokio::spawn(planted::add_one(counter.clone()));
+    let b = tokio::spawn(planted::add_one(counter.clone()));
+    a.await.unwrap();
+    b.await.unwrap();
+    let n = *counter.lock().unwrap();
+    n
+}
+
+#[tokio::test]
+async fn lost_update() {
+    assert_eq!(race().await, 2, "an update was lost");
+}
+
+#[tokio::test]
+async fn always_passes() {
+    tokio::time::sleep(Duration::from_millis(1)).await;
+}
+
+#[test]
+fn harness_style() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let n = rt.block_on(race());
+    assert_eq!(n, 2, "an update was lost in a hand-built runtime");
+}
+
+static RUNS: AtomicU64 = AtomicU64::new(0);
+
+#[tokio::test]
+async fn leaks_state() {
+    // Process-wide state kept from an earlier seed changes the schedule.
+    let n = RUNS.fetch_add(1, Ordering::SeqCst);
+    for _ in 0..n % 3 {
+        tokio::task::yield_now().await;
+    }
+}
+
+#[tokio::test]
+async fn planted_deadlock() {
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let _ = rx.await;
+    drop(tx);
+}
+
+#[tokio::test]
+async fn planted_escape() {
+    std::thread::spawn(|| ()).join().unwrap();
+}
+
+#[tokio::test]
+async fn planted_busy_loop() {
+    tokio::spawn(async {
+        let mut x = 0u64;
+        loop {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn planted_spin() {
+    loop {
+        tokio::task::yield_now().await;
+    }
+}
+
+#[tokio::test]
+async fn planted_abort() {
+    if planted::seeded_u64() % 2 == 0 {
+        std::process::abort();
+    }
+}
+"#;
+
+const OTHER: &str = r#"
+#[tokio::test]
+async fn lost_update() {
+    // Same name as in planted.rs, and always passes.
+}
+"#;
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn tmp() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+}
+
+/// Dependencies compiled once for every fixture.
+fn shared_target() -> PathBuf {
+    tmp().join("sweep-target")
+}
+
+/// A fresh copy of the fixture crate, with a lock that pins the real tokio.
+fn fixture(name: &str) -> PathBuf {
+    let dir = tmp().join(format!("sweep-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    // Fixtures share one target directory, where cargo names a package's
+    // artifacts by name and version: a version of its own keeps each
+    // fixture's binaries from replacing another's.
+    let version = name
+        .bytes()
+        .fold(0u32, |h, b| (h * 31 + u32::from(b)) % 10_000);
+    write(
+        &dir.join("Cargo.toml"),
+        &MANIFEST.replace("VERSION", &version.to_string()),
+    );
+    write(&dir.join("src/lib.rs"), LIB);
+    write(&dir.join("tests/planted.rs"), PLANTED);
+    write(&dir.join("tests/other.rs"), OTHER);
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["generate-lockfile", "--quiet"])
+        .current_dir(&dir)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    dir
+}
+
+fn sim_command(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cargo-sim"));
+    command
+        .arg("sim")
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", shared_target())
+        .env_remove("SIM_SEED")
+        .env_remove("SIM_TRACE");
+    command
+}
+
+fn sim(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (Output, String, String) {
+    let mut command = sim_command(dir, args);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let output = command.output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    (output, stdout, stderr)
+}
+
+/// The replay commands printed for `test`, in order.
+fn replay_lines(stderr: &str, test: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("replay: "))
+        .filter(|l| l.ends_with(&format!("-- {test} --exact")))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Runs a printed replay line as a user pastes it (with this cargo-sim in
+/// place of an installed `cargo sim`).
+fn run_replay(dir: &Path, line: &str) -> (Output, String) {
+    let line = line.replacen(
+        "cargo sim ",
+        &format!("{} sim ", env!("CARGO_BIN_EXE_cargo-sim")),
+        1,
+    );
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(&line)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", shared_target())
+        .env_remove("SIM_SEED")
+        .output()
+        .unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output, all)
+}
+
+#[test]
+fn a_sweep_finds_each_flaky_test_and_its_replay_reproduces() {
+    let dir = fixture("find");
+    let lock_before = std::fs::read(dir.join("Cargo.lock")).unwrap();
+    let (output, stdout, stderr) = sim(
+        &dir,
+        &[
+            "test",
+            "--seeds",
+            "200",
+            "--",
+            "lost_update",
+            "harness_style",
+            "always_passes",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
+    assert!(stderr.contains("sim: identity: commit"), "{stderr}");
+    assert!(
+        stdout.contains("sim: 2 passed, 2 failed"),
+        "{stdout}\n{stderr}"
+    );
+    for test in ["lost_update", "harness_style"] {
+        assert!(
+            stderr.contains(&format!(
+                "FAIL {test} [cargo sim test -p planted --test planted]"
+            )),
+            "{stderr}"
+        );
+        let lines = replay_lines(&stderr, test);
+        assert_eq!(
+            lines.len(),
+            1,
+            "one first failing seed for {test}: {stderr}"
+        );
+        let seed = lines[0]
+            .strip_prefix("SIM_SEED=")
+            .and_then(|l| l.split(' ').next())
+            .unwrap()
+            .to_string();
+        assert!(
+            stderr.contains(&format!("seed {seed}: panic")),
+            "{test}: the class is named: {stderr}"
+        );
+        assert!(lines[0].contains("--test planted"), "names its target");
+        // Pasted as it is, the replay line fails the same way, at the same
+        // seed, running that one test only (other.rs has a lost_update too).
+        let (replay, text) = run_replay(&dir, &lines[0]);
+        assert_eq!(replay.status.code(), Some(101), "{text}");
+        assert!(text.contains("1 test in 1 binary × 1 seed"), "{text}");
+        assert!(text.contains(&format!("seed {seed}: panic")), "{text}");
+        assert!(text.contains("an update was lost"), "{text}");
+        // Its own replay line is the same line: it does not grow.
+        assert_eq!(replay_lines(&text, test), lines, "{text}");
+        // The seed is kept, and runs first next time.
+        let saved = std::fs::read_to_string(dir.join("sim-regressions/test-planted.txt")).unwrap();
+        assert!(saved.contains(&format!("{test} {seed} panic")), "{saved}");
+    }
+    // A sweep over other seeds still starts with the saved ones.
+    let (output, _, stderr) = sim(
+        &dir,
+        &[
+            "test",
+            "--seeds",
+            "5000..5001",
+            "--test",
+            "planted",
+            "--",
+            "lost_update",
+            "--exact",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(101), "{stderr}");
+    assert!(stderr.contains("FAIL lost_update"), "{stderr}");
+    assert!(
+        std::fs::read(dir.join("Cargo.lock")).unwrap() == lock_before,
+        "the user's Cargo.lock is unchanged"
+    );
+}
+
+#[test]
+fn each_failure_class_is_named() {
+    let dir = fixture("classes");
+    let started = Instant::now();
+    let (output, stdout, stderr) = sim(
+        &dir,
+        &[
+            "test",
+            "--seeds",
+            "4",
+            "--keep-going",
+            "--no-save",
+            "--test",
+            "planted",
+            "--",
+            "planted_",
+        ],
+        &[("SIM_HANG_POLL_S", "1")],
+    );
+    assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
+    let section = |test: &str| -> String {
+        let start = stderr
+            .find(&format!("FAIL {test} "))
+            .unwrap_or_else(|| panic!("{test} failed: {stderr}"));
+        let rest = &stderr[start + 5..];
+        let end = rest.find("\nFAIL ").map_or(rest.len(), |e| e + 1);
+        rest[..end].to_string()
+    };
+    let deadlock = section("planted_deadlock");
+    assert!(
+        deadlock.contains("4 of 4 seeds failed (deadlock 4)"),
+        "{deadlock}"
+    );
+    let escape = section("planted_escape");
+    assert!(escape.contains("(escape 4)"), "{escape}");
+    assert!(
+        escape.contains("escape refused: a real OS thread was started"),
+        "the refusal's explanation is in the failure itself: {escape}"
+    );
+    let hang = section("planted_busy_loop");
+    assert!(hang.contains("(hang 4)"), "{hang}");
+    assert!(
+        hang.contains("spawned at tests/planted.rs:"),
+        "names the spawn site: {hang}"
+    );
+    let spin = section("planted_spin");
+    assert!(spin.contains("(livelock 4)"), "{spin}");
+    let abort = section("planted_abort");
+    assert!(abort.contains("of 4 seeds failed (crash"), "{abort}");
+    assert!(abort.contains("SIGABRT"), "{abort}");
+    // Four hangs at a one-second budget, four livelocks: seconds, not minutes.
+    assert!(
+        started.elapsed() < Duration::from_secs(120),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn check_determinism_names_the_first_divergent_event() {
+    let dir = fixture("determinism");
+    let (output, stdout, stderr) = sim(
+        &dir,
+        &[
+            "test",
+            "--seeds",
+            "6",
+            "--jobs",
+            "1",
+            "--check-determinism",
+            "--no-save",
+            "--test",
+            "planted",
+            "--",
+            "leaks_state",
+            "always_passes",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("sim: 1 passed, 1 failed"),
+        "{stdout}\n{stderr}"
+    );
+    // One process runs seeds 0, 1, 2...: seed 0x1 yields once there, never
+    // in a fresh process.
+    assert!(stderr.contains("seed 0x1: nondeterminism"), "{stderr}");
+    assert!(stderr.contains("first divergent event: #"), "{stderr}");
+    assert!(
+        stderr.contains("  A:    ") && stderr.contains("  B:    "),
+        "{stderr}"
+    );
+    // The same comparison is a command.
+    let trace = |name: &str| {
+        stderr
+            .split_whitespace()
+            .map(|w| w.trim_end_matches(['.', ',']))
+            .find(|w| w.ends_with(".trace") && w.contains(name))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("no {name} trace named: {stderr}"))
+    };
+    let (a, b) = (trace("-a/"), trace("-b/"));
+    let diff = Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
+        .args(["sim", "diff", &a, &b])
+        .output()
+        .unwrap();
+    assert_eq!(diff.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&diff.stdout);
+    assert!(text.contains("first divergent event: #"), "{text}");
+    let same = Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
+        .args(["sim", "diff", &a, &a])
+        .output()
+        .unwrap();
+    assert!(same.status.success());
+    assert!(String::from_utf8_lossy(&same.stdout).starts_with("identical: "));
+}
+
+#[test]
+fn junit_and_partitions() {
+    let dir = fixture("junit");
+    let mut shares = Vec::new();
+    for k in 1..=2 {
+        let junit = dir.join(format!("share-{k}.xml"));
+        let (output, stdout, stderr) = sim(
+            &dir,
+            &[
+                "test",
+                "--seeds",
+                "10",
+                "--partition",
+                &format!("{k}/2"),
+                "--keep-going",
+                "--no-save",
+                "--junit",
+                junit.to_str().unwrap(),
+                "--test",
+                "planted",
+                "--",
+                "planted_deadlock",
+                "always_passes",
+            ],
+            &[],
+        );
+        assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
+        assert!(stderr.contains("× 5 seeds (share "), "{stderr}");
+        let xml = std::fs::read_to_string(&junit).unwrap();
+        let doc = roxmltree::Document::parse(&xml).expect("JUnit output parses as XML");
+        let cases: Vec<_> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("testcase"))
+            .collect();
+        assert_eq!(cases.len(), 2, "{xml}");
+        let failing: Vec<_> = cases
+            .iter()
+            .filter(|c| c.children().any(|n| n.has_tag_name("failure")))
+            .collect();
+        assert_eq!(failing.len(), 1, "{xml}");
+        assert_eq!(failing[0].attribute("name"), Some("planted_deadlock"));
+        let text: String = failing[0]
+            .descendants()
+            .filter(|n| n.is_text())
+            .map(|n| n.text().unwrap())
+            .collect();
+        assert!(text.contains("replay: SIM_SEED="), "{text}");
+        let seeds: Vec<String> = text
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("seed "))
+            .map(|l| l.split(':').next().unwrap().to_string())
+            .collect();
+        assert_eq!(seeds.len(), 5, "{text}");
+        shares.push(seeds);
+    }
+    assert_eq!(shares[0], ["0x0", "0x2", "0x4", "0x6", "0x8"]);
+    assert_eq!(shares[1], ["0x1", "0x3", "0x5", "0x7", "0x9"]);
+}
+
+#[test]
+fn quiet_doc_tests_and_a_target_dir_of_its_own() {
+    let dir = fixture("quiet");
+    let (output, stdout, stderr) = sim(
+        &dir,
+        &[
+            "test",
+            "--seeds",
+            "3",
+            "--test",
+            "planted",
+            "--",
+            "always_passes",
+        ],
+        &[],
+    );
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("sim: 1 passed, 0 failed"), "{stdout}");
+    // A passing test prints none of the simulator's lines.
+    assert!(!stderr.contains("trace sha256"), "{stderr}");
+    assert!(!stderr.contains("sim: always_passes"), "{stderr}");
+    // Doc tests are built with --cfg simulation (the doc test asserts it).
+    let (output, stdout, stderr) = sim(&dir, &["test", "--doc"], &[]);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("1 passed"), "{stdout}");
+    // Under CARGO_TARGET_DIR, the simulation build keeps to <dir>/sim.
+    assert!(shared_target().join("sim/debug").is_dir());
+    assert!(!shared_target().join("debug/deps").exists());
+}
+
+/// Spawns cargo sim in a process group of its own, and waits until it has
+/// swapped the simulation build's lock in.
+fn start_and_wait_for_swap(dir: &Path, args: &[&str]) -> (std::process::Child, Vec<u8>) {
+    use std::os::unix::process::CommandExt;
+    let original = std::fs::read(dir.join("Cargo.lock")).unwrap();
+    // A source change, so that a build (the window) is needed.
+    write(&dir.join("src/extra.rs"), "");
+    let child = sim_command(dir, args)
+        .process_group(0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while std::fs::read(dir.join("Cargo.lock")).unwrap_or_default() == original {
+        assert!(Instant::now() < deadline, "the lock was never swapped in");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    (child, original)
+}
+
+#[test]
+fn sigterm_to_the_group_during_the_build_leaves_the_lock_unchanged() {
+    let dir = fixture("sigterm");
+    let (mut child, original) = start_and_wait_for_swap(&dir, &["test", "--seeds", "2"]);
+    // As a CI timeout does: the whole group.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    assert!(
+        std::fs::read(dir.join("Cargo.lock")).unwrap() == original,
+        "SIGTERM left Cargo.lock changed"
+    );
+}
+
+#[test]
+fn kill_9_of_cargo_sim_is_repaired_by_the_next_run() {
+    let dir = fixture("kill9");
+    let (mut child, original) = start_and_wait_for_swap(&dir, &["test", "--seeds", "2"]);
+    // cargo-sim alone, with no chance to clean up; its cargo carries on.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    child.wait().unwrap();
+    let (output, stdout, stderr) = sim(
+        &dir,
+        &[
+            "test",
+            "--seeds",
+            "1",
+            "--test",
+            "planted",
+            "--",
+            "always_passes",
+        ],
+        &[],
+    );
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("an earlier cargo sim was interrupted"),
+        "the next run repairs first: {stderr}"
+    );
+    assert!(
+        std::fs::read(dir.join("Cargo.lock")).unwrap() == original,
+        "the next run put Cargo.lock back"
+    );
+    // Let the orphaned build finish before the directory is reused.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+}
+
+/// Processes whose command line mentions `needle`.
+fn processes_with(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(needle) && !cmdline.contains("cargo-sim") {
+            found.push(cmdline);
+        }
+    }
+    found
+}
+
+#[test]
+fn ctrl_c_stops_a_busy_looping_test_within_seconds() {
+    use std::os::unix::process::CommandExt;
+    let dir = fixture("ctrlc");
+    let original = std::fs::read(dir.join("Cargo.lock")).unwrap();
+    let mut child = sim_command(
+        &dir,
+        &[
+            "test",
+            "--seeds",
+            "1",
+            "--test",
+            "planted",
+            "--",
+            "planted_busy_loop",
+        ],
+    )
+    // No watchdog in the way: only Ctrl-C can end it.
+    .env("SIM_HANG_POLL_S", "600")
+    .process_group(0)
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut lines = stderr.lines();
+    // The header comes just before the tests start.
+    for line in lines.by_ref() {
+        if line.unwrap().contains("1 test in 1 binary") {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        !processes_with("planted_busy_loop").is_empty(),
+        "the test is running"
+    );
+    // As a terminal does: the whole foreground group.
+    let sent = Instant::now();
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        sent.elapsed()
+    );
+    assert_eq!(status.code(), Some(130));
+    assert!(processes_with("planted_busy_loop").is_empty());
+    assert!(std::fs::read(dir.join("Cargo.lock")).unwrap() == original);
+}
+
+/// Whether `actual` fits `expected`: `[..]` in a line stands for any text,
+/// and a line `...` for any number of lines.
+fn fits(expected: &[&str], actual: &[&str]) -> bool {
+    fn line_fits(expected: &str, actual: &str) -> bool {
+        let parts: Vec<&str> = expected.split("[..]").collect();
+        let mut rest = match actual.strip_prefix(parts[0]) {
+            Some(rest) => rest,
+            None => return false,
+        };
+        for (i, part) in parts.iter().enumerate().skip(1) {
+            if i == parts.len() - 1 {
+                return rest.ends_with(part);
+            }
+            match rest.find(part) {
+                Some(at) => rest = &rest[at + part.len()..],
+                None => return false,
+            }
+        }
+        rest.is_empty()
+    }
+    match expected.split_first() {
+        None => actual.is_empty(),
+        Some((&"...", more)) => (0..=actual.len()).any(|skip| fits(more, &actual[skip..])),
+        Some((line, more)) => {
+            !actual.is_empty() && line_fits(line, actual[0]) && fits(more, &actual[1..])
+        }
+    }
+}
+
+/// The command and output lines of a README block between two markers.
+fn readme_block(marker: &str) -> (String, Vec<String>) {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let start = readme
+        .find(&format!("<!-- {marker}:start"))
+        .expect("the README has the block");
+    let end = readme[start..].find(&format!("<!-- {marker}:end")).unwrap() + start;
+    let block = &readme[start..end];
+    let mut lines = block
+        .lines()
+        .skip_while(|l| !l.starts_with("$ "))
+        .take_while(|l| !l.starts_with("```"));
+    let command = lines.next().unwrap().trim_start_matches("$ ").to_string();
+    (command, lines.map(str::to_string).collect())
+}
+
+#[test]
+fn the_readme_sweep_output_is_true() {
+    let (command, expected) = readme_block("sweep-output");
+    let args: Vec<&str> = command
+        .strip_prefix("cargo sim ")
+        .expect("a cargo sim command")
+        .split_whitespace()
+        .collect();
+    let dir = fixture("readme");
+    let (output, stdout, stderr) = sim(&dir, &args, &[]);
+    assert_eq!(output.status.code(), Some(101));
+    // cargo's own build lines are not shown.
+    let cargo_words = [
+        "Compiling",
+        "Finished",
+        "Blocking",
+        "Locking",
+        "Updating",
+        "Downloaded",
+    ];
+    let text = format!("{stderr}{stdout}");
+    let actual: Vec<&str> = text
+        .lines()
+        .filter(|l| !cargo_words.iter().any(|w| l.trim_start().starts_with(w)))
+        .collect();
+    let expected: Vec<&str> = expected.iter().map(String::as_str).collect();
+    assert!(
+        fits(&expected, &actual),
+        "the README shows:\n{}\n\nbut the run printed:\n{}",
+        expected.join("\n"),
+        actual.join("\n")
+    );
+}
