@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Seed sweeps, measured in one run: `cargo sim test --seeds` against the
+# shell loop a user writes without it. Debug builds, as `cargo test` builds.
+# Prints the table BENCHMARKS.md shows.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+loop_seeds=${LOOP_SEEDS:-30}
+sweep_seeds=${SWEEP_SEEDS:-1000}
+
+# Build everything first: no row includes compile time.
+cargo sim test -q -p sim-examples --test small --test jobs --no-run > /dev/null 2>&1
+
+now() { date +%s.%N; }
+rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.0f", n / (b - a) }'; }
+
+start=$(now)
+for seed in $(seq 1 "$loop_seeds"); do
+    SIM_SEED=$seed cargo sim test -q -p sim-examples --test small -- spawn_and_join --exact \
+        > /dev/null 2>&1
+done
+end=$(now)
+shell_loop=$(rate "$loop_seeds" "$start" "$end")
+
+sweep() {
+    local s e
+    s=$(now)
+    cargo sim test -p sim-examples --seeds "$sweep_seeds" --no-doc --no-save "$@" > /dev/null 2>&1
+    e=$(now)
+    echo "$s $e"
+}
+
+read -r s e < <(sweep --test small -- spawn_and_join --exact)
+trivial=$(rate "$sweep_seeds" "$s" "$e")
+trivial_s=$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.2f", b - a }')
+read -r s e < <(sweep --test small)
+four=$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.2f", b - a }')
+four_rate=$(rate $((4 * sweep_seeds)) "$s" "$e")
+read -r s e < <(sweep --test jobs)
+jobs=$(rate "$sweep_seeds" "$s" "$e")
+jobs_s=$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.2f", b - a }')
+
+echo "| what | seeds | wall time | seeds/s |"
+echo "| --- | --- | --- | --- |"
+echo "| shell loop over \`SIM_SEED=\$s cargo sim test ... -- spawn_and_join --exact\` | $loop_seeds | - | $shell_loop |"
+echo "| \`cargo sim test --seeds $sweep_seeds\`, one trivial test (\`spawn_and_join\`) | $sweep_seeds | ${trivial_s} s | $trivial |"
+echo "| \`cargo sim test --seeds $sweep_seeds\`, four tests (\`tests/small.rs\`) | $((4 * sweep_seeds)) | ${four} s | $four_rate |"
+echo "| \`cargo sim test --seeds $sweep_seeds\`, the jobs service (\`tests/jobs.rs\`) | $sweep_seeds | ${jobs_s} s | $jobs |"
