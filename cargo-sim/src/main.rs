@@ -45,6 +45,18 @@ COMMANDS:
     <cargo command>  any other cargo command as a simulation build: run, build,
                      check, clippy, bench, doc, nextest run, ...
 
+TEST OPTIONS (cargo sim test; every other argument goes to cargo test):
+    --seeds SPEC             N (seeds 0..N), A..B, A..=B, or a list 0x2a,7
+                             (default: SIM_SEED, or one fresh seed)
+    -j, --jobs N             test processes at once (default: the cores)
+    --keep-going             run every seed, not only up to the first failure
+    --check-determinism      run each seed again in a fresh process, compare traces
+    --junit FILE             write a JUnit XML report
+    --partition K/N          run share K of N of the seeds (a CI matrix)
+    --no-doc                 skip doc tests
+    --no-save                do not save failing seeds to sim-regressions/
+    -v, --verbose            print every run's lines and every test's output
+
 EXAMPLES:
     cargo sim test                          every test, one fresh seed
     cargo sim test --seeds 1000             every test, seeds 0..1000

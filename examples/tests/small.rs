@@ -5,7 +5,9 @@ use std::time::Duration;
 
 #[tokio::test]
 async fn spawn_and_join() {
-    let handles: Vec<_> = (0..4u64).map(|i| tokio::spawn(async move { i * i })).collect();
+    let handles: Vec<_> = (0..4u64)
+        .map(|i| tokio::spawn(async move { i * i }))
+        .collect();
     let mut sum = 0;
     for handle in handles {
         sum += handle.await.unwrap();
