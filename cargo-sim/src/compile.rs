@@ -281,3 +281,35 @@ pub fn with_doc_tests(sim: &SimBuild, packages: &[&str]) -> Result<Vec<String>, 
     }
     Ok(names)
 }
+
+/// Whether the binary's target says `harness = false` in its manifest:
+/// then it is not libtest's, takes no `--list`, and runs whole.
+pub fn without_harness(binary: &TestBinary) -> bool {
+    let Ok(manifest) = std::fs::read_to_string(binary.manifest_dir.join("Cargo.toml")) else {
+        return false;
+    };
+    let table = match binary.kind {
+        TargetKind::Test => "[[test]]",
+        TargetKind::Bench => "[[bench]]",
+        TargetKind::Bin => "[[bin]]",
+        TargetKind::Example => "[[example]]",
+        TargetKind::Lib => "[lib]",
+    };
+    // Each target is a table of `key = value` lines up to the next header.
+    manifest.split(table).skip(1).any(|block| {
+        let block = block.split("\n[").next().unwrap_or("");
+        let value = |key: &str| {
+            block.lines().find_map(|line| {
+                let rest = line
+                    .trim()
+                    .strip_prefix(key)?
+                    .trim_start()
+                    .strip_prefix('=')?;
+                Some(rest.trim().trim_matches('"').to_string())
+            })
+        };
+        let named = binary.kind == TargetKind::Lib
+            || value("name").is_some_and(|n| n.replace('-', "_") == binary.name.replace('-', "_"));
+        named && value("harness").as_deref() == Some("false")
+    })
+}

@@ -458,7 +458,17 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
     // The tests, each with its seeds: saved regressions first.
     let mut cases = Vec::new();
     for (index, binary) in binaries.iter().enumerate() {
-        for listed in compile::list_tests(binary, &selection)? {
+        // Not libtest's harness (`harness = false`): the binary is one
+        // test, run whole with SIM_SEED.
+        let whole_binary = compile::without_harness(binary);
+        let listed = if whole_binary {
+            vec![compile::Listed {
+                name: format!("({}, harness = false)", binary.file_stem()),
+            }]
+        } else {
+            compile::list_tests(binary, &selection)?
+        };
+        for listed in listed {
             let mut seeds: Vec<u64> = Vec::new();
             if partition.is_none_or(|p| p.index == 1) {
                 seeds.extend(regressions::load(binary, &listed.name));
@@ -473,6 +483,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
                 name: listed.name,
                 seeds,
                 replay_prefix: replay_prefix(binary, &kept),
+                whole_binary,
             });
         }
     }

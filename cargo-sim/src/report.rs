@@ -23,10 +23,11 @@ impl Reporter {
             let bar = indicatif::ProgressBar::new(0);
             bar.set_style(
                 indicatif::ProgressStyle::with_template(
-                    "{bar:30} {pos}/{len} seeds, {msg} {per_sec} ETA {eta}",
+                    "{bar:30} {pos}/{len} seeds, {msg}, ETA {eta}",
                 )
                 .expect("a valid template"),
             );
+            bar.set_message("0 failing");
             bar
         });
         Reporter {
@@ -57,7 +58,8 @@ impl Progress for Reporter {
             Some(bar) => {
                 bar.set_length(total);
                 bar.set_position(done);
-                bar.set_message(format!("{failed} failing,"));
+                let rate = done as f64 / self.started.elapsed().as_secs_f64().max(1e-3);
+                bar.set_message(format!("{failed} failing, {rate:.0} seeds/s"));
             }
             None => {
                 if self.last_line.elapsed() > Duration::from_secs(15) {
@@ -78,6 +80,9 @@ impl Progress for Reporter {
 
 /// The replay command of `seed` for a test.
 pub fn replay_line(result: &TestResult, seed: u64) -> String {
+    if result.case.whole_binary {
+        return format!("SIM_SEED={seed:#x} {}", result.case.replay_prefix);
+    }
     format!(
         "SIM_SEED={seed:#x} {} -- {} --exact",
         result.case.replay_prefix, result.case.name

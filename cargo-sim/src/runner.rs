@@ -48,6 +48,9 @@ pub struct TestCase {
     pub seeds: Vec<u64>,
     /// The command prefix of its replay line (up to `--`).
     pub replay_prefix: String,
+    /// The binary is not libtest's (`harness = false`): it runs whole, once
+    /// per seed, with `SIM_SEED`.
+    pub whole_binary: bool,
 }
 
 /// What one seed of a test did.
@@ -129,6 +132,9 @@ struct Job {
     offset: u64,
     partial: String,
     run_hashes: Vec<String>,
+    /// Runs started (`start` records): a plain test that started one is a
+    /// simulation test, even if it died before the run ended.
+    runs_started: u64,
     saw_sweep: bool,
     last_panic: Option<(FailureClass, String)>,
     hang: Option<String>,
@@ -447,14 +453,17 @@ fn spawn(
         std::fs::File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
     let values: Vec<u64> = seeds.iter().map(|&i| case.seeds[i]).collect();
     let mut command = Command::new(&binary.path);
+    if !case.whole_binary {
+        command
+            .args([
+                case.name.as_str(),
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .args(["--include-ignored"]);
+    }
     command
-        .args([
-            case.name.as_str(),
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .args(["--include-ignored"])
         .current_dir(&binary.manifest_dir)
         .env(sweep::OUT_VAR, &out)
         .env(sweep::SEEDS_VAR, hex_list(&values))
@@ -491,6 +500,7 @@ fn spawn(
         offset: 0,
         partial: String::new(),
         run_hashes: Vec::new(),
+        runs_started: 0,
         saw_sweep: false,
         last_panic: None,
         hang: None,
@@ -552,6 +562,7 @@ fn apply(
             job.position = seed_position(job, state, seed, from);
             job.run_hashes.clear();
         }
+        Record::Start(_) => job.runs_started += 1,
         Record::Run { hash, .. } => {
             // Bounded: a test that runs thousands of simulations per seed
             // keeps the first 64 hashes, plenty to compare two processes.
@@ -706,8 +717,14 @@ fn tail(path: &Path, lines: usize) -> String {
                 || (l.starts_with("test ") && l.trim_end().ends_with(" ...")))
         })
         .collect();
-    let start = all.len().saturating_sub(lines);
-    all[start..].join("\n")
+    // The failure's own panic report (and backtrace) ends the output; the
+    // message already carries it.
+    let end = all
+        .iter()
+        .rposition(|l| l.starts_with("thread '") && l.contains(" panicked at "))
+        .unwrap_or(all.len());
+    let start = end.saturating_sub(lines);
+    all[start..end].join("\n")
 }
 
 fn finish_job(
@@ -771,7 +788,7 @@ fn finish_job(
     }
     // One run with SIM_SEED: a probe, a single, or a check of such a test.
     let index = job.seeds[0];
-    let simulated = !job.run_hashes.is_empty() || job.hang.is_some();
+    let simulated = job.runs_started > 0 || !job.run_hashes.is_empty() || job.hang.is_some();
     if job.kind == JobKind::Probe {
         state.probing = false;
         state.result.mode = if simulated {
@@ -782,8 +799,9 @@ fn finish_job(
         };
     }
     let hashes = std::mem::take(&mut job.run_hashes);
-    let ran = std::fs::read_to_string(&job.log)
-        .is_ok_and(|log| log.lines().any(|l| l == "running 1 test"));
+    let ran = state.result.case.whole_binary
+        || std::fs::read_to_string(&job.log)
+            .is_ok_and(|log| log.lines().any(|l| l == "running 1 test"));
     let outcome = if status.success() && !ran {
         Outcome::Fail {
             class: FailureClass::Crash,

@@ -19,7 +19,31 @@ edition = "2021"
 [dependencies]
 tokio = { version = "1", features = ["full"] }
 
+[[test]]
+name = "bare"
+harness = false
+
 [workspace]
+"#;
+
+const BARE: &str = r#"
+// Not libtest's: a main of its own, one simulation per run.
+fn main() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let n = rt.block_on(async {
+        let counter = std::sync::Arc::new(std::sync::Mutex::new(0));
+        let a = tokio::spawn(planted::add_one(counter.clone()));
+        let b = tokio::spawn(planted::add_one(counter.clone()));
+        a.await.unwrap();
+        b.await.unwrap();
+        let n = *counter.lock().unwrap();
+        n
+    });
+    assert_eq!(n, 2, "an update was lost in a bare binary");
+}
 "#;
 
 const LIB: &str = r#"
@@ -190,6 +214,7 @@ fn fixture(name: &str) -> PathBuf {
     write(&dir.join("src/lib.rs"), LIB);
     write(&dir.join("tests/planted.rs"), PLANTED);
     write(&dir.join("tests/other.rs"), OTHER);
+    write(&dir.join("tests/bare.rs"), BARE);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .args(["generate-lockfile", "--quiet"])
@@ -267,6 +292,10 @@ fn a_sweep_finds_each_flaky_test_and_its_replay_reproduces() {
             "test",
             "--seeds",
             "1000",
+            "--test",
+            "planted",
+            "--test",
+            "other",
             "--",
             "lost_update",
             "harness_style",
@@ -615,13 +644,16 @@ fn kill_9_of_cargo_sim_is_repaired_by_the_next_run() {
     unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
 }
 
-/// Processes whose command line mentions `needle`.
-fn processes_with(needle: &str) -> Vec<String> {
+/// Test processes running in `dir` whose command line mentions `needle`
+/// (other tests run the same test names in fixtures of their own).
+fn processes_with(dir: &Path, needle: &str) -> Vec<String> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
         let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if cmdline.contains(needle) && !cmdline.contains("cargo-sim") {
+        let cwd = std::fs::read_link(entry.path().join("cwd")).ok();
+        if cmdline.contains(needle) && !cmdline.contains("cargo-sim") && cwd.as_deref() == Some(dir)
+        {
             found.push(cmdline);
         }
     }
@@ -662,7 +694,7 @@ fn ctrl_c_stops_a_busy_looping_test_within_seconds() {
     }
     std::thread::sleep(Duration::from_secs(2));
     assert!(
-        !processes_with("planted_busy_loop").is_empty(),
+        !processes_with(&dir, "planted_busy_loop").is_empty(),
         "the test is running"
     );
     // As a terminal does: the whole foreground group.
@@ -675,7 +707,7 @@ fn ctrl_c_stops_a_busy_looping_test_within_seconds() {
         sent.elapsed()
     );
     assert_eq!(status.code(), Some(130));
-    assert!(processes_with("planted_busy_loop").is_empty());
+    assert!(processes_with(&dir, "planted_busy_loop").is_empty());
     assert!(std::fs::read(dir.join("Cargo.lock")).unwrap() == original);
 }
 
@@ -756,5 +788,35 @@ fn the_readme_sweep_output_is_true() {
         "the README shows:\n{}\n\nbut the run printed:\n{}",
         expected.join("\n"),
         actual.join("\n")
+    );
+}
+
+#[test]
+fn a_binary_without_libtest_runs_whole_once_per_seed() {
+    let dir = fixture("bare");
+    let (output, stdout, stderr) = sim(&dir, &["test", "--seeds", "100", "--test", "bare"], &[]);
+    assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("FAIL (test-bare, harness = false)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("an update was lost in a bare binary"),
+        "{stderr}"
+    );
+    let line = stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("replay: "))
+        .expect("a replay line")
+        .to_string();
+    assert!(
+        line.ends_with("cargo sim test -p planted --test bare"),
+        "{line}"
+    );
+    let (replay, text) = run_replay(&dir, &line);
+    assert_eq!(replay.status.code(), Some(101), "{text}");
+    assert!(
+        text.contains("an update was lost in a bare binary"),
+        "{text}"
     );
 }

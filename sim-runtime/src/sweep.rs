@@ -186,6 +186,8 @@ pub enum Record {
     Sweep,
     /// A seed is about to run.
     Begin(u64),
+    /// A runtime (one run) was built with this seed.
+    Start(u64),
     /// A seed passed; the hash is its last run's.
     Pass {
         /// The seed.
@@ -259,6 +261,7 @@ impl Record {
         match self {
             Record::Sweep => "sweep".to_string(),
             Record::Begin(seed) => format!("begin\t{seed:#x}"),
+            Record::Start(seed) => format!("start\t{seed:#x}"),
             Record::Pass { seed, hash } => format!("pass\t{seed:#x}\t{hash}"),
             Record::Fail {
                 seed,
@@ -295,6 +298,7 @@ impl Record {
         Some(match *fields.first()? {
             "sweep" => Record::Sweep,
             "begin" => Record::Begin(seed(1)?),
+            "start" => Record::Start(seed(1)?),
             "pass" => Record::Pass {
                 seed: seed(1)?,
                 hash: text(2)?,
@@ -390,6 +394,7 @@ pub fn run_started(seed: u64) {
     ESCAPES.with(|e| e.borrow_mut().clear());
     install_panic_hook();
     if reporting() {
+        write_record(&Record::Start(seed));
         start_watchdog();
     }
 }
@@ -493,13 +498,13 @@ fn install_panic_hook() {
                 "thread '{name}' panicked at {location}:\n{}",
                 payload_text(info.payload())
             );
+            previous(info);
             if SWEEP_THREAD.with(Cell::get) {
-                // The sweep reports it; printing every seed's panic would
-                // bury the summary.
+                // The sweep's record carries it, with the seed; the output
+                // (above) goes to the runner's log of this process.
                 LAST_PANIC.with(|p| *p.borrow_mut() = Some(text));
                 return;
             }
-            previous(info);
             let Some(seed) = LAST_SEED.with(Cell::get) else {
                 return;
             };
@@ -778,6 +783,7 @@ mod tests {
         let records = [
             Record::Sweep,
             Record::Begin(0x2a),
+            Record::Start(0x2b),
             Record::Pass {
                 seed: 1,
                 hash: "ab".into(),
