@@ -270,7 +270,8 @@ fn passthrough(args: &[String]) -> Result<ExitCode, String> {
     } else {
         command.args(args);
     }
-    command.env("SIM_CARGO_ARGS", args.join(" "));
+    let words: Vec<String> = args.iter().map(|a| shell_word(a)).collect();
+    command.env("SIM_CARGO_ARGS", words.join(" "));
     let mut child = command
         .spawn()
         .map_err(|e| format!("cannot run cargo: {e}"))?;

@@ -90,6 +90,11 @@ async fn lost_update() {
 }
 
 #[tokio::test]
+async fn is_simulated() {
+    assert!(cfg!(simulation));
+}
+
+#[tokio::test]
 async fn always_passes() {
     tokio::time::sleep(Duration::from_millis(1)).await;
 }
@@ -819,4 +824,57 @@ fn a_binary_without_libtest_runs_whole_once_per_seed() {
         text.contains("an update was lost in a bare binary"),
         "{text}"
     );
+}
+
+/// nextest, installed from crates.io the first time a machine needs it
+/// (nothing is downloaded but its source).
+fn ensure_nextest() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let installed = Command::new(&cargo)
+        .args(["nextest", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !installed {
+        let status = Command::new(&cargo)
+            .args([
+                "install",
+                "cargo-nextest",
+                "--locked",
+                "--version",
+                "0.9.151",
+            ])
+            .status()
+            .unwrap();
+        assert!(status.success(), "cargo install cargo-nextest failed");
+    }
+}
+
+#[test]
+fn nextest_runs_the_simulation_build() {
+    ensure_nextest();
+    let dir = fixture("nextest");
+    let lock_before = std::fs::read(dir.join("Cargo.lock")).unwrap();
+    let (output, stdout, stderr) = sim(
+        &dir,
+        &[
+            "nextest",
+            "run",
+            "--no-fail-fast",
+            "--test",
+            "planted",
+            "-E",
+            "test(=is_simulated) | test(=lost_update)",
+        ],
+        &[("SIM_SEED", "0x0")],
+    );
+    let text = format!("{stdout}{stderr}");
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("2 tests run: 1 passed, 1 failed"), "{text}");
+    assert!(text.contains("FAIL"), "{text}");
+    // The failing test says its seed, with a replay line for nextest.
+    assert!(
+        text.contains("sim: lost_update: seed 0x0; replay: SIM_SEED=0x0 cargo sim nextest run"),
+        "{text}"
+    );
+    assert!(std::fs::read(dir.join("Cargo.lock")).unwrap() == lock_before);
 }
