@@ -122,7 +122,14 @@ fn toml_string(text: &str) -> String {
 
 /// The flags rustc and rustdoc get in a simulation build.
 fn sim_flags() -> Vec<String> {
-    let mut flags = vec!["--cfg".to_string(), "simulation".to_string()];
+    // `simulation` is a cfg the compiler expects here: code testing it
+    // draws no `unexpected_cfgs` warning in a simulation build.
+    let mut flags = vec![
+        "--cfg".to_string(),
+        "simulation".to_string(),
+        "--check-cfg".to_string(),
+        "cfg(simulation)".to_string(),
+    ];
     for symbol in INTERPOSED {
         flags.push("-C".to_string());
         flags.push(format!("link-arg=-Wl,--export-dynamic-symbol={symbol}"));

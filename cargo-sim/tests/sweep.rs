@@ -603,17 +603,23 @@ fn start_and_wait_for_swap(dir: &Path, args: &[&str]) -> (std::process::Child, V
 }
 
 #[test]
-fn sigterm_to_the_group_during_the_build_leaves_the_lock_unchanged() {
-    let dir = fixture("sigterm");
-    let (mut child, original) = start_and_wait_for_swap(&dir, &["test", "--seeds", "2"]);
-    // As a CI timeout does: the whole group.
-    unsafe { libc::kill(-(child.id() as i32), libc::SIGTERM) };
-    let status = child.wait().unwrap();
-    assert!(!status.success());
-    assert!(
-        std::fs::read(dir.join("Cargo.lock")).unwrap() == original,
-        "SIGTERM left Cargo.lock changed"
-    );
+fn sigint_sigterm_and_sighup_during_the_build_leave_the_lock_unchanged() {
+    for (name, signal, code) in [
+        ("sigint", libc::SIGINT, 130),
+        ("sigterm", libc::SIGTERM, 143),
+        ("sighup", libc::SIGHUP, 129),
+    ] {
+        let dir = fixture(name);
+        let (mut child, original) = start_and_wait_for_swap(&dir, &["test", "--seeds", "2"]);
+        // As Ctrl-C, a CI timeout or a closed terminal does: the whole group.
+        unsafe { libc::kill(-(child.id() as i32), signal) };
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "{name}");
+        assert!(
+            std::fs::read(dir.join("Cargo.lock")).unwrap() == original,
+            "{name} left Cargo.lock changed"
+        );
+    }
 }
 
 #[test]
