@@ -471,7 +471,10 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         };
         for listed in listed {
             let mut seeds: Vec<u64> = Vec::new();
-            if partition.is_none_or(|p| p.index == 1) {
+            // A replay (`SIM_SEED=... cargo sim test`) runs its one seed,
+            // exactly; a sweep or a plain run starts with the saved ones.
+            let replay = options.seeds.is_none() && std::env::var_os("SIM_SEED").is_some();
+            if !replay && partition.is_none_or(|p| p.index == 1) {
                 seeds.extend(regressions::load(binary, &listed.name));
             }
             for &seed in &seed_list {
