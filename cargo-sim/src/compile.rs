@@ -25,6 +25,8 @@ pub enum TargetKind {
 pub struct TestBinary {
     /// The package's name.
     pub package: String,
+    /// The package's version.
+    pub version: String,
     /// The directory of the package's manifest.
     pub manifest_dir: PathBuf,
     /// The target's kind.
@@ -46,6 +48,44 @@ impl TestBinary {
             TargetKind::Bench => "--bench",
         };
         vec![flag.to_string(), self.name.clone()]
+    }
+
+    /// The variables cargo sets for a test it runs (tests read
+    /// `CARGO_MANIFEST_DIR` and the like at run time too), and the library
+    /// path it extends for dynamic libraries of the build.
+    pub fn cargo_env(&self) -> Vec<(String, std::ffi::OsString)> {
+        let mut env: Vec<(String, std::ffi::OsString)> = vec![
+            (
+                "CARGO_MANIFEST_DIR".into(),
+                self.manifest_dir.clone().into(),
+            ),
+            ("CARGO_PKG_NAME".into(), self.package.clone().into()),
+            ("CARGO_PKG_VERSION".into(), self.version.clone().into()),
+            (
+                "CARGO_CRATE_NAME".into(),
+                self.name.replace('-', "_").into(),
+            ),
+            ("CARGO".into(), crate::config::cargo()),
+        ];
+        let mut parts = self.version.splitn(3, '.');
+        for key in ["MAJOR", "MINOR", "PATCH"] {
+            let part = parts.next().unwrap_or("0");
+            let part = part.split(['-', '+']).next().unwrap_or(part);
+            env.push((format!("CARGO_PKG_VERSION_{key}"), part.to_string().into()));
+        }
+        if let Some(deps) = self.path.parent() {
+            let mut paths = vec![deps.to_path_buf()];
+            if let Some(profile) = deps.parent() {
+                paths.push(profile.to_path_buf());
+            }
+            paths.extend(std::env::split_paths(
+                &std::env::var_os("LD_LIBRARY_PATH").unwrap_or_default(),
+            ));
+            if let Ok(joined) = std::env::join_paths(paths) {
+                env.push(("LD_LIBRARY_PATH".into(), joined));
+            }
+        }
+        env
     }
 
     /// A file name for this target: `lib`, `test-api`.
@@ -70,6 +110,17 @@ impl TestBinary {
             .collect();
         format!("{kind}-{clean}")
     }
+}
+
+/// The package version in a cargo package id (see [`package_name`]).
+pub fn package_version(id: &str) -> String {
+    if let Some((_, fragment)) = id.rsplit_once('#') {
+        return fragment
+            .rsplit_once('@')
+            .map_or(fragment, |(_, version)| version)
+            .to_string();
+    }
+    id.split(' ').nth(1).unwrap_or("").to_string()
 }
 
 /// The package name in a cargo package id, in either of its formats:
@@ -153,6 +204,7 @@ fn artifact(message: &serde_json::Value) -> Option<TestBinary> {
     let manifest = PathBuf::from(message.get("manifest_path")?.as_str()?);
     Some(TestBinary {
         package: package_name(message.get("package_id")?.as_str()?),
+        version: package_version(message.get("package_id")?.as_str()?),
         manifest_dir: manifest.parent().unwrap_or(Path::new(".")).to_path_buf(),
         kind,
         name: target.get("name")?.as_str()?.to_string(),
@@ -201,6 +253,7 @@ pub fn list_tests(binary: &TestBinary, selection: &[String]) -> Result<Vec<Liste
             .args(["--list", "--format", "terse"])
             .args(extra)
             .args(selection)
+            .envs(binary.cargo_env())
             .current_dir(&binary.manifest_dir)
             .env_remove(sim_runtime::sweep::OUT_VAR)
             .output()

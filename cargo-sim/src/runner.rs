@@ -464,6 +464,7 @@ fn spawn(
             .args(["--include-ignored"]);
     }
     command
+        .envs(binary.cargo_env())
         .current_dir(&binary.manifest_dir)
         .env(sweep::OUT_VAR, &out)
         .env(sweep::SEEDS_VAR, hex_list(&values))
@@ -705,8 +706,13 @@ fn check(
     );
 }
 
-/// The last `lines` lines a test printed, without libtest's own.
+/// The last `lines` lines a test printed, without libtest's own, and
+/// without the failure's own panic report when the message carries it.
 fn tail(path: &Path, lines: usize) -> String {
+    tail_of(path, lines, true)
+}
+
+fn tail_of(path: &Path, lines: usize, cut_panic: bool) -> String {
     let text = std::fs::read(path).unwrap_or_default();
     let text = String::from_utf8_lossy(&text);
     let all: Vec<&str> = text
@@ -722,6 +728,7 @@ fn tail(path: &Path, lines: usize) -> String {
     let end = all
         .iter()
         .rposition(|l| l.starts_with("thread '") && l.contains(" panicked at "))
+        .filter(|_| cut_panic)
         .unwrap_or(all.len());
     let start = end.saturating_sub(lines);
     all[start..end].join("\n")
@@ -814,14 +821,19 @@ fn finish_job(
     } else if status.success() {
         Outcome::Pass(hashes.clone())
     } else if status.code() == Some(101) {
-        let (class, message) = job.last_panic.clone().unwrap_or((
-            FailureClass::Panic,
-            "the test failed (its output is below)".to_string(),
-        ));
-        Outcome::Fail {
-            class,
-            message,
-            output,
+        match job.last_panic.clone() {
+            Some((class, message)) => Outcome::Fail {
+                class,
+                message,
+                output,
+            },
+            // No record of the panic (it ran no simulation): the output,
+            // panic report included, says what failed.
+            None => Outcome::Fail {
+                class: FailureClass::Panic,
+                message: "the test failed (its output is below)".to_string(),
+                output: tail_of(&job.log, 40, false),
+            },
         }
     } else {
         let (class, message) = died();

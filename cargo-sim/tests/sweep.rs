@@ -90,6 +90,15 @@ async fn lost_update() {
 }
 
 #[tokio::test]
+async fn sees_cargo_env() {
+    // As under cargo test, the variables cargo sets are there at run time.
+    assert_eq!(std::env::var("CARGO_PKG_NAME").unwrap(), "planted");
+    let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap();
+    assert!(std::path::Path::new(&dir).join("Cargo.toml").is_file());
+    assert_eq!(std::env::current_dir().unwrap(), std::path::Path::new(&dir));
+}
+
+#[tokio::test]
 async fn is_simulated() {
     assert!(cfg!(simulation));
 }
@@ -564,11 +573,12 @@ fn quiet_doc_tests_and_a_target_dir_of_its_own() {
             "planted",
             "--",
             "always_passes",
+            "sees_cargo_env",
         ],
         &[],
     );
     assert!(output.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("sim: 1 passed, 0 failed"), "{stdout}");
+    assert!(stdout.contains("sim: 2 passed, 0 failed"), "{stdout}");
     // A passing test prints none of the simulator's lines.
     assert!(!stderr.contains("trace sha256"), "{stderr}");
     assert!(!stderr.contains("sim: always_passes"), "{stderr}");

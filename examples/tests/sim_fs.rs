@@ -33,16 +33,13 @@ fn quiet() -> DiskConfig {
 async fn a_read_error_is_eio() {
     let path = scratch("read-eio");
     fs::write(&path, b"data").await.unwrap();
-    sim_fs::set_disk_config(
-        0,
-        DiskConfig {
-            read_error_rate: 1.0,
-            ..quiet()
-        },
-    );
+    tokio::sim::set_disk_config(DiskConfig {
+        read_error_rate: 1.0,
+        ..quiet()
+    });
     let err = fs::read(&path).await.unwrap_err();
     assert_eq!(err.raw_os_error(), Some(libc::EIO), "{err}");
-    sim_fs::set_disk_config(0, quiet());
+    tokio::sim::set_disk_config(quiet());
     assert_eq!(fs::read(&path).await.unwrap(), b"data");
 }
 
@@ -50,28 +47,22 @@ async fn a_read_error_is_eio() {
 async fn a_write_error_is_eio_and_writes_nothing() {
     let path = scratch("write-eio");
     let mut file = File::create(&path).await.unwrap();
-    sim_fs::set_disk_config(
-        0,
-        DiskConfig {
-            write_error_rate: 1.0,
-            ..quiet()
-        },
-    );
+    tokio::sim::set_disk_config(DiskConfig {
+        write_error_rate: 1.0,
+        ..quiet()
+    });
     let err = file.write_all(b"lost").await.unwrap_err();
     assert_eq!(err.raw_os_error(), Some(libc::EIO), "{err}");
-    sim_fs::set_disk_config(0, quiet());
+    tokio::sim::set_disk_config(quiet());
     assert_eq!(fs::read(&path).await.unwrap(), b"");
 }
 
 #[tokio::test]
 async fn a_full_disk_gives_a_short_write_then_storage_full() {
-    sim_fs::set_disk_config(
-        0,
-        DiskConfig {
-            capacity_bytes: 100,
-            ..quiet()
-        },
-    );
+    tokio::sim::set_disk_config(DiskConfig {
+        capacity_bytes: 100,
+        ..quiet()
+    });
     let path = scratch("full");
     let mut file = File::create(&path).await.unwrap();
     // write_all goes on after the short write and then meets ENOSPC.
@@ -89,14 +80,11 @@ async fn a_full_disk_gives_a_short_write_then_storage_full() {
 
 #[tokio::test]
 async fn each_operation_takes_its_latency_in_virtual_time() {
-    sim_fs::set_disk_config(
-        0,
-        DiskConfig {
-            latency_min_us: 3_000,
-            latency_max_us: 3_000,
-            ..quiet()
-        },
-    );
+    tokio::sim::set_disk_config(DiskConfig {
+        latency_min_us: 3_000,
+        latency_max_us: 3_000,
+        ..quiet()
+    });
     let start = Instant::now();
     fs::write(scratch("slow"), b"x").await.unwrap();
     assert_eq!(start.elapsed(), Duration::from_millis(3));
@@ -112,17 +100,14 @@ async fn silent_corruption_flips_one_bit() {
     let path = scratch("corrupt");
     let data = vec![0u8; 4096];
     fs::write(&path, &data).await.unwrap();
-    sim_fs::set_disk_config(
-        0,
-        DiskConfig {
-            corruption_rate: 1.0,
-            ..quiet()
-        },
-    );
+    tokio::sim::set_disk_config(DiskConfig {
+        corruption_rate: 1.0,
+        ..quiet()
+    });
     let read = fs::read(&path).await.unwrap();
     let flipped: u32 = read.iter().map(|b| b.count_ones()).sum();
     assert_eq!(flipped, 1, "exactly one bit differs, and no error says so");
-    sim_fs::set_disk_config(0, quiet());
+    tokio::sim::set_disk_config(quiet());
     assert_eq!(
         fs::read(&path).await.unwrap(),
         data,

@@ -29,6 +29,7 @@ pub mod macros;
 pub mod net;
 pub mod runtime;
 pub mod signal;
+pub mod sim;
 pub mod sync;
 pub mod task;
 pub mod time;

@@ -1,0 +1,70 @@
+//! The simulation harness: several named hosts on one simulated network,
+//! faults at virtual times, per-host disks. This module is the facade's
+//! own (real tokio has none), so a crate that uses it needs nothing in its
+//! `Cargo.toml` but `tokio`; its code goes under `#[cfg(simulation)]`,
+//! since plain builds compile against the real tokio.
+//!
+//! A harness test is a plain `#[test]`: `cargo sim test --seeds` sweeps it
+//! like any other, one process per seed.
+//!
+//! ```no_run
+//! # #[cfg(simulation)]
+//! # fn main() {
+//! use std::time::Duration;
+//! use tokio::sim::{Fault, Sim};
+//!
+//! let mut sim = Sim::new(); // seeded from SIM_SEED
+//! sim.host("server", || async {
+//!     let listener = tokio::net::TcpListener::bind("0.0.0.0:7").await.unwrap();
+//!     loop {
+//!         let (mut stream, _) = listener.accept().await.unwrap();
+//!         tokio::spawn(async move {
+//!             let (mut r, mut w) = stream.split();
+//!             let _ = tokio::io::copy(&mut r, &mut w).await;
+//!         });
+//!     }
+//! });
+//! sim.at(Duration::from_secs(5), Fault::Partition("client".into(), "server".into()));
+//! sim.client("client", async {
+//!     let stream = tokio::net::TcpStream::connect("server:7").await.unwrap();
+//!     drop(stream);
+//! });
+//! let report = sim.run();
+//! println!("{} events, trace sha256 {}", report.events, report.trace_hash);
+//! # }
+//! # #[cfg(not(simulation))]
+//! # fn main() {}
+//! ```
+
+use std::time::Duration;
+
+pub use sim_net::{DiskConfig, Fault, LinkConfig, Sim, SimReport};
+
+/// Virtual time since the current run started: what `tokio::time::Instant`
+/// measures from, on every host.
+///
+/// # Panics
+/// Outside a simulation run.
+#[track_caller]
+pub fn now() -> Duration {
+    sim_runtime::context::with_current(|core| Duration::from_nanos(core.now_ns()))
+        .expect("tokio::sim::now() was called outside a simulation run")
+}
+
+/// The seed of the current run, if the thread is in one.
+pub fn seed() -> Option<u64> {
+    sim_runtime::context::with_current(|core| core.config().seed)
+}
+
+/// Sets the disk configuration (capacity, latency, fault rates) of the
+/// current task's host, from now on. In a harness run, [`Sim::disk`] does it
+/// before the run and [`Fault::Disk`] at a virtual time.
+///
+/// # Panics
+/// Outside a simulation run; on a configuration that does not validate.
+#[track_caller]
+pub fn set_disk_config(config: DiskConfig) {
+    let node = sim_runtime::context::with_current(|core| core.current_node())
+        .expect("tokio::sim::set_disk_config() was called outside a simulation run");
+    sim_fs::set_disk_config(node, config);
+}
