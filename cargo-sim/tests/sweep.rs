@@ -251,7 +251,13 @@ fn sim_command(dir: &Path, args: &[&str]) -> Command {
     command
 }
 
-fn sim(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (Output, String, String) {
+/// Runs `cargo sim` with `words` (split at spaces) as its arguments.
+fn sim(dir: &Path, words: &str, env: &[(&str, &str)]) -> (Output, String, String) {
+    let args: Vec<&str> = words.split_whitespace().collect();
+    sim_args(dir, &args, env)
+}
+
+fn sim_args(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (Output, String, String) {
     let mut command = sim_command(dir, args);
     for (k, v) in env {
         command.env(k, v);
@@ -302,19 +308,7 @@ fn a_sweep_finds_each_flaky_test_and_its_replay_reproduces() {
     let lock_before = std::fs::read(dir.join("Cargo.lock")).unwrap();
     let (output, stdout, stderr) = sim(
         &dir,
-        &[
-            "test",
-            "--seeds",
-            "1000",
-            "--test",
-            "planted",
-            "--test",
-            "other",
-            "--",
-            "lost_update",
-            "harness_style",
-            "always_passes",
-        ],
+        "test --seeds 1000 --test planted --test other -- lost_update harness_style always_passes",
         &[],
     );
     assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
@@ -362,16 +356,7 @@ fn a_sweep_finds_each_flaky_test_and_its_replay_reproduces() {
     // A sweep over other seeds still starts with the saved ones.
     let (output, _, stderr) = sim(
         &dir,
-        &[
-            "test",
-            "--seeds",
-            "5000..5001",
-            "--test",
-            "planted",
-            "--",
-            "lost_update",
-            "--exact",
-        ],
+        "test --seeds 5000..5001 --test planted -- lost_update --exact",
         &[],
     );
     assert_eq!(output.status.code(), Some(101), "{stderr}");
@@ -388,17 +373,7 @@ fn each_failure_class_is_named() {
     let started = Instant::now();
     let (output, stdout, stderr) = sim(
         &dir,
-        &[
-            "test",
-            "--seeds",
-            "4",
-            "--keep-going",
-            "--no-save",
-            "--test",
-            "planted",
-            "--",
-            "planted_",
-        ],
+        "test --seeds 4 --keep-going --no-save --test planted -- planted_",
         &[("SIM_HANG_POLL_S", "1")],
     );
     assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
@@ -445,21 +420,7 @@ fn check_determinism_names_the_first_divergent_event() {
     let dir = fixture("determinism");
     let (output, stdout, stderr) = sim(
         &dir,
-        &[
-            "test",
-            "--seeds",
-            "50",
-            "--jobs",
-            "1",
-            "--check-determinism",
-            "--no-save",
-            "--test",
-            "planted",
-            "--",
-            "leaks_state",
-            "always_passes",
-            "realistic",
-        ],
+        "test --seeds 50 --jobs 1 --check-determinism --no-save --test planted -- leaks_state always_passes realistic",
         &[],
     );
     assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
@@ -509,22 +470,11 @@ fn junit_and_partitions() {
         let junit = dir.join(format!("share-{k}.xml"));
         let (output, stdout, stderr) = sim(
             &dir,
-            &[
-                "test",
-                "--seeds",
-                "10",
-                "--partition",
-                &format!("{k}/2"),
-                "--keep-going",
-                "--no-save",
-                "--junit",
-                junit.to_str().unwrap(),
-                "--test",
-                "planted",
-                "--",
-                "planted_deadlock",
-                "always_passes",
-            ],
+            &format!(
+                "test --seeds 10 --partition {k}/2 --keep-going --no-save --junit {} \
+                 --test planted -- planted_deadlock always_passes",
+                junit.display()
+            ),
             &[],
         );
         assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
@@ -565,16 +515,7 @@ fn quiet_doc_tests_and_a_target_dir_of_its_own() {
     let dir = fixture("quiet");
     let (output, stdout, stderr) = sim(
         &dir,
-        &[
-            "test",
-            "--seeds",
-            "3",
-            "--test",
-            "planted",
-            "--",
-            "always_passes",
-            "sees_cargo_env",
-        ],
+        "test --seeds 3 --test planted -- always_passes sees_cargo_env",
         &[],
     );
     assert!(output.status.success(), "{stdout}\n{stderr}");
@@ -583,7 +524,7 @@ fn quiet_doc_tests_and_a_target_dir_of_its_own() {
     assert!(!stderr.contains("trace sha256"), "{stderr}");
     assert!(!stderr.contains("sim: always_passes"), "{stderr}");
     // Doc tests are built with --cfg simulation (the doc test asserts it).
-    let (output, stdout, stderr) = sim(&dir, &["test", "--doc"], &[]);
+    let (output, stdout, stderr) = sim(&dir, "test --doc", &[]);
     assert!(output.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("1 passed"), "{stdout}");
     // Under CARGO_TARGET_DIR, the simulation build keeps to <dir>/sim.
@@ -639,19 +580,7 @@ fn kill_9_of_cargo_sim_is_repaired_by_the_next_run() {
     // cargo-sim alone, with no chance to clean up; its cargo carries on.
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
     child.wait().unwrap();
-    let (output, stdout, stderr) = sim(
-        &dir,
-        &[
-            "test",
-            "--seeds",
-            "1",
-            "--test",
-            "planted",
-            "--",
-            "always_passes",
-        ],
-        &[],
-    );
+    let (output, stdout, stderr) = sim(&dir, "test --seeds 1 --test planted -- always_passes", &[]);
     assert!(output.status.success(), "{stdout}\n{stderr}");
     assert!(
         stderr.contains("an earlier cargo sim was interrupted"),
@@ -787,7 +716,7 @@ fn the_readme_sweep_output_is_true() {
         .split_whitespace()
         .collect();
     let dir = fixture("readme");
-    let (output, stdout, stderr) = sim(&dir, &args, &[]);
+    let (output, stdout, stderr) = sim_args(&dir, &args, &[]);
     assert_eq!(output.status.code(), Some(101));
     // cargo's own build lines are not shown.
     let cargo_words = [
@@ -815,7 +744,7 @@ fn the_readme_sweep_output_is_true() {
 #[test]
 fn a_binary_without_libtest_runs_whole_once_per_seed() {
     let dir = fixture("bare");
-    let (output, stdout, stderr) = sim(&dir, &["test", "--seeds", "100", "--test", "bare"], &[]);
+    let (output, stdout, stderr) = sim(&dir, "test --seeds 100 --test bare", &[]);
     assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
     assert!(
         stderr.contains("FAIL (test-bare, harness = false)"),
@@ -870,7 +799,7 @@ fn nextest_runs_the_simulation_build() {
     ensure_nextest();
     let dir = fixture("nextest");
     let lock_before = std::fs::read(dir.join("Cargo.lock")).unwrap();
-    let (output, stdout, stderr) = sim(
+    let (output, stdout, stderr) = sim_args(
         &dir,
         &[
             "nextest",
