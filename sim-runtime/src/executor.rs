@@ -25,6 +25,7 @@ use crate::task::{
 use crate::trace::{EventKind, Label, Trace};
 use crate::waker::{self, ROOT_SLOT, SLOT_MASK};
 use std::cell::{Cell as StdCell, RefCell};
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::pin;
 use std::rc::Rc;
@@ -164,6 +165,10 @@ pub struct Core {
     /// in registration order.
     crash_listeners: RefCell<Vec<CrashListener>>,
     base_instant: std::time::Instant,
+    /// The named streams of the seed tree (`rng::child_seed`), made on
+    /// first use: harness decisions and tests draw from these, so a new
+    /// stream shifts no other.
+    streams: RefCell<BTreeMap<Box<str>, Rng>>,
     state: RefCell<State>,
     trace: RefCell<Trace>,
     run_name: String,
@@ -210,6 +215,7 @@ impl Core {
             extensions: RefCell::new(Vec::new()),
             crash_listeners: RefCell::new(Vec::new()),
             base_instant: std::time::Instant::now(),
+            streams: RefCell::new(BTreeMap::new()),
             state: RefCell::new(State {
                 tasks: Vec::new(),
                 free: Vec::new(),
@@ -381,6 +387,34 @@ impl Core {
     #[inline]
     pub fn sched_below(&self, n: u64) -> u64 {
         self.state.borrow_mut().sched_rng.below(n)
+    }
+
+    /// The next draw in `0..n` from the stream named `label` of this run's
+    /// seed tree. The same seed and label give the same draws in every
+    /// run, whatever other streams drew.
+    pub fn stream_below(&self, label: &str, n: u64) -> u64 {
+        assert!(
+            n > 0,
+            "a draw from stream {label:?} needs a non-empty range"
+        );
+        let mut streams = self.streams.borrow_mut();
+        if let Some(rng) = streams.get_mut(label) {
+            return rng.below(n);
+        }
+        let mut rng = Rng::named(self.config.seed, label);
+        let draw = rng.below(n);
+        streams.insert(label.into(), rng);
+        draw
+    }
+
+    /// The next 64 bits from the stream named `label` (see
+    /// [`Core::stream_below`]).
+    pub fn stream_u64(&self, label: &str) -> u64 {
+        let mut streams = self.streams.borrow_mut();
+        streams
+            .entry(label.into())
+            .or_insert_with(|| Rng::named(self.config.seed, label))
+            .next_u64()
     }
 
     /// Fills `buf` from the run's stream for user randomness (what

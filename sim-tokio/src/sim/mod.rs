@@ -38,6 +38,11 @@
 
 use std::time::Duration;
 
+mod buggify;
+mod rng;
+
+pub use buggify::buggify;
+pub use rng::{rng, Stream};
 pub use sim_net::{DiskConfig, Fault, LinkConfig, Sim, SimReport};
 
 /// Virtual time since the current run started: what `tokio::time::Instant`
