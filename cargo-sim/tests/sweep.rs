@@ -726,6 +726,10 @@ fn the_readme_sweep_output_is_true() {
         "Locking",
         "Updating",
         "Downloaded",
+        "Downloading",
+        "Adding",
+        "Removing",
+        "Waiting",
     ];
     let text = format!("{stderr}{stdout}");
     let actual: Vec<&str> = text

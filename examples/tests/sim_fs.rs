@@ -5,7 +5,6 @@
 
 mod common;
 
-use sim_net::{DiskConfig, Fault, Sim};
 use sim_runtime::SimConfig;
 use std::cell::RefCell;
 use std::io::ErrorKind;
@@ -14,6 +13,7 @@ use std::rc::Rc;
 use std::time::Duration;
 use tokio::fs::{self, File, OpenOptions};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sim::{DiskConfig, Fault, Sim};
 use tokio::time::Instant;
 
 fn scratch(name: &str) -> PathBuf {

@@ -4,7 +4,6 @@
 
 mod common;
 
-use sim_net::{Fault, LinkConfig, Sim};
 use sim_runtime::SimConfig;
 use std::cell::RefCell;
 use std::io::ErrorKind;
@@ -12,6 +11,7 @@ use std::rc::Rc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
+use tokio::sim::{Fault, LinkConfig, Sim};
 use tokio::time::{sleep, timeout, Instant};
 
 async fn echo_server() {

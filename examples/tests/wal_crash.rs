@@ -9,13 +9,13 @@
 #![cfg(simulation)]
 
 use sim_examples::wal::{Durability, Wal};
-use sim_net::{Fault, Sim};
 use sim_runtime::rng::Rng;
 use sim_runtime::SimConfig;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
 use std::time::Duration;
+use tokio::sim::{Fault, Sim};
 
 const SEEDS: u64 = 1_000;
 const CRASHES: u64 = 3;

@@ -252,7 +252,7 @@ mod tcp_echo {
     pub fn sim_run() -> u64 {
         let out = std::rc::Rc::new(std::cell::Cell::new(0));
         let result = out.clone();
-        let mut harness = sim_net::Sim::with_config(sim_runtime::SimConfig::with_seed(1));
+        let mut harness = sim_harness::Sim::with_config(sim_runtime::SimConfig::with_seed(1));
         harness.host("server", || async {
             let listener = sim::net::TcpListener::bind("0.0.0.0:7").await.unwrap();
             on_sim::server(listener).await;
@@ -333,7 +333,7 @@ fn heartbeats() -> (Duration, u64, u64) {
     use std::sync::Arc;
     const HOSTS: usize = 1000;
     let received = Arc::new(AtomicU64::new(0));
-    let mut harness = sim_net::Sim::with_config(sim_runtime::SimConfig::with_seed(1));
+    let mut harness = sim_harness::Sim::with_config(sim_runtime::SimConfig::with_seed(1));
     for i in 0..HOSTS {
         let received = received.clone();
         harness.host(&format!("h{i}"), move || {

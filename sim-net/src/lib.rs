@@ -14,11 +14,9 @@
 //! - [`net`]: the state of one simulation's network, and its faults.
 //! - [`tcp`]: connections (reliable, ordered, with flow control).
 //! - [`udp`]: datagrams (dropped, duplicated, reordered by link rates).
-//! - [`harness`]: [`Sim`], a simulation of named hosts and clients.
 
 #![warn(missing_docs)]
 
-pub mod harness;
 pub mod link;
 pub mod net;
 pub mod signal;
@@ -26,8 +24,5 @@ pub mod tcp;
 pub mod udp;
 pub mod unix;
 
-pub use harness::{Fault, Sim, SimReport};
 pub use link::LinkConfig;
 pub use net::{try_with_net, with_net, ConnectPolicy, HostId, Network, SocketId};
-/// A host's disk configuration, for [`Sim::disk`] and [`Fault::Disk`].
-pub use sim_fs::DiskConfig;

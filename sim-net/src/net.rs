@@ -163,6 +163,11 @@ impl Network {
         self.state.borrow().names.get(name).map(|i| HostId(*i))
     }
 
+    /// How many hosts there are (host 0, the implicit `main`, included).
+    pub fn host_count(&self) -> u32 {
+        self.state.borrow().hosts.len() as u32
+    }
+
     /// A host's name.
     pub fn host_name(&self, host: HostId) -> String {
         self.state.borrow().hosts[host.0 as usize].name.clone()

@@ -30,7 +30,7 @@ async fn client_scenario() {
 
     #[cfg(simulation)]
     {
-        use sim_net::Fault;
+        use tokio::sim::Fault;
         use tokio::time::Instant;
         // A fresh client, so no pooled connection outlives the cut.
         let client = reqwest::Client::builder()

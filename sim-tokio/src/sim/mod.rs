@@ -43,7 +43,7 @@ mod rng;
 
 pub use buggify::buggify;
 pub use rng::{rng, Stream};
-pub use sim_net::{DiskConfig, Fault, LinkConfig, Sim, SimReport};
+pub use sim_harness::{DiskConfig, Fault, LinkConfig, Sim, SimReport};
 
 /// Virtual time since the current run started: what `tokio::time::Instant`
 /// measures from, on every host.

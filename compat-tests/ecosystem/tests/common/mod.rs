@@ -2,7 +2,7 @@
 //!
 //! In a plain build the hosts and the client run as tasks of one real
 //! tokio runtime, on loopback. Under `cargo sim` each host is a simulated
-//! host of `sim_net::Sim`, reached by name, and a scenario runs for
+//! host of `tokio::sim::Sim`, reached by name, and a scenario runs for
 //! [`SEEDS`] seeds.
 
 #![allow(dead_code)]
@@ -106,7 +106,7 @@ where
     seeds
         .into_iter()
         .map(|seed| {
-            let mut sim = sim_net::Sim::with_config(sim_runtime::SimConfig::with_seed(seed));
+            let mut sim = sim_harness::Sim::with_config(sim_runtime::SimConfig::with_seed(seed));
             for index in 0..hosts.len() {
                 let hosts = hosts.clone();
                 let name = hosts[index].0;

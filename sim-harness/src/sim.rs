@@ -2,7 +2,7 @@
 //! at virtual times.
 //!
 //! ```no_run
-//! use sim_net::{Fault, Sim};
+//! use sim_harness::{Fault, Sim};
 //! use std::time::Duration;
 //!
 //! let mut sim = Sim::new();
@@ -26,9 +26,8 @@
 //! println!("{}", report.trace_hash);
 //! ```
 
-use crate::link::LinkConfig;
-use crate::net::{with_net, ConnectPolicy, HostId, Network};
 use sim_fs::DiskConfig;
+use sim_net::{with_net, ConnectPolicy, HostId, LinkConfig, Network};
 use sim_runtime::{Core, Flavor, Output, RuntimeOptions, SimConfig, TaskMeta};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -382,5 +381,5 @@ impl Sim {
 }
 
 fn net_host_count(net: &Network) -> u32 {
-    net.state.borrow().hosts.len() as u32
+    net.host_count()
 }
