@@ -3,11 +3,21 @@
 //! so users reach it with nothing in their `Cargo.toml` but `tokio`.
 //!
 //! - [`sim`]: [`Sim`], the hosts, the clients and the run; [`Fault`].
+//! - [`observe`]: [`publish`], what service code tells the checkers.
+//! - `checker.rs`: invariants after every harness event ([`Sim::check`]).
+//! - `liveness.rs`: the liveness phase ([`Sim::eventually`]).
+//! - [`nemesis`]: fault generators at seeded times ([`Nemesis`]).
 
 #![warn(missing_docs)]
 
+mod checker;
+mod liveness;
+pub mod nemesis;
+pub mod observe;
 pub mod sim;
 
+pub use nemesis::Nemesis;
+pub use observe::{publish, Observations};
 pub use sim::{Fault, Sim, SimReport};
 pub use sim_fs::DiskConfig;
 pub use sim_net::LinkConfig;

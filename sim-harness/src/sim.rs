@@ -26,6 +26,10 @@
 //! println!("{}", report.trace_hash);
 //! ```
 
+use crate::checker::CheckFn;
+use crate::liveness::Property;
+use crate::nemesis::Nemesis;
+use crate::observe::Observations;
 use sim_fs::DiskConfig;
 use sim_net::{with_net, ConnectPolicy, HostId, LinkConfig, Network};
 use sim_runtime::{Core, Flavor, Output, RuntimeOptions, SimConfig, TaskMeta};
@@ -135,7 +139,7 @@ fn start_host(host: HostId) {
     });
 }
 
-fn restart(net: &Rc<Network>, host: HostId) {
+pub(crate) fn restart(net: &Rc<Network>, host: HostId) {
     if net.is_alive(host) {
         // A restart of a running host is a crash and a start.
         net.crash(host);
@@ -183,6 +187,10 @@ pub struct Sim {
     links: Vec<(String, String, LinkConfig)>,
     default_link: Option<LinkConfig>,
     disks: Vec<(String, DiskConfig)>,
+    checkers: Vec<(String, CheckFn)>,
+    properties: Vec<Property>,
+    liveness_core: Option<Vec<String>>,
+    nemesis: Nemesis,
 }
 
 impl Default for Sim {
@@ -210,7 +218,53 @@ impl Sim {
             links: Vec::new(),
             default_link: None,
             disks: Vec::new(),
+            checkers: Vec::new(),
+            properties: Vec::new(),
+            liveness_core: None,
+            nemesis: Nemesis::new(),
         }
+    }
+
+    /// Adds an invariant, checked after every harness event (a delivery, a
+    /// fault, a lifecycle event, a [`crate::publish`]) and at the end. An
+    /// `Err` fails the run with class `correctness`, naming `name`.
+    pub fn check<F>(&mut self, name: &str, check: F) -> &mut Self
+    where
+        F: Fn(&Observations<'_>) -> Result<(), String> + 'static,
+    {
+        self.checkers.push((name.to_string(), Rc::new(check)));
+        self
+    }
+
+    /// Adds a liveness property: after the workload (every client done),
+    /// the liveness phase stops the faults, heals the core's network and
+    /// restarts its crashed hosts; then `holds` must become true within
+    /// `bound` of virtual time, or the run fails with class `liveness`.
+    pub fn eventually<F>(&mut self, name: &str, bound: Duration, holds: F) -> &mut Self
+    where
+        F: Fn(&Observations<'_>) -> bool + 'static,
+    {
+        self.properties.push(Property {
+            name: name.to_string(),
+            bound,
+            holds: Rc::new(holds),
+        });
+        self
+    }
+
+    /// The hosts the liveness phase heals and restarts (default: every
+    /// host registered with [`Sim::host`]).
+    pub fn liveness_core(&mut self, hosts: &[&str]) -> &mut Self {
+        self.liveness_core = Some(hosts.iter().map(|h| h.to_string()).collect());
+        self
+    }
+
+    /// Adds the nemesis's generators to the run.
+    pub fn nemesis(&mut self, nemesis: Nemesis) -> &mut Self {
+        let mut all = std::mem::take(&mut self.nemesis);
+        all.extend(nemesis);
+        self.nemesis = all;
+        self
     }
 
     /// Adds a host whose tasks `factory` starts; it runs again on restart.
@@ -292,8 +346,13 @@ impl Sim {
             links,
             default_link,
             disks,
+            checkers,
+            properties,
+            liveness_core,
+            nemesis,
             ..
         } = self;
+        let host_names: Vec<String> = hosts.iter().map(|(name, _, _)| name.clone()).collect();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             core.block_on(async move {
                 let mut client_tasks = Vec::new();
@@ -323,6 +382,8 @@ impl Sim {
                     }
                     client_ids
                 });
+                crate::checker::install(checkers);
+                crate::nemesis::start(nemesis);
                 // Hosts boot before clients start: run until every host
                 // task has gone idle at this instant (its listeners bound),
                 // as a cluster is up before the first request. Bounded.
@@ -363,6 +424,17 @@ impl Sim {
                         std::panic::resume_unwind(payload);
                     }
                 }
+                if !properties.is_empty() {
+                    let core_hosts: Vec<HostId> = with_net(|net| {
+                        liveness_core
+                            .unwrap_or(host_names)
+                            .iter()
+                            .map(|name| host(net, name))
+                            .collect()
+                    });
+                    crate::liveness::phase(core_hosts, properties).await;
+                }
+                crate::checker::check_now();
             })
         }));
         Core::close(id);

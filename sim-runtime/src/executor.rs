@@ -137,6 +137,10 @@ pub fn last_run() -> Option<RunSummary> {
     LAST_SUMMARY.with(|s| s.borrow().clone())
 }
 
+/// What runs after each scheduled callback, with its label (see
+/// [`Core::set_after_call`]).
+pub type AfterCall = Rc<dyn Fn(&'static str)>;
+
 /// What runs when a node crashes (see [`Core::on_node_crash`]).
 pub type CrashListener = Rc<dyn Fn(u32)>;
 
@@ -169,6 +173,11 @@ pub struct Core {
     /// first use: harness decisions and tests draw from these, so a new
     /// stream shifts no other.
     streams: RefCell<BTreeMap<Box<str>, Rng>>,
+    /// Called after every scheduled callback (see [`Core::set_after_call`]).
+    after_call: RefCell<Option<AfterCall>>,
+    /// Set by [`Core::fail_run`]: the loop stops at its next turn.
+    failed: StdCell<bool>,
+    failure: RefCell<Option<(crate::sweep::FailureClass, String)>>,
     state: RefCell<State>,
     trace: RefCell<Trace>,
     run_name: String,
@@ -216,6 +225,9 @@ impl Core {
             crash_listeners: RefCell::new(Vec::new()),
             base_instant: std::time::Instant::now(),
             streams: RefCell::new(BTreeMap::new()),
+            after_call: RefCell::new(None),
+            failed: StdCell::new(false),
+            failure: RefCell::new(None),
             state: RefCell::new(State {
                 tasks: Vec::new(),
                 free: Vec::new(),
@@ -387,6 +399,21 @@ impl Core {
     #[inline]
     pub fn sched_below(&self, n: u64) -> u64 {
         self.state.borrow_mut().sched_rng.below(n)
+    }
+
+    /// Fails the run: `block_on` panics with `message` at its next turn,
+    /// outside any task (a panic inside a task would only fail that task).
+    /// The first failure wins.
+    pub fn fail_run(&self, class: crate::sweep::FailureClass, message: String) {
+        if !self.failed.replace(true) {
+            *self.failure.borrow_mut() = Some((class, message));
+        }
+    }
+
+    /// Sets what runs after every scheduled callback (a network delivery, a
+    /// fault, a disk completion): the harness checks its invariants there.
+    pub fn set_after_call(&self, hook: Option<AfterCall>) {
+        *self.after_call.borrow_mut() = hook;
     }
 
     /// The next draw in `0..n` from the stream named `label` of this run's
@@ -974,6 +1001,12 @@ impl Core {
                 Action::Call(callback, label) => {
                     self.trace(EventKind::Callback, 0, Label::Str(label));
                     callback();
+                    // The harness's checkers look at the world after each
+                    // delivery, fault and lifecycle event.
+                    let hook = self.after_call.borrow().clone();
+                    if let Some(hook) = hook {
+                        hook(label);
+                    }
                 }
             }
         }
@@ -1101,6 +1134,16 @@ impl Core {
         let root_waker = waker::waker(self.id, ROOT_SLOT, 0);
         let step_limit = self.config.step_limit;
         loop {
+            if self.failed.get() {
+                let (class, message) = self
+                    .failure
+                    .borrow_mut()
+                    .take()
+                    .expect("a failed run has its failure");
+                drop(_running);
+                crate::sweep::set_failure_class(class);
+                panic!("{message}");
+            }
             // An event already due (a delivery at the current instant, a
             // timer set for now) fires before the next pick: it does not wait
             // for every task to be idle. The clock itself moves only when

@@ -88,6 +88,10 @@ pub enum FailureClass {
     Crash,
     /// Two runs of one seed gave different traces.
     Nondeterminism,
+    /// A harness checker (an invariant) failed.
+    Correctness,
+    /// A harness liveness property did not hold within its bound.
+    Liveness,
 }
 
 impl FailureClass {
@@ -103,6 +107,8 @@ impl FailureClass {
             FailureClass::Escape => "escape",
             FailureClass::Crash => "crash",
             FailureClass::Nondeterminism => "nondeterminism",
+            FailureClass::Correctness => "correctness",
+            FailureClass::Liveness => "liveness",
         }
     }
 
@@ -118,6 +124,8 @@ impl FailureClass {
             FailureClass::Escape,
             FailureClass::Crash,
             FailureClass::Nondeterminism,
+            FailureClass::Correctness,
+            FailureClass::Liveness,
         ]
         .into_iter()
         .find(|c| c.as_str() == name)
@@ -829,6 +837,8 @@ mod tests {
             "escape",
             "crash",
             "nondeterminism",
+            "correctness",
+            "liveness",
         ] {
             assert_eq!(FailureClass::parse(name).unwrap().as_str(), name);
         }

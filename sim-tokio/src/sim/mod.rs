@@ -43,7 +43,9 @@ mod rng;
 
 pub use buggify::buggify;
 pub use rng::{rng, Stream};
-pub use sim_harness::{DiskConfig, Fault, LinkConfig, Sim, SimReport};
+pub use sim_harness::{
+    publish, DiskConfig, Fault, LinkConfig, Nemesis, Observations, Sim, SimReport,
+};
 
 /// Virtual time since the current run started: what `tokio::time::Instant`
 /// measures from, on every host.

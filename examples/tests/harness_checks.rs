@@ -1,0 +1,229 @@
+//! The harness's checkers, liveness phase and nemesis, on small services.
+//! Simulation build only: `tokio::sim` is the facade's.
+#![cfg(simulation)]
+
+use sim_runtime::SimConfig;
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::Duration;
+use tokio::sim::{Fault, Nemesis, Sim};
+
+fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+/// A counter host that publishes its count every 100 ms; with `bug`, it
+/// goes back by one at 3 s.
+fn counter_sim(seed: u64, bug: bool) -> Sim {
+    let mut sim = Sim::with_config(SimConfig::with_seed(seed));
+    sim.host("counter", move || async move {
+        let mut count: u64 = 0;
+        loop {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            count += 1;
+            if bug && tokio::sim::now() >= Duration::from_secs(3) && count % 50 == 31 {
+                count -= 2;
+            }
+            tokio::sim::publish("count", count);
+        }
+    });
+    let last = Rc::new(Cell::new(0u64));
+    sim.check("the count never goes back", move |obs| {
+        let Some(count) = obs.get("counter", "count") else {
+            return Ok(());
+        };
+        let count: u64 = count.parse().unwrap();
+        if count < last.get() {
+            return Err(format!("it went from {} to {count}", last.get()));
+        }
+        last.set(count);
+        Ok(())
+    });
+    sim.client("observer", async {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    });
+    sim
+}
+
+#[test]
+fn a_checker_fails_the_run_at_the_violation_with_its_name_and_the_events() {
+    counter_sim(1, false).run();
+    let payload = std::panic::catch_unwind(|| counter_sim(1, true).run()).unwrap_err();
+    let text = panic_text(payload);
+    assert!(
+        text.starts_with("sim: correctness: checker `the count never goes back` failed"),
+        "{text}"
+    );
+    assert!(text.contains("it went from 30 to 29"), "{text}");
+    assert!(
+        text.contains("virtual time 3.1"),
+        "at the violation, not the end: {text}"
+    );
+    assert!(
+        text.contains("publish counter count=29"),
+        "the last events: {text}"
+    );
+}
+
+/// A server that answers only after a partition heals; the liveness phase
+/// heals it.
+fn liveness_sim(bound: Duration, needs_heal: bool) -> Sim {
+    let mut sim = Sim::with_config(SimConfig::with_seed(2));
+    sim.host("server", || async {
+        let listener = tokio::net::TcpListener::bind("0.0.0.0:80").await.unwrap();
+        loop {
+            let (_stream, _) = listener.accept().await.unwrap();
+        }
+    });
+    sim.host("prober", || async {
+        loop {
+            let connect = tokio::net::TcpStream::connect("server:80");
+            let ok = tokio::time::timeout(Duration::from_millis(200), connect)
+                .await
+                .is_ok_and(|r| r.is_ok());
+            tokio::sim::publish("reaches server", ok);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    if needs_heal {
+        sim.at(
+            Duration::from_secs(1),
+            Fault::Partition("prober".into(), "server".into()),
+        );
+    }
+    sim.client("workload", async {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    });
+    sim.eventually("the prober reaches the server", bound, |obs| {
+        obs.get("prober", "reaches server") == Some("true")
+    });
+    sim
+}
+
+#[test]
+fn the_liveness_phase_heals_the_core_and_checks_its_properties() {
+    // The workload ends with the partition in place: the phase's heal is
+    // what lets the property hold.
+    liveness_sim(Duration::from_secs(2), true).run();
+    // With the server outside the core, nothing heals: the run fails,
+    // naming the property.
+    let mut sim = liveness_sim(Duration::from_secs(2), true);
+    sim.liveness_core(&["prober"]);
+    let text = panic_text(
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run())).unwrap_err(),
+    );
+    assert!(
+        text.starts_with("sim: liveness: `the prober reaches the server` did not hold within 2s"),
+        "{text}"
+    );
+    // A bound of zero needs the property at once: it is not.
+    let text = panic_text(
+        std::panic::catch_unwind(|| liveness_sim(Duration::ZERO, true).run()).unwrap_err(),
+    );
+    assert!(text.contains("did not hold within 0ns"), "{text}");
+    // Without the partition it holds at once, even with a bound of zero.
+    liveness_sim(Duration::ZERO, false).run();
+}
+
+fn nemesis_sim(seed: u64) -> (Sim, Rc<Cell<u32>>) {
+    let boots = Rc::new(Cell::new(0u32));
+    let mut sim = Sim::with_config(SimConfig::with_seed(seed));
+    for name in ["a", "b", "c"] {
+        let boots = boots.clone();
+        sim.host(name, move || {
+            boots.set(boots.get() + 1);
+            async {
+                std::future::pending::<()>().await;
+            }
+        });
+    }
+    let s = Duration::from_secs;
+    sim.nemesis(
+        Nemesis::new()
+            .crash_restart(&["a", "b", "c"], s(2)..s(6), s(1)..s(2))
+            .isolate(&["a", "b", "c"], s(3)..s(8), s(1)..s(3)),
+    );
+    sim.client("workload", async {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+    });
+    (sim, boots)
+}
+
+#[test]
+fn the_nemesis_crashes_and_restarts_at_seeded_times() {
+    let (sim, boots) = nemesis_sim(3);
+    let first = sim.run();
+    // Three first boots, and about one restart every 4 s for a minute.
+    assert!(boots.get() > 3 + 8, "{}", boots.get());
+    let (sim, again) = nemesis_sim(3);
+    let second = sim.run();
+    assert_eq!(boots.get(), again.get());
+    assert_eq!(
+        first.trace_hash, second.trace_hash,
+        "the same seed, the same faults"
+    );
+    let (sim, _) = nemesis_sim(4);
+    assert_ne!(sim.run().trace_hash, first.trace_hash);
+}
+
+/// The README's checks, as it shows them (see the test below).
+fn readme_checks(sim: &mut Sim) {
+    // readme-checks:start
+    let s = Duration::from_secs;
+    sim.check("at most one leader per term", |obs| {
+        let mut terms: Vec<&str> = obs.all("leader").iter().map(|(_, term)| *term).collect();
+        let n = terms.len();
+        terms.sort_unstable();
+        terms.dedup();
+        if terms.len() == n {
+            Ok(())
+        } else {
+            Err(format!("leaders: {:?}", obs.all("leader")))
+        }
+    });
+    sim.eventually("a leader is elected", s(10), |obs| {
+        !obs.all("leader").is_empty()
+    });
+    sim.nemesis(
+        Nemesis::new()
+            .crash_restart(&["a", "b", "c"], s(5)..s(20), s(1)..s(4))
+            .kill_after_grace(&["a", "b", "c"], s(10)..s(40), s(2), s(1)..s(3))
+            .isolate(&["a", "b", "c"], s(10)..s(30), s(2)..s(6)),
+    );
+    // readme-checks:end
+}
+
+#[test]
+fn the_readme_checks_are_this_code_and_run() {
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/harness_checks.rs"
+    ))
+    .unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let start = source.find("// readme-checks:start\n").unwrap() + 23;
+    let end = source.find("    // readme-checks:end").unwrap();
+    for line in source[start..end].lines() {
+        let line = line.strip_prefix("    ").unwrap_or(line);
+        assert!(readme.contains(line), "the README lacks: {line}");
+    }
+    // A service where each host leads its own term, one after another.
+    let mut sim = Sim::with_config(SimConfig::with_seed(5));
+    for (i, name) in ["a", "b", "c"].into_iter().enumerate() {
+        sim.host(name, move || async move {
+            tokio::time::sleep(Duration::from_secs(1 + i as u64)).await;
+            tokio::sim::publish("leader", i + 1);
+            std::future::pending::<()>().await;
+        });
+    }
+    readme_checks(&mut sim);
+    sim.client("workload", async {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+    });
+    sim.run();
+}

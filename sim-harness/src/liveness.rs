@@ -1,0 +1,117 @@
+//! The liveness phase: after the workload, the harness stops injecting
+//! faults, heals the network among a core of hosts and restarts the
+//! crashed ones in it. Then each `eventually` property must hold within its
+//! bound of virtual time; one that does not fails the run with class
+//! `liveness`, naming the property.
+
+use crate::observe::{with_observations, Observations};
+use sim_net::{with_net, ConnectPolicy, HostId};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// How often the properties are looked at, in virtual time.
+const POLL_EVERY: Duration = Duration::from_millis(10);
+
+/// A property that must come to hold.
+pub(crate) struct Property {
+    pub(crate) name: String,
+    pub(crate) bound: Duration,
+    pub(crate) holds: Rc<dyn Fn(&Observations<'_>) -> bool>,
+}
+
+/// Waits `delay` of virtual time.
+struct Sleep {
+    deadline_ns: u64,
+    armed: bool,
+}
+
+impl Future for Sleep {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let now = sim_runtime::context::with_current(|core| core.now_ns()).unwrap_or(u64::MAX);
+        if now >= self.deadline_ns {
+            return Poll::Ready(());
+        }
+        if !self.armed {
+            self.armed = true;
+            let deadline = self.deadline_ns;
+            sim_runtime::context::with_current(|core| {
+                core.timer_insert(deadline, Some(cx.waker().clone()));
+            });
+        }
+        Poll::Pending
+    }
+}
+
+fn sleep(delay: Duration) -> Sleep {
+    let now = sim_runtime::context::with_current(|core| core.now_ns()).unwrap_or(0);
+    Sleep {
+        deadline_ns: now.saturating_add(delay.as_nanos() as u64),
+        armed: false,
+    }
+}
+
+fn now() -> Duration {
+    sim_runtime::context::with_current(|core| Duration::from_nanos(core.now_ns()))
+        .unwrap_or_default()
+}
+
+/// Runs the phase over `core` (host ids), then waits for `properties`.
+pub(crate) async fn phase(core: Vec<HostId>, properties: Vec<Property>) {
+    crate::nemesis::stop();
+    with_net(|net| {
+        net.note("liveness phase: faults stop, the core heals");
+        for &a in &core {
+            for &b in &core {
+                if a != b {
+                    net.heal(a, b);
+                    net.release(a, b);
+                }
+            }
+            net.set_connect_policy(a, ConnectPolicy::Normal);
+        }
+        for &host in &core {
+            if !net.is_alive(host) {
+                crate::sim::restart(net, host);
+            }
+        }
+    });
+    let start = now();
+    let mut pending: Vec<Property> = properties;
+    // Bounded: each turn waits at most POLL_EVERY and at least 1 ns, and a
+    // property past its bound fails the run.
+    loop {
+        let elapsed = now() - start;
+        let still = with_observations(|obs| {
+            pending
+                .drain(..)
+                .filter(|p| elapsed > p.bound || !(p.holds)(obs))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+        pending = still;
+        if pending.is_empty() {
+            return;
+        }
+        if let Some(late) = pending.iter().find(|p| elapsed > p.bound) {
+            let seed = sim_runtime::context::with_current(|core| core.config().seed).unwrap_or(0);
+            sim_runtime::sweep::set_failure_class(sim_runtime::sweep::FailureClass::Liveness);
+            panic!(
+                "sim: liveness: `{}` did not hold within {:?} of the liveness phase (it began \
+                 at virtual time {start:?}, with faults stopped and the core healed; seed \
+                 {seed:#x})",
+                late.name, late.bound
+            );
+        }
+        // Look again at the next poll or just past the nearest bound.
+        let next_bound = pending
+            .iter()
+            .map(|p| p.bound.saturating_sub(elapsed) + Duration::from_nanos(1))
+            .min()
+            .unwrap_or(POLL_EVERY);
+        sleep(next_bound.min(POLL_EVERY)).await;
+    }
+}
