@@ -7,6 +7,7 @@
 //! - `checker.rs`: invariants after every harness event ([`Sim::check`]).
 //! - `liveness.rs`: the liveness phase ([`Sim::eventually`]).
 //! - [`nemesis`]: fault generators at seeded times ([`Nemesis`]).
+//! - [`swarm`]: per-seed fault settings ([`swarm::Swarm`]).
 
 #![warn(missing_docs)]
 
@@ -15,6 +16,7 @@ mod liveness;
 pub mod nemesis;
 pub mod observe;
 pub mod sim;
+pub mod swarm;
 
 pub use nemesis::Nemesis;
 pub use observe::{publish, Observations};

@@ -30,6 +30,7 @@ use crate::checker::CheckFn;
 use crate::liveness::Property;
 use crate::nemesis::Nemesis;
 use crate::observe::Observations;
+use crate::swarm::Swarm;
 use sim_fs::DiskConfig;
 use sim_net::{with_net, ConnectPolicy, HostId, LinkConfig, Network};
 use sim_runtime::{Core, Flavor, Output, RuntimeOptions, SimConfig, TaskMeta};
@@ -191,6 +192,7 @@ pub struct Sim {
     properties: Vec<Property>,
     liveness_core: Option<Vec<String>>,
     nemesis: Nemesis,
+    swarm: Option<Swarm>,
 }
 
 impl Default for Sim {
@@ -222,7 +224,16 @@ impl Sim {
             properties: Vec::new(),
             liveness_core: None,
             nemesis: Nemesis::new(),
+            swarm: None,
         }
+    }
+
+    /// Draws the run's fault settings from `swarm` (see [`crate::swarm`]):
+    /// the default link, the hosts' disks and a nemesis, unless the test set
+    /// them itself ([`Sim::default_link`], [`Sim::disk`]).
+    pub fn swarm(&mut self, swarm: Swarm) -> &mut Self {
+        self.swarm = Some(swarm);
+        self
     }
 
     /// Adds an invariant, checked after every harness event (a delivery, a
@@ -339,24 +350,45 @@ impl Sim {
             },
         );
         let id = core.id();
+        let seed = core.config().seed;
         let Sim {
             hosts,
             clients,
             faults,
             links,
-            default_link,
-            disks,
+            mut default_link,
+            mut disks,
             checkers,
             properties,
             liveness_core,
-            nemesis,
+            mut nemesis,
+            swarm,
             ..
         } = self;
+        // The swarm's plan: drawn from the seed, printed, and (below) a note
+        // at the head of the trace.
+        let mut plan_note = None;
+        if let Some(swarm) = &swarm {
+            let plan = swarm.plan(seed);
+            let line = plan.describe();
+            eprintln!("sim: {line}");
+            plan_note = Some(line);
+            default_link.get_or_insert_with(|| plan.link());
+            for host in swarm.hosts() {
+                if !disks.iter().any(|(name, _)| name == host) {
+                    disks.push((host.to_string(), plan.disk()));
+                }
+            }
+            nemesis.extend(plan.nemesis(&swarm.hosts()));
+        }
         let host_names: Vec<String> = hosts.iter().map(|(name, _, _)| name.clone()).collect();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             core.block_on(async move {
                 let mut client_tasks = Vec::new();
                 let client_ids = with_net(|net| {
+                    if let Some(note) = &plan_note {
+                        net.note(note);
+                    }
                     if let Some(config) = default_link {
                         net.set_default_link(config);
                     }

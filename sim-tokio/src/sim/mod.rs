@@ -43,6 +43,7 @@ mod rng;
 
 pub use buggify::buggify;
 pub use rng::{rng, Stream};
+pub use sim_harness::swarm;
 pub use sim_harness::{
     publish, DiskConfig, Fault, LinkConfig, Nemesis, Observations, Sim, SimReport,
 };

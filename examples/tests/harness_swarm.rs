@@ -1,0 +1,95 @@
+//! The swarm: per seed, fault settings drawn from ranges that include zero
+//! and off, each dimension fixable or switchable off, and the plan applied
+//! to the run. Simulation build only.
+#![cfg(simulation)]
+
+use sim_runtime::SimConfig;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sim::swarm::{Dim, Swarm};
+use tokio::sim::Sim;
+
+#[test]
+fn each_dimension_is_off_in_about_half_the_seeds_and_follows_the_seed() {
+    let swarm = Swarm::new(&["a", "b"]);
+    let plans: Vec<_> = (0..400).map(|seed| swarm.plan(seed)).collect();
+    assert_eq!(plans[7], swarm.plan(7), "a plan is a function of its seed");
+    let off = |f: &dyn Fn(&tokio::sim::swarm::Plan) -> bool| plans.iter().filter(|p| f(p)).count();
+    for (name, count) in [
+        ("udp drop", off(&|p| p.udp_drop_rate == 0.0)),
+        ("crash", off(&|p| p.crash_every_s.is_none())),
+        ("isolate", off(&|p| p.isolate_every_s.is_none())),
+        ("disk errors", off(&|p| p.disk_error_rate == 0.0)),
+    ] {
+        assert!((150..250).contains(&count), "{name} off in {count} of 400");
+    }
+    assert!(plans
+        .iter()
+        .all(|p| p.latency_max_ms <= 50 && p.udp_drop_rate <= 0.1));
+    // Dimensions are independent streams: crash and isolate differ.
+    assert!(plans
+        .iter()
+        .any(|p| p.crash_every_s.is_some() != p.isolate_every_s.is_some()));
+    // Fixed and off are what the test says, on every seed.
+    let fixed = Swarm::new(&["a"])
+        .latency_max_ms(Dim::Fixed(7))
+        .crash_every_s(Dim::Off);
+    for seed in 0..50 {
+        let plan = fixed.plan(seed);
+        assert_eq!(plan.latency_max_ms, 7);
+        assert_eq!(plan.crash_every_s, None);
+    }
+}
+
+/// Round trips of one echo client, in ms, under `swarm` (or the default
+/// link).
+fn round_trips(swarm: Option<Swarm>) -> Vec<u128> {
+    let mut sim = Sim::with_config(SimConfig::with_seed(11));
+    sim.host("echo", || async {
+        let listener = tokio::net::TcpListener::bind("0.0.0.0:7").await.unwrap();
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let (mut r, mut w) = stream.split();
+        let _ = tokio::io::copy(&mut r, &mut w).await;
+    });
+    if let Some(swarm) = swarm {
+        sim.swarm(swarm);
+    }
+    let trips = Rc::new(RefCell::new(Vec::new()));
+    let out = trips.clone();
+    sim.client("client", async move {
+        let mut stream = tokio::net::TcpStream::connect("echo:7").await.unwrap();
+        let mut byte = [0u8; 1];
+        for _ in 0..20 {
+            let sent = tokio::time::Instant::now();
+            stream.write_all(b"x").await.unwrap();
+            stream.read_exact(&mut byte).await.unwrap();
+            out.borrow_mut().push(sent.elapsed().as_millis());
+        }
+    });
+    sim.run();
+    let trips = trips.borrow().clone();
+    trips
+}
+
+#[test]
+fn the_plan_is_applied_to_the_run() {
+    let quiet = |swarm: Swarm| {
+        swarm
+            .udp_drop_rate(Dim::Off)
+            .udp_dup_rate(Dim::Off)
+            .crash_every_s(Dim::Off)
+            .isolate_every_s(Dim::Off)
+            .disk_error_rate(Dim::Off)
+            .disk_latency_max_us(Dim::Off)
+    };
+    // The default link: 0 to 1 ms each way.
+    assert!(round_trips(None).iter().all(|ms| *ms <= 2));
+    // The swarm's link: 0 to 40 ms each way.
+    let slow = round_trips(Some(
+        quiet(Swarm::new(&["echo"])).latency_max_ms(Dim::Fixed(40)),
+    ));
+    assert!(slow.iter().all(|ms| *ms <= 80), "{slow:?}");
+    assert!(slow.iter().any(|ms| *ms > 10), "{slow:?}");
+}
