@@ -227,3 +227,46 @@ fn the_readme_checks_are_this_code_and_run() {
     });
     sim.run();
 }
+
+#[test]
+fn isolate_split_and_heal_all_take_host_names_as_str() {
+    let mut sim = Sim::with_config(SimConfig::with_seed(6));
+    for name in ["a", "b"] {
+        sim.host(name, || async {
+            let listener = tokio::net::TcpListener::bind("0.0.0.0:80").await.unwrap();
+            loop {
+                let _ = listener.accept().await.unwrap();
+            }
+        });
+    }
+    let s = Duration::from_millis;
+    sim.at(s(1000), Fault::isolate("a"));
+    sim.at(s(2000), Fault::HealAll);
+    sim.at(s(3000), Fault::split(&["probe"], &["b"]));
+    let seen = Rc::new(std::cell::RefCell::new(Vec::new()));
+    let out = seen.clone();
+    sim.client("probe", async move {
+        for at in [500, 1500, 2500, 3500] {
+            tokio::time::sleep_until(tokio::time::Instant::now() + s(at) - tokio::sim::now()).await;
+            let mut row = Vec::new();
+            for target in ["a:80", "b:80"] {
+                let connect = tokio::net::TcpStream::connect(target);
+                let ok = tokio::time::timeout(s(200), connect)
+                    .await
+                    .is_ok_and(|r| r.is_ok());
+                row.push(ok);
+            }
+            out.borrow_mut().push(row);
+        }
+    });
+    sim.run();
+    assert_eq!(
+        *seen.borrow(),
+        [
+            vec![true, true],  // all up
+            vec![false, true], // a cut off from everyone
+            vec![true, true],  // healed
+            vec![true, false], // probe and b on two sides
+        ]
+    );
+}

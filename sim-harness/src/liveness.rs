@@ -64,14 +64,9 @@ pub(crate) async fn phase(core: Vec<HostId>, properties: Vec<Property>) {
     crate::nemesis::stop();
     with_net(|net| {
         net.note("liveness phase: faults stop, the core heals");
-        for &a in &core {
-            for &b in &core {
-                if a != b {
-                    net.heal(a, b);
-                    net.release(a, b);
-                }
-            }
-            net.set_connect_policy(a, ConnectPolicy::Normal);
+        net.heal_all(|host| core.contains(&host));
+        for &host in &core {
+            net.set_connect_policy(host, ConnectPolicy::Normal);
         }
         for &host in &core {
             if !net.is_alive(host) {

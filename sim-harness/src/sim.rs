@@ -78,6 +78,50 @@ pub enum Fault {
     /// Replace a host's disk configuration (its faults, latency and
     /// capacity) from now on.
     Disk(String, DiskConfig),
+    /// Cut a host off from every other host, both directions.
+    Isolate(String),
+    /// Split the hosts into two sides: every link between a host of one
+    /// side and a host of the other is cut, both directions.
+    Split(Vec<String>, Vec<String>),
+    /// Heal every cut and release every held link between any two hosts.
+    HealAll,
+}
+
+fn owned(hosts: &[&str]) -> Vec<String> {
+    hosts.iter().map(|h| h.to_string()).collect()
+}
+
+/// Constructors that take host names as `&str`.
+impl Fault {
+    /// [`Fault::Partition`] of `a` and `b`.
+    pub fn partition(a: &str, b: &str) -> Fault {
+        Fault::Partition(a.into(), b.into())
+    }
+
+    /// [`Fault::Heal`] of `a` and `b`.
+    pub fn heal(a: &str, b: &str) -> Fault {
+        Fault::Heal(a.into(), b.into())
+    }
+
+    /// [`Fault::Crash`] of `host`.
+    pub fn crash(host: &str) -> Fault {
+        Fault::Crash(host.into())
+    }
+
+    /// [`Fault::Restart`] of `host`.
+    pub fn restart(host: &str) -> Fault {
+        Fault::Restart(host.into())
+    }
+
+    /// [`Fault::Isolate`] of `host`.
+    pub fn isolate(host: &str) -> Fault {
+        Fault::Isolate(host.into())
+    }
+
+    /// [`Fault::Split`] into `side_a` and `side_b`.
+    pub fn split(side_a: &[&str], side_b: &[&str]) -> Fault {
+        Fault::Split(owned(side_a), owned(side_b))
+    }
 }
 
 /// Factories of the hosts, so restarts can run them again.
@@ -115,6 +159,20 @@ impl Fault {
                 net.note(&format!("disk config {h}: {config:?}"));
                 sim_fs::set_disk_config(host(net, h).0, config.clone());
             }
+            Fault::Isolate(h) => {
+                let cut = host(net, h);
+                for other in (1..net.host_count()).map(HostId).filter(|&o| o != cut) {
+                    net.partition(cut, other);
+                }
+            }
+            Fault::Split(a, b) => {
+                for x in a {
+                    for y in b {
+                        net.partition(host(net, x), host(net, y));
+                    }
+                }
+            }
+            Fault::HealAll => net.heal_all(|_| true),
         })
     }
 }

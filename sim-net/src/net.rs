@@ -251,6 +251,24 @@ impl Network {
         }
     }
 
+    /// Heals every cut or held link whose two ends `among` accepts, in link
+    /// order; links that are up are left alone (no trace note), so this
+    /// costs the links that exist, not every pair of hosts.
+    pub fn heal_all(self: &Rc<Self>, among: impl Fn(HostId) -> bool) {
+        let down: Vec<(u32, u32)> = self
+            .state
+            .borrow()
+            .links
+            .iter()
+            .filter(|(_, link)| link.mode != LinkMode::Up)
+            .map(|(&pair, _)| pair)
+            .filter(|&(from, to)| among(HostId(from)) && among(HostId(to)))
+            .collect();
+        for (from, to) in down {
+            self.heal_one_way(HostId(from), HostId(to));
+        }
+    }
+
     /// Cuts `from -> to`: datagrams are lost, TCP segments wait.
     pub fn partition_one_way(self: &Rc<Self>, from: HostId, to: HostId) {
         self.note(&format!(
