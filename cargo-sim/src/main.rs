@@ -75,6 +75,7 @@ ENVIRONMENT:
     SIM_STEP_LIMIT           fail a run after this many polls (default 200000000)
     SIM_INSTANT_STEP_LIMIT   livelock: fail after this many polls at one virtual
                              instant (default 2000000)
+    SIM_POLL_COST_MAX_NS     each poll takes up to this much virtual time (default 0)
     SIM_EPOCH_UNIX_S         what SystemTime::now() reads at the start (default
                              1735689600, 2025-01-01)
     SIM_ALLOW_THREADS        1: let runs start real threads (gives up determinism)

@@ -4,7 +4,7 @@
 #![cfg(simulation)]
 
 use sim_runtime::SimConfig;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -83,6 +83,7 @@ fn the_plan_is_applied_to_the_run() {
             .isolate_every_s(Dim::Off)
             .disk_error_rate(Dim::Off)
             .disk_latency_max_us(Dim::Off)
+            .poll_cost_max_us(Dim::Off)
     };
     // The default link: 0 to 1 ms each way.
     assert!(round_trips(None).iter().all(|ms| *ms <= 2));
@@ -92,4 +93,33 @@ fn the_plan_is_applied_to_the_run() {
     ));
     assert!(slow.iter().all(|ms| *ms <= 80), "{slow:?}");
     assert!(slow.iter().any(|ms| *ms > 10), "{slow:?}");
+}
+
+#[test]
+fn a_poll_cost_lets_a_timer_fire_in_the_middle_of_work() {
+    let finished_in_time = |cost: Duration| {
+        let mut sim = Sim::with_config(SimConfig::with_seed(12));
+        sim.poll_cost(cost);
+        let result = Rc::new(Cell::new(None));
+        let out = result.clone();
+        sim.client("worker", async move {
+            let work = async {
+                for _ in 0..100 {
+                    tokio::task::yield_now().await;
+                }
+            };
+            let done = tokio::time::timeout(Duration::from_millis(10), work).await;
+            out.set(Some(done.is_ok()));
+        });
+        sim.run();
+        result.get().expect("the worker ran")
+    };
+    assert!(
+        finished_in_time(Duration::ZERO),
+        "free polls: the work takes no time"
+    );
+    assert!(
+        !finished_in_time(Duration::from_millis(1)),
+        "polls of up to 1 ms: the 10 ms timeout fires in the middle of the work"
+    );
 }

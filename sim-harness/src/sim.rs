@@ -286,6 +286,13 @@ impl Sim {
         }
     }
 
+    /// Gives every poll of a task a cost in virtual time, drawn per poll in
+    /// `0..=max`, so timers can fire in the middle of a service's work.
+    pub fn poll_cost(&mut self, max: Duration) -> &mut Self {
+        self.config.poll_cost_max_ns = max.as_nanos().min(u64::MAX as u128) as u64;
+        self
+    }
+
     /// Draws the run's fault settings from `swarm` (see [`crate::swarm`]):
     /// the default link, the hosts' disks and a nemesis, unless the test set
     /// them itself ([`Sim::default_link`], [`Sim::disk`]).
@@ -396,9 +403,18 @@ impl Sim {
     /// # Panics
     /// When a client panics (with its panic), on a deadlock, or at the
     /// run's time or step limit.
-    pub fn run(self) -> SimReport {
+    pub fn run(mut self) -> SimReport {
         // std::fs under the temporary directory goes to the simulated disk.
         sim_fs::install();
+        let plan = self
+            .swarm
+            .as_ref()
+            .map(|swarm| swarm.plan(self.config.seed));
+        if let Some(plan) = &plan {
+            if self.config.poll_cost_max_ns == 0 {
+                self.config.poll_cost_max_ns = plan.poll_cost_max_us * 1_000;
+            }
+        }
         let core = Core::new(
             self.config,
             RuntimeOptions {
@@ -408,7 +424,6 @@ impl Sim {
             },
         );
         let id = core.id();
-        let seed = core.config().seed;
         let Sim {
             hosts,
             clients,
@@ -426,8 +441,7 @@ impl Sim {
         // The swarm's plan: drawn from the seed, printed, and (below) a note
         // at the head of the trace.
         let mut plan_note = None;
-        if let Some(swarm) = &swarm {
-            let plan = swarm.plan(seed);
+        if let (Some(swarm), Some(plan)) = (&swarm, plan) {
             let line = plan.describe();
             eprintln!("sim: {line}");
             plan_note = Some(line);

@@ -1,6 +1,6 @@
 //! The swarm: per seed, the harness draws the run's fault settings (link
 //! latency, UDP loss and duplication, crash and isolation rates, disk
-//! faults and latency) from ranges that include zero and "off", each from
+//! faults and latency, the virtual-time cost of a poll) from ranges that include zero and "off", each from
 //! a stream of its own in the seed tree. So a sweep tries many kinds of bad
 //! days, not one, as TigerBeetle's VOPR and FoundationDB's simulator do.
 //! The drawn plan is printed when the run starts and recorded in its trace.
@@ -57,6 +57,7 @@ pub struct Swarm {
     isolate_every_s: Dim<u64>,
     disk_error_rate: Dim<f64>,
     disk_latency_max_us: Dim<u64>,
+    poll_cost_max_us: Dim<u64>,
 }
 
 /// What the swarm drew for one seed.
@@ -76,6 +77,8 @@ pub struct Plan {
     pub disk_error_rate: f64,
     /// Each disk operation takes up to this long.
     pub disk_latency_max_us: u64,
+    /// Each poll of a task takes up to this long in virtual time.
+    pub poll_cost_max_us: u64,
 }
 
 fn draw_u64(root: u64, name: &str, dim: Dim<u64>) -> Option<u64> {
@@ -122,7 +125,15 @@ impl Swarm {
             isolate_every_s: Dim::range(5, 60),
             disk_error_rate: Dim::range(0.0, 0.01),
             disk_latency_max_us: Dim::range(0, 20_000),
+            poll_cost_max_us: Dim::range(0, 200),
         }
+    }
+
+    /// The cost of one poll in virtual time (most, in µs; see
+    /// [`crate::Sim::poll_cost`]).
+    pub fn poll_cost_max_us(mut self, dim: Dim<u64>) -> Swarm {
+        self.poll_cost_max_us = dim;
+        self
     }
 
     /// Link latency (most, in ms; the least is 0).
@@ -178,6 +189,7 @@ impl Swarm {
             disk_error_rate: draw_f64(seed, "disk errors", self.disk_error_rate),
             disk_latency_max_us: draw_u64(seed, "disk latency", self.disk_latency_max_us)
                 .unwrap_or(0),
+            poll_cost_max_us: draw_u64(seed, "poll cost", self.poll_cost_max_us).unwrap_or(0),
         }
     }
 
@@ -241,13 +253,14 @@ impl Plan {
         let _ = write!(
             text,
             ", udp drop {}, udp dup {}, crash every {}, isolate every {}, disk errors {}, \
-             disk latency 0-{}us",
+             disk latency 0-{}us, poll cost 0-{}us",
             rate(self.udp_drop_rate),
             rate(self.udp_dup_rate),
             every(self.crash_every_s),
             every(self.isolate_every_s),
             rate(self.disk_error_rate),
-            self.disk_latency_max_us
+            self.disk_latency_max_us,
+            self.poll_cost_max_us
         );
         text
     }

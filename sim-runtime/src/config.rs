@@ -19,6 +19,9 @@ pub const EPOCH_VAR: &str = "SIM_EPOCH_UNIX_S";
 /// The environment variable that overrides the livelock limit: polls at one
 /// virtual instant.
 pub const INSTANT_STEP_LIMIT_VAR: &str = "SIM_INSTANT_STEP_LIMIT";
+/// The environment variable that gives each poll a cost in virtual time:
+/// the most nanoseconds one poll takes (drawn per poll; default 0, free).
+pub const POLL_COST_VAR: &str = "SIM_POLL_COST_MAX_NS";
 /// The environment variable that lets a run start real OS threads.
 pub const ALLOW_THREADS_VAR: &str = "SIM_ALLOW_THREADS";
 
@@ -36,6 +39,10 @@ pub struct SimConfig {
     /// fails as a livelock: tasks that keep each other busy forever at one
     /// instant are caught in a second or two, not at the step limit.
     pub instant_step_limit: u64,
+    /// Each poll of a task takes a draw in `0..=poll_cost_max_ns` of virtual
+    /// time (0: polls are free, the default). With a cost, timers can fire
+    /// in the middle of a service's work, as they do on a real machine.
+    pub poll_cost_max_ns: u64,
     /// What `SystemTime::now()` reads at virtual time zero, in nanoseconds
     /// since the Unix epoch.
     pub epoch_unix_ns: u64,
@@ -64,6 +71,7 @@ impl SimConfig {
             time_limit: DEFAULT_TIME_LIMIT,
             step_limit: DEFAULT_STEP_LIMIT,
             instant_step_limit: DEFAULT_INSTANT_STEP_LIMIT,
+            poll_cost_max_ns: 0,
             epoch_unix_ns: DEFAULT_EPOCH_UNIX_NS,
             allow_threads: false,
         }
@@ -122,6 +130,14 @@ impl SimConfig {
                 format!(
                     "sim: {INSTANT_STEP_LIMIT_VAR}={value:?} is not a valid limit: expected a \
                      count of polls, such as {INSTANT_STEP_LIMIT_VAR}=50000000"
+                )
+            })?;
+        }
+        if let Some(value) = read_var(POLL_COST_VAR)? {
+            config.poll_cost_max_ns = value.trim().parse().map_err(|_| {
+                format!(
+                    "sim: {POLL_COST_VAR}={value:?} is not a valid cost: expected the most \
+                     nanoseconds of virtual time one poll takes, such as {POLL_COST_VAR}=50000"
                 )
             })?;
         }

@@ -1198,7 +1198,10 @@ impl Core {
                         return output;
                     }
                 }
-                Some(slot) => self.poll_task(slot),
+                Some(slot) => {
+                    self.poll_task(slot);
+                    self.charge_poll();
+                }
                 None => {
                     if !self.advance_to_next_event() {
                         let report = self.deadlock_report();
@@ -1220,6 +1223,21 @@ impl Core {
             self.config.seed,
             crate::config::STEP_LIMIT_VAR,
         )
+    }
+
+    /// Charges one poll's cost to the clock, when polls have one
+    /// (`SimConfig::poll_cost_max_ns`): work takes virtual time, so a timer
+    /// can come due in the middle of it. Drawn from its own stream.
+    #[inline]
+    fn charge_poll(&self) {
+        let max = self.config.poll_cost_max_ns;
+        if max == 0 {
+            return;
+        }
+        let cost = self.stream_below("poll cost", max + 1);
+        if cost > 0 {
+            self.set_now(self.now_ns.get() + cost);
+        }
     }
 
     fn livelock_message(&self) -> String {
