@@ -237,15 +237,14 @@ mod overrides {
         ts.tv_sec
     }
 
-    fn fill_from_run(buf: *mut libc::c_void, len: libc::size_t) -> bool {
-        crate::context::with_current(|core| {
-            if len > 0 {
-                // Safety: the caller gave a buffer valid for `len` bytes.
-                let slice = unsafe { std::slice::from_raw_parts_mut(buf as *mut u8, len) };
-                core.fill_random(slice);
-            }
-        })
-        .is_some()
+    pub(super) fn fill_from_run(buf: *mut libc::c_void, len: libc::size_t) -> bool {
+        if len == 0 {
+            return true;
+        }
+        // Safety: the caller gave a buffer valid for `len` bytes.
+        let slice = unsafe { std::slice::from_raw_parts_mut(buf as *mut u8, len) };
+        crate::context::with_current(|core| core.fill_random(slice)).is_some()
+            || crate::sweep::fill_before_run(slice)
     }
 
     /// libc's `getrandom`, seeded during a run.
@@ -602,13 +601,7 @@ mod raw_syscall {
         if number == libc::SYS_getrandom {
             let buf = a1 as *mut libc::c_void;
             let len = a2 as libc::size_t;
-            let answered = crate::context::with_current(|core| {
-                if len > 0 {
-                    // Safety: the caller gave a buffer valid for `len` bytes.
-                    core.fill_random(std::slice::from_raw_parts_mut(buf as *mut u8, len));
-                }
-            });
-            if answered.is_some() {
+            if super::overrides::fill_from_run(buf, len) {
                 return len as libc::c_long;
             }
         } else if number == libc::SYS_clock_gettime

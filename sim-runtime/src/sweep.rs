@@ -149,6 +149,42 @@ thread_local! {
     static SEED_LINE_SHOWN: Cell<bool> = const { Cell::new(false) };
 }
 
+thread_local! {
+    /// The randomness this thread draws outside any run (see
+    /// [`fill_before_run`]), made on first use.
+    static BEFORE_RUN: RefCell<Option<crate::rng::Rng>> = const { RefCell::new(None) };
+}
+
+/// Fills `buf` for a draw made outside any run, when the thread's seed is
+/// known (a sweep's seed thread, or `SIM_SEED`, which `cargo sim test` always
+/// sets): a test that draws before its run (`rand::random()` before
+/// `Sim::new()`, a `HashMap` made first) replays too. The stream is named
+/// after the crate and the thread (the test), so two tests never share it.
+/// Returns false when the seed is unknown: the draw is then the OS's.
+pub fn fill_before_run(buf: &mut [u8]) -> bool {
+    static ENV_SEED: OnceLock<Option<u64>> = OnceLock::new();
+    let seed = seed_override().or_else(|| {
+        *ENV_SEED.get_or_init(|| {
+            std::env::var(crate::config::SEED_VAR)
+                .ok()
+                .and_then(|s| crate::config::parse_seed(&s).ok())
+        })
+    });
+    let Some(seed) = seed else { return false };
+    BEFORE_RUN
+        .try_with(|stream| {
+            let mut stream = stream.borrow_mut();
+            let stream = stream.get_or_insert_with(|| {
+                let krate = std::env::var("CARGO_CRATE_NAME").unwrap_or_default();
+                let thread = std::thread::current();
+                let name = format!("before the run {krate} {}", thread.name().unwrap_or(""));
+                crate::rng::Rng::named(seed, &name)
+            });
+            stream.fill(buf);
+        })
+        .is_ok()
+}
+
 /// The seed an in-process sweep gave this thread, if any.
 pub fn seed_override() -> Option<u64> {
     SEED_OVERRIDE.with(Cell::get)
