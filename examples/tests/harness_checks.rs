@@ -270,3 +270,41 @@ fn isolate_split_and_heal_all_take_host_names_as_str() {
         ]
     );
 }
+
+#[test]
+fn a_paused_listener_completes_connects_but_accepts_only_when_resumed() {
+    let mut sim = Sim::with_config(SimConfig::with_seed(8));
+    sim.host("server", || async {
+        let listener = tokio::net::TcpListener::bind("0.0.0.0:80").await.unwrap();
+        loop {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            tokio::spawn(async move {
+                let (mut r, mut w) = stream.split();
+                let _ = tokio::io::copy(&mut r, &mut w).await;
+            });
+        }
+    });
+    let s = Duration::from_secs;
+    sim.at(s(1), Fault::pause_listener("server", 80));
+    sim.at(s(3), Fault::resume_listener("server", 80));
+    let times = Rc::new(std::cell::RefCell::new(Vec::new()));
+    let out = times.clone();
+    sim.client("client", async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        tokio::time::sleep(s(2)).await;
+        let mut stream = tokio::net::TcpStream::connect("server:80").await.unwrap();
+        out.borrow_mut().push(tokio::sim::now());
+        stream.write_all(b"hi").await.unwrap();
+        let mut echo = [0u8; 2];
+        stream.read_exact(&mut echo).await.unwrap();
+        out.borrow_mut().push(tokio::sim::now());
+    });
+    sim.run();
+    let times = times.borrow();
+    assert!(
+        times[0] < Duration::from_millis(2100),
+        "the connect completes: {times:?}"
+    );
+    assert!(times[1] >= s(3), "the echo waits for the resume: {times:?}");
+    assert!(times[1] < Duration::from_millis(3100), "{times:?}");
+}

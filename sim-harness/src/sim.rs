@@ -85,6 +85,11 @@ pub enum Fault {
     Split(Vec<String>, Vec<String>),
     /// Heal every cut and release every held link between any two hosts.
     HealAll,
+    /// Pause a host's TCP listener on a port: connects complete into its
+    /// backlog, but `accept` waits (a server too busy to accept).
+    PauseListener(String, u16),
+    /// Resume a paused listener: `accept` takes what waited.
+    ResumeListener(String, u16),
 }
 
 fn owned(hosts: &[&str]) -> Vec<String> {
@@ -116,6 +121,16 @@ impl Fault {
     /// [`Fault::Isolate`] of `host`.
     pub fn isolate(host: &str) -> Fault {
         Fault::Isolate(host.into())
+    }
+
+    /// [`Fault::PauseListener`] of `host`'s listener on `port`.
+    pub fn pause_listener(host: &str, port: u16) -> Fault {
+        Fault::PauseListener(host.into(), port)
+    }
+
+    /// [`Fault::ResumeListener`] of `host`'s listener on `port`.
+    pub fn resume_listener(host: &str, port: u16) -> Fault {
+        Fault::ResumeListener(host.into(), port)
     }
 
     /// [`Fault::Split`] into `side_a` and `side_b`.
@@ -173,6 +188,12 @@ impl Fault {
                 }
             }
             Fault::HealAll => net.heal_all(|_| true),
+            Fault::PauseListener(h, port) | Fault::ResumeListener(h, port) => {
+                let paused = matches!(self, Fault::PauseListener(..));
+                if !net.tcp_pause_listener(host(net, h), *port, paused) {
+                    panic!("sim: {self:?}: host {h:?} has no TCP listener on port {port}");
+                }
+            }
         })
     }
 }

@@ -34,6 +34,9 @@ pub(crate) struct TcpListenerState {
     pub(crate) backlog: VecDeque<(SocketId, SocketAddr)>,
     pub(crate) backlog_max: usize,
     pub(crate) waker: Option<Waker>,
+    /// Paused (a scripted control): connections still complete into the
+    /// backlog, but `accept` waits.
+    pub(crate) paused: bool,
 }
 
 /// Where a connection is in its life.
@@ -178,6 +181,7 @@ impl Network {
             backlog: VecDeque::new(),
             backlog_max: backlog.max(1),
             waker: None,
+            paused: false,
         }));
         st.hosts[host as usize].tcp_ports.insert(port, id.index);
         drop(st);
@@ -208,6 +212,41 @@ impl Network {
         }
     }
 
+    /// Pauses or resumes the TCP listener of `host` on `port`: while paused,
+    /// connections complete into its backlog (up to its size) but `accept`
+    /// waits, as with a server too busy to accept. Returns false when the
+    /// host has no listener there.
+    pub fn tcp_pause_listener(&self, host: HostId, port: u16, paused: bool) -> bool {
+        let waker = {
+            let mut st = self.state.borrow_mut();
+            let Some(&index) = st.hosts[host.0 as usize].tcp_ports.get(&port) else {
+                return false;
+            };
+            let id = SocketId {
+                index,
+                generation: st.sockets[index as usize].generation,
+            };
+            let Some(Socket::Listener(listener)) = st.get_mut(id) else {
+                return false;
+            };
+            listener.paused = paused;
+            if paused {
+                None
+            } else {
+                listener.waker.take()
+            }
+        };
+        self.note(&format!(
+            "tcp-listener {}:{port} {}",
+            self.host_name(host),
+            if paused { "paused" } else { "resumed" }
+        ));
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        true
+    }
+
     /// Takes an established connection from a listener's backlog.
     pub fn tcp_poll_accept(
         &self,
@@ -221,6 +260,10 @@ impl Network {
                 "sim-net: not a listening socket",
             )));
         };
+        if listener.paused {
+            listener.waker = Some(cx.waker().clone());
+            return Poll::Pending;
+        }
         match listener.backlog.pop_front() {
             Some(accepted) => {
                 drop(st);

@@ -77,6 +77,7 @@ impl Network {
             backlog: VecDeque::new(),
             backlog_max: backlog.max(1),
             waker: None,
+            paused: false,
         }));
         st.hosts[host as usize]
             .unix_paths
