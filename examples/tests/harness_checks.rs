@@ -308,3 +308,33 @@ fn a_paused_listener_completes_connects_but_accepts_only_when_resumed() {
     assert!(times[1] >= s(3), "the echo waits for the resume: {times:?}");
     assert!(times[1] < Duration::from_millis(3100), "{times:?}");
 }
+
+#[test]
+fn a_failing_name_fails_every_resolver_until_restored() {
+    let mut sim = Sim::with_config(SimConfig::with_seed(9));
+    sim.host("db", || async {
+        let listener = tokio::net::TcpListener::bind("0.0.0.0:5432").await.unwrap();
+        loop {
+            let _ = listener.accept().await.unwrap();
+        }
+    });
+    let s = Duration::from_secs;
+    sim.at(s(1), Fault::DnsFail("db".into()));
+    sim.at(s(2), Fault::DnsRestore("db".into()));
+    sim.client("app", async move {
+        let resolves = || async {
+            let tokio_ok = tokio::net::lookup_host("db:5432").await.is_ok();
+            let std_ok = std::net::ToSocketAddrs::to_socket_addrs(&("db", 5432)).is_ok();
+            assert_eq!(tokio_ok, std_ok, "every resolver agrees");
+            tokio_ok
+        };
+        assert!(resolves().await);
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert!(!resolves().await, "the name fails");
+        let err = tokio::net::TcpStream::connect("db:5432").await.unwrap_err();
+        assert!(err.to_string().contains("name resolution"), "{err}");
+        tokio::time::sleep(s(1)).await;
+        assert!(resolves().await, "restored");
+    });
+    sim.run();
+}

@@ -90,6 +90,11 @@ pub enum Fault {
     PauseListener(String, u16),
     /// Resume a paused listener: `accept` takes what waited.
     ResumeListener(String, u16),
+    /// Make the resolution of a host name fail (every resolver: `tokio`'s,
+    /// std's, libc's `getaddrinfo`).
+    DnsFail(String),
+    /// Make a failing name resolve again.
+    DnsRestore(String),
 }
 
 fn owned(hosts: &[&str]) -> Vec<String> {
@@ -188,6 +193,8 @@ impl Fault {
                 }
             }
             Fault::HealAll => net.heal_all(|_| true),
+            Fault::DnsFail(name) => net.set_name_failing(name, true),
+            Fault::DnsRestore(name) => net.set_name_failing(name, false),
             Fault::PauseListener(h, port) | Fault::ResumeListener(h, port) => {
                 let paused = matches!(self, Fault::PauseListener(..));
                 if !net.tcp_pause_listener(host(net, h), *port, paused) {

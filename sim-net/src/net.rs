@@ -80,6 +80,8 @@ pub(crate) struct Link {
 pub(crate) struct NetState {
     pub(crate) hosts: Vec<Host>,
     pub(crate) names: BTreeMap<String, u32>,
+    /// Names whose resolution fails (a scripted DNS fault).
+    pub(crate) failing_names: std::collections::BTreeSet<String>,
     pub(crate) links: BTreeMap<(u32, u32), Link>,
     pub(crate) default_link: LinkConfig,
     pub(crate) sockets: Vec<Slot>,
@@ -131,6 +133,7 @@ impl Network {
         let mut state = NetState {
             hosts: Vec::new(),
             names: BTreeMap::new(),
+            failing_names: std::collections::BTreeSet::new(),
             links: BTreeMap::new(),
             default_link: LinkConfig::default(),
             sockets: Vec::new(),
@@ -215,6 +218,12 @@ impl Network {
             return Ok(vec![IpAddr::V4(Ipv4Addr::LOCALHOST)]);
         }
         let st = self.state.borrow();
+        if st.failing_names.contains(name) {
+            return Err(io::Error::other(format!(
+                "failed to lookup address information: Temporary failure in name resolution \
+                 (the simulation's DNS fails {name:?})"
+            )));
+        }
         match st.names.get(name).map(|i| &st.hosts[*i as usize]) {
             Some(host) => Ok(vec![IpAddr::V4(host.addr)]),
             None => Err(io::Error::other(format!(
@@ -222,6 +231,22 @@ impl Network {
                  not a host of this simulation)"
             ))),
         }
+    }
+
+    /// Makes the resolution of `name` fail (`failing`) or work again.
+    pub fn set_name_failing(&self, name: &str, failing: bool) {
+        {
+            let mut st = self.state.borrow_mut();
+            if failing {
+                st.failing_names.insert(name.to_string());
+            } else {
+                st.failing_names.remove(name);
+            }
+        }
+        self.note(&format!(
+            "dns {name} {}",
+            if failing { "fails" } else { "resolves" }
+        ));
     }
 
     /// Records a network event in the trace.
