@@ -44,6 +44,13 @@ enum Generator {
         every: Range<Duration>,
         duration: Range<Duration>,
     },
+    /// Split the hosts into two sides (drawn, neither empty), heal after a
+    /// while.
+    Split {
+        hosts: Vec<String>,
+        every: Range<Duration>,
+        duration: Range<Duration>,
+    },
 }
 
 /// The fault generators of a run (see the module docs).
@@ -130,6 +137,28 @@ impl Nemesis {
         self
     }
 
+    /// Every `every`, split `hosts` into two sides drawn from the seed
+    /// (neither empty) and cut every link between them for `duration`.
+    ///
+    /// # Panics
+    /// With fewer than two hosts.
+    pub fn split(
+        mut self,
+        hosts: &[&str],
+        every: Range<Duration>,
+        duration: Range<Duration>,
+    ) -> Nemesis {
+        assert!(hosts.len() >= 2, "nemesis: a split needs two hosts or more");
+        check_range("every", &every);
+        check_range("duration", &duration);
+        self.generators.push(Generator::Split {
+            hosts: names(hosts),
+            every,
+            duration,
+        });
+        self
+    }
+
     /// Adds `other`'s generators to these.
     pub fn extend(&mut self, other: Nemesis) {
         self.generators.extend(other.generators);
@@ -200,7 +229,8 @@ fn every(generator: &Generator) -> &Range<Duration> {
     match generator {
         Generator::CrashRestart { every, .. }
         | Generator::KillAfterGrace { every, .. }
-        | Generator::Isolate { every, .. } => every,
+        | Generator::Isolate { every, .. }
+        | Generator::Split { every, .. } => every,
     }
 }
 
@@ -285,6 +315,57 @@ fn act(stream: &str, generator: &Generator) {
                         crate::sim::restart(net, id);
                     })
                 });
+            });
+        }
+        Generator::Split {
+            hosts, duration, ..
+        } => {
+            // Each host on side A or B; the first two are forced apart so
+            // neither side is empty.
+            let mut side_a = vec![host(&hosts[0])];
+            let mut side_b = vec![host(&hosts[1])];
+            for name in &hosts[2..] {
+                let coin = sim_runtime::context::with_current(|core| core.stream_below(stream, 2))
+                    .unwrap_or(0);
+                if coin == 0 {
+                    side_a.push(host(name));
+                } else {
+                    side_b.push(host(name));
+                }
+            }
+            // Which host leads each side is drawn too.
+            if sim_runtime::context::with_current(|core| core.stream_below(stream, 2)).unwrap_or(0)
+                == 1
+            {
+                std::mem::swap(&mut side_a[0], &mut side_b[0]);
+            }
+            let pairs: Vec<(HostId, HostId)> = side_a
+                .iter()
+                .flat_map(|&a| side_b.iter().map(move |&b| (a, b)))
+                .collect();
+            with_net(|net| {
+                let names = |side: &[HostId]| {
+                    side.iter()
+                        .map(|&h| net.host_name(h))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                };
+                net.note(&format!(
+                    "nemesis: split {} | {}",
+                    names(&side_a),
+                    names(&side_b)
+                ));
+                for &(a, b) in &pairs {
+                    net.partition(a, b);
+                }
+            });
+            later(draw(stream, duration), move || {
+                with_net(|net| {
+                    net.note("nemesis: heal the split");
+                    for &(a, b) in &pairs {
+                        net.heal(a, b);
+                    }
+                })
             });
         }
         Generator::Isolate {
