@@ -393,3 +393,54 @@ fn the_nemesis_splits_the_cluster_and_the_liveness_phase_heals_it() {
     assert!(cut, "some split cut a probe off");
     assert_eq!(split_sim(21).1, hash, "the same seed, the same splits");
 }
+
+#[test]
+fn a_skewed_host_reads_shifted_clocks_but_sleeps_last_the_same() {
+    let mut sim = Sim::with_config(SimConfig::with_seed(10));
+    let s = Duration::from_secs;
+    // Skewed before anything runs; b's wall clock jumps back at 2 s.
+    sim.at(Duration::ZERO, Fault::ClockSkew("a".into(), s(10)));
+    sim.at(s(2), Fault::WallClockJump("b".into(), -5_000));
+    let readings = Rc::new(std::cell::RefCell::new(Vec::new()));
+    for name in ["a", "b"] {
+        let out = readings.clone();
+        sim.host(name, move || {
+            let out = out.clone();
+            async move {
+                tokio::time::sleep(s(1)).await;
+                let wall = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap();
+                let before = (tokio::sim::now(), tokio::time::Instant::now());
+                tokio::time::sleep(s(2)).await;
+                let after = (tokio::sim::now(), tokio::time::Instant::now());
+                let wall_after = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap();
+                out.borrow_mut().push((
+                    name,
+                    wall,
+                    wall_after,
+                    after.0 - before.0,
+                    after.1 - before.1,
+                ));
+            }
+        });
+    }
+    sim.client("workload", async move {
+        tokio::time::sleep(s(5)).await;
+    });
+    sim.run();
+    let readings = readings.borrow();
+    let find = |n| readings.iter().find(|r| r.0 == n).unwrap();
+    let (a, b) = (find("a"), find("b"));
+    // At the same true moment, a's wall clock is 10 s ahead of b's.
+    assert_eq!(a.1 - b.1, s(10), "{readings:?}");
+    // Sleeps last 2 s of true time and of each host's Instant, skew or not.
+    for r in [a, b] {
+        assert_eq!(r.3, s(2), "{readings:?}");
+        assert_eq!(r.4, s(2), "{readings:?}");
+    }
+    // b's wall clock went back 5 s during its sleep; its Instant did not.
+    assert_eq!(b.2 + s(5), b.1 + s(2), "{readings:?}");
+}

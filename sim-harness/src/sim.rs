@@ -95,6 +95,13 @@ pub enum Fault {
     DnsFail(String),
     /// Make a failing name resolve again.
     DnsRestore(String),
+    /// Skew a host's clocks: its `Instant` and `SystemTime` read this far
+    /// ahead of true time from now on (hosts booted at other times).
+    /// Sleeps and timeouts last the same; the trace stays on true time.
+    ClockSkew(String, Duration),
+    /// Jump a host's wall clock (`SystemTime`) by this many milliseconds,
+    /// forward or back, as NTP may; its `Instant` does not move.
+    WallClockJump(String, i64),
 }
 
 fn owned(hosts: &[&str]) -> Vec<String> {
@@ -193,6 +200,26 @@ impl Fault {
                 }
             }
             Fault::HealAll => net.heal_all(|_| true),
+            Fault::ClockSkew(h, offset) => {
+                let id = host(net, h).0;
+                net.note(&format!("clock {h} skew {offset:?}"));
+                sim_runtime::context::with_current(|core| {
+                    let mut clock = core.node_clock(id);
+                    clock.monotonic_offset_ns = offset.as_nanos().min(u64::MAX as u128) as u64;
+                    core.set_node_clock(id, clock);
+                });
+            }
+            Fault::WallClockJump(h, delta_ms) => {
+                let id = host(net, h).0;
+                net.note(&format!("clock {h} wall jump {delta_ms}ms"));
+                sim_runtime::context::with_current(|core| {
+                    let mut clock = core.node_clock(id);
+                    clock.wall_offset_ns = clock
+                        .wall_offset_ns
+                        .saturating_add(delta_ms.saturating_mul(1_000_000));
+                    core.set_node_clock(id, clock);
+                });
+            }
             Fault::DnsFail(name) => net.set_name_failing(name, true),
             Fault::DnsRestore(name) => net.set_name_failing(name, false),
             Fault::PauseListener(h, port) | Fault::ResumeListener(h, port) => {

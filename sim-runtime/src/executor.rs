@@ -137,6 +137,17 @@ pub fn last_run() -> Option<RunSummary> {
     LAST_SUMMARY.with(|s| s.borrow().clone())
 }
 
+/// How a node's clocks differ from true (virtual) time. Timers, sleeps and
+/// the trace stay on true time; only what the node's tasks read is shifted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeClock {
+    /// The node's monotonic clock (`Instant`) reads this far ahead.
+    pub monotonic_offset_ns: u64,
+    /// The node's wall clock (`SystemTime`) reads this far off (a jump
+    /// changes it, either way).
+    pub wall_offset_ns: i64,
+}
+
 /// What runs after each scheduled callback, with its label (see
 /// [`Core::set_after_call`]).
 pub type AfterCall = Rc<dyn Fn(&'static str)>;
@@ -175,6 +186,10 @@ pub struct Core {
     streams: RefCell<BTreeMap<Box<str>, Rng>>,
     /// Called after every scheduled callback (see [`Core::set_after_call`]).
     after_call: RefCell<Option<AfterCall>>,
+    /// Per-node clock offsets (see [`NodeClock`]); `any_clock` is false while
+    /// every node reads true time, so clock reads stay one add.
+    clocks: RefCell<BTreeMap<u32, NodeClock>>,
+    any_clock: StdCell<bool>,
     /// Set by [`Core::fail_run`]: the loop stops at its next turn.
     failed: StdCell<bool>,
     failure: RefCell<Option<(crate::sweep::FailureClass, String)>>,
@@ -226,6 +241,8 @@ impl Core {
             base_instant: std::time::Instant::now(),
             streams: RefCell::new(BTreeMap::new()),
             after_call: RefCell::new(None),
+            clocks: RefCell::new(BTreeMap::new()),
+            any_clock: StdCell::new(false),
             failed: StdCell::new(false),
             failure: RefCell::new(None),
             state: RefCell::new(State {
@@ -399,6 +416,51 @@ impl Core {
     #[inline]
     pub fn sched_below(&self, n: u64) -> u64 {
         self.state.borrow_mut().sched_rng.below(n)
+    }
+
+    /// Sets `node`'s clock offsets from now on.
+    pub fn set_node_clock(&self, node: u32, clock: NodeClock) {
+        self.clocks.borrow_mut().insert(node, clock);
+        self.any_clock.set(true);
+    }
+
+    /// `node`'s clock offsets.
+    pub fn node_clock(&self, node: u32) -> NodeClock {
+        if !self.any_clock.get() {
+            return NodeClock::default();
+        }
+        self.clocks.borrow().get(&node).copied().unwrap_or_default()
+    }
+
+    /// What the current node's monotonic clock reads, in ns from the run's
+    /// start, at the current true time.
+    #[inline]
+    pub fn local_now_ns(&self) -> u64 {
+        let now = self.now_ns.get();
+        if !self.any_clock.get() {
+            return now;
+        }
+        now.saturating_add(self.node_clock(self.current_node.get()).monotonic_offset_ns)
+    }
+
+    /// The true time at which the current node's monotonic clock reads
+    /// `local_ns` (for timers set from a node's `Instant`s).
+    #[inline]
+    pub fn true_ns_of_local(&self, local_ns: u64) -> u64 {
+        if !self.any_clock.get() {
+            return local_ns;
+        }
+        local_ns.saturating_sub(self.node_clock(self.current_node.get()).monotonic_offset_ns)
+    }
+
+    /// How far the current node's wall clock is off true time, in ns.
+    #[inline]
+    pub fn wall_offset_ns(&self) -> i64 {
+        if !self.any_clock.get() {
+            return 0;
+        }
+        let clock = self.node_clock(self.current_node.get());
+        (clock.monotonic_offset_ns as i64).saturating_add(clock.wall_offset_ns)
     }
 
     /// Fails the run: `block_on` panics with `message` at its next turn,

@@ -139,8 +139,9 @@ fn virtual_ns(clock: libc::clockid_t) -> Option<u64> {
         return None;
     }
     crate::context::with_current(|core| match kind {
-        Virtual::Monotonic => MONOTONIC_ORIGIN_NS + core.now_ns(),
-        _ => core.config().epoch_unix_ns + core.now_ns(),
+        Virtual::Monotonic => MONOTONIC_ORIGIN_NS + core.local_now_ns(),
+        _ => (core.config().epoch_unix_ns + core.now_ns())
+            .saturating_add_signed(core.wall_offset_ns()),
     })
 }
 

@@ -33,6 +33,6 @@ mod waker;
 
 pub use config::SimConfig;
 pub use events::EventKey;
-pub use executor::{last_run, Core, Flavor, RawTask, RunSummary, RuntimeOptions};
+pub use executor::{last_run, Core, Flavor, NodeClock, RawTask, RunSummary, RuntimeOptions};
 pub use task::{Failure, Output, TaskMeta};
 pub use trace::{EventKind, Label};

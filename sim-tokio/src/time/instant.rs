@@ -15,7 +15,7 @@ impl Instant {
     /// The current time.
     pub fn now() -> Instant {
         let now = sim_runtime::context::with_current(|core| {
-            core.base_instant() + Duration::from_nanos(core.now_ns())
+            core.base_instant() + Duration::from_nanos(core.local_now_ns())
         });
         Instant {
             std: now.unwrap_or_else(std::time::Instant::now),

@@ -27,6 +27,8 @@ pub(crate) fn fire_ns(core: &sim_runtime::Core, deadline: Instant) -> u64 {
     let since = deadline
         .into_std()
         .saturating_duration_since(core.base_instant());
-    let ns = since.as_nanos().min(u128::from(u64::MAX - 1_000_000)) as u64;
+    let local = since.as_nanos().min(u128::from(u64::MAX - 1_000_000)) as u64;
+    // The deadline is on the task's host clock; the timer is on true time.
+    let ns = core.true_ns_of_local(local.div_ceil(1_000_000) * 1_000_000);
     ns.div_ceil(1_000_000) * 1_000_000
 }
