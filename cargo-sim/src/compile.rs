@@ -240,14 +240,9 @@ pub fn selection_args(test_args: &[String]) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-/// A test of a binary, and whether it is `#[ignore]`d.
-pub struct Listed {
-    /// Its full name (`module::name`).
-    pub name: String,
-}
-
-/// Lists the tests of `binary` that `selection` picks.
-pub fn list_tests(binary: &TestBinary, selection: &[String]) -> Result<Vec<Listed>, String> {
+/// Lists the tests of `binary` that `selection` picks, by full name
+/// (`module::name`), leaving out ignored ones unless they were asked for.
+pub fn list_tests(binary: &TestBinary, selection: &[String]) -> Result<Vec<String>, String> {
     let run = |extra: &[&str]| -> Result<Vec<String>, String> {
         let out = Command::new(&binary.path)
             .args(["--list", "--format", "terse"])
@@ -284,7 +279,6 @@ pub fn list_tests(binary: &TestBinary, selection: &[String]) -> Result<Vec<Liste
     Ok(all
         .into_iter()
         .filter(|name| !ignored.contains(name))
-        .map(|name| Listed { name })
         .collect())
 }
 

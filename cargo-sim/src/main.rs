@@ -464,19 +464,17 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         // test, run whole with SIM_SEED.
         let whole_binary = compile::without_harness(binary);
         let listed = if whole_binary {
-            vec![compile::Listed {
-                name: format!("({}, harness = false)", binary.file_stem()),
-            }]
+            vec![format!("({}, harness = false)", binary.file_stem())]
         } else {
             compile::list_tests(binary, &selection)?
         };
-        for listed in listed {
+        for name in listed {
             let mut seeds: Vec<u64> = Vec::new();
             // A replay (`SIM_SEED=... cargo sim test`) runs its one seed,
             // exactly; a sweep or a plain run starts with the saved ones.
             let replay = options.seeds.is_none() && std::env::var_os("SIM_SEED").is_some();
             if !replay && partition.is_none_or(|p| p.index == 1) {
-                seeds.extend(regressions::load(binary, &listed.name));
+                seeds.extend(regressions::load(binary, &name));
             }
             for &seed in &seed_list {
                 if !seeds.contains(&seed) {
@@ -485,7 +483,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
             }
             cases.push(runner::TestCase {
                 binary: index,
-                name: listed.name,
+                name,
                 seeds,
                 replay_prefix: replay_prefix(binary, &kept),
                 whole_binary,
@@ -514,7 +512,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         verbose: options.verbose || single,
         work_dir: work_dir.clone(),
     };
-    let mut reporter = report::Reporter::new(false);
+    let mut reporter = report::Reporter::new();
     let results = match runner::run(&config, &binaries, cases, &mut reporter) {
         Ok(results) => results,
         Err(runner::Interrupted(signal)) => {

@@ -17,9 +17,9 @@ pub struct Reporter {
 }
 
 impl Reporter {
-    /// A reporter for this terminal (or not).
-    pub fn new(quiet: bool) -> Reporter {
-        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+    /// A bar when stderr is a terminal, lines otherwise.
+    pub fn new() -> Reporter {
+        let bar = std::io::stderr().is_terminal().then(|| {
             let bar = indicatif::ProgressBar::new(0);
             bar.set_style(
                 indicatif::ProgressStyle::with_template(

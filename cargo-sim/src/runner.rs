@@ -244,6 +244,7 @@ pub fn run(
                 break;
             };
             job_counter += 1;
+            let first = seeds[0];
             match spawn(
                 config,
                 binaries,
@@ -262,10 +263,9 @@ pub fn run(
                 }
                 Err(message) => {
                     // A binary that cannot start fails every seed it had.
-                    let index = seeds_first(&states[test], kind);
                     record_outcome(
                         &mut states[test],
-                        index,
+                        first,
                         Outcome::Fail {
                             class: FailureClass::Crash,
                             message,
@@ -343,24 +343,8 @@ pub fn run(
     Ok(states.into_iter().map(|s| s.result).collect())
 }
 
-fn seeds_first(state: &TestState, kind: JobKind) -> usize {
-    match kind {
-        JobKind::Single => state.next_single.saturating_sub(1),
-        _ => 0,
-    }
-}
-
 fn has_work(state: &TestState, config: &SweepConfig) -> bool {
-    let count = state.result.case.seeds.len();
-    let sweeping = match state.result.mode {
-        Mode::Unknown => !state.probing && state.result.outcomes.is_empty(),
-        Mode::InProcess => state.next_share < state.shares.len(),
-        Mode::PerProcess => {
-            state.next_single < count && !state.stopped_before(state.next_single, config.keep_going)
-        }
-        Mode::NotSimulated => false,
-    };
-    sweeping || state.next_check < state.checks.len()
+    has_sweep_work(state, config) || state.next_check < state.checks.len()
 }
 
 fn next_job(
@@ -409,14 +393,17 @@ fn next_job(
     None
 }
 
+/// Whether the test still has seeds to start (its determinism checks
+/// aside).
 fn has_sweep_work(state: &TestState, config: &SweepConfig) -> bool {
     let count = state.result.case.seeds.len();
     match state.result.mode {
+        Mode::Unknown => !state.probing && state.result.outcomes.is_empty(),
         Mode::InProcess => state.next_share < state.shares.len(),
         Mode::PerProcess => {
             state.next_single < count && !state.stopped_before(state.next_single, config.keep_going)
         }
-        _ => false,
+        Mode::NotSimulated => false,
     }
 }
 
@@ -576,6 +563,10 @@ fn apply(
                 return;
             };
             let hashes = std::mem::take(&mut job.run_hashes);
+            if job.kind == JobKind::Check {
+                check(state, index, hashes, config, done, failed);
+                return;
+            }
             let outcome = match record {
                 Record::Pass { .. } => Outcome::Pass(hashes.clone()),
                 // The log's tail now is this seed's output: its process
@@ -587,12 +578,8 @@ fn apply(
                 },
                 _ => unreachable!("matched above"),
             };
-            if job.kind == JobKind::Check {
-                check(state, index, hashes, config, outcome, done, failed);
-            } else {
-                state.swept_hashes.insert(index, hashes);
-                record_outcome(state, index, outcome, config, done, failed);
-            }
+            state.swept_hashes.insert(index, hashes);
+            record_outcome(state, index, outcome, config, done, failed);
         }
         Record::Panic { class, message, .. } => job.last_panic = Some((class, message)),
         Record::Hang { message, .. } => job.hang = Some(message),
@@ -639,7 +626,6 @@ fn check(
     index: usize,
     hashes: Vec<String>,
     config: &SweepConfig,
-    _outcome: Outcome,
     done: &mut u64,
     failed: &mut u64,
 ) {
@@ -771,7 +757,13 @@ fn finish_job(
         // In-process: a seed begun and never reported is where it died.
         let Some(position) = job.position else { return };
         let index = job.seeds[position];
-        if state.result.outcomes.contains_key(&index) && job.kind != JobKind::Check {
+        if job.kind == JobKind::Check {
+            // A check that dies says nothing of determinism; the sweep
+            // already judged the seed.
+            *done += 1;
+            return;
+        }
+        if state.result.outcomes.contains_key(&index) {
             return;
         }
         let (class, message) = died();
@@ -780,12 +772,6 @@ fn finish_job(
             message,
             output,
         };
-        if job.kind == JobKind::Check {
-            // A check that dies says nothing of determinism; the sweep
-            // already judged the seed.
-            *done += 1;
-            return;
-        }
         record_outcome(state, index, outcome, config, done, failed);
         // The rest of that share still runs when every seed counts.
         if config.keep_going && position + 1 < job.seeds.len() {
@@ -806,6 +792,10 @@ fn finish_job(
         };
     }
     let hashes = std::mem::take(&mut job.run_hashes);
+    if job.kind == JobKind::Check {
+        check(state, index, hashes, config, done, failed);
+        return;
+    }
     let ran = state.result.case.whole_binary
         || std::fs::read_to_string(&job.log)
             .is_ok_and(|log| log.lines().any(|l| l == "running 1 test"));
@@ -843,10 +833,6 @@ fn finish_job(
             output,
         }
     };
-    if job.kind == JobKind::Check {
-        check(state, index, hashes, config, outcome, done, failed);
-        return;
-    }
     state.swept_hashes.insert(index, hashes);
     record_outcome(state, index, outcome, config, done, failed);
 }

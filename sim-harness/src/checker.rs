@@ -4,11 +4,10 @@
 //! naming the checker, with its message, the virtual time and the last
 //! harness events before it.
 
-use crate::observe::{with_observations, Observations};
+use crate::observe::{now, with_observations, Observations};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
-use std::time::Duration;
 
 /// An invariant over the published observations.
 pub(crate) type CheckFn = Rc<dyn Fn(&Observations<'_>) -> Result<(), String>>;
@@ -40,11 +39,6 @@ pub(crate) fn install(checkers: Vec<(String, CheckFn)>) {
     sim_runtime::context::with_current(|core| {
         core.set_after_call(Some(Rc::new(|label: &'static str| after_event(label))));
     });
-}
-
-fn now() -> Duration {
-    sim_runtime::context::with_current(|core| Duration::from_nanos(core.now_ns()))
-        .unwrap_or_default()
 }
 
 /// A harness event happened: remember it, and check every invariant.

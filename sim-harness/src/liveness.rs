@@ -4,7 +4,7 @@
 //! bound of virtual time; one that does not fails the run with class
 //! `liveness`, naming the property.
 
-use crate::observe::{with_observations, Observations};
+use crate::observe::{now, with_observations, Observations};
 use sim_net::{with_net, ConnectPolicy, HostId};
 use std::future::Future;
 use std::pin::Pin;
@@ -52,11 +52,6 @@ fn sleep(delay: Duration) -> Sleep {
         deadline_ns: now.saturating_add(delay.as_nanos() as u64),
         armed: false,
     }
-}
-
-fn now() -> Duration {
-    sim_runtime::context::with_current(|core| Duration::from_nanos(core.now_ns()))
-        .unwrap_or_default()
 }
 
 /// Runs the phase over `core` (host ids), then waits for `properties`.

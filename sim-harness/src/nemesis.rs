@@ -198,16 +198,18 @@ fn draw(stream: &str, range: &Range<Duration>) -> Duration {
     let offset = if span == 0 {
         0
     } else {
-        sim_runtime::context::with_current(|core| core.stream_below(stream, span + 1)).unwrap_or(0)
+        below(stream, span + 1)
     };
     Duration::from_nanos(lo + offset)
 }
 
+/// A draw in `0..n` from the generator's stream.
+fn below(stream: &str, n: u64) -> u64 {
+    sim_runtime::context::with_current(|core| core.stream_below(stream, n)).unwrap_or(0)
+}
+
 fn pick(stream: &str, hosts: &[String]) -> String {
-    let i =
-        sim_runtime::context::with_current(|core| core.stream_below(stream, hosts.len() as u64))
-            .unwrap_or(0);
-    hosts[i as usize].clone()
+    hosts[below(stream, hosts.len() as u64) as usize].clone()
 }
 
 fn host(name: &str) -> HostId {
@@ -325,18 +327,14 @@ fn act(stream: &str, generator: &Generator) {
             let mut side_a = vec![host(&hosts[0])];
             let mut side_b = vec![host(&hosts[1])];
             for name in &hosts[2..] {
-                let coin = sim_runtime::context::with_current(|core| core.stream_below(stream, 2))
-                    .unwrap_or(0);
-                if coin == 0 {
+                if below(stream, 2) == 0 {
                     side_a.push(host(name));
                 } else {
                     side_b.push(host(name));
                 }
             }
             // Which host leads each side is drawn too.
-            if sim_runtime::context::with_current(|core| core.stream_below(stream, 2)).unwrap_or(0)
-                == 1
-            {
+            if below(stream, 2) == 1 {
                 std::mem::swap(&mut side_a[0], &mut side_b[0]);
             }
             let pairs: Vec<(HostId, HostId)> = side_a

@@ -19,6 +19,12 @@ pub(crate) struct Board {
     facts: RefCell<BTreeMap<(String, String), String>>,
 }
 
+/// Virtual time since the run started (zero outside a run).
+pub(crate) fn now() -> Duration {
+    sim_runtime::context::with_current(|core| Duration::from_nanos(core.now_ns()))
+        .unwrap_or_default()
+}
+
 pub(crate) fn board() -> Option<Rc<Board>> {
     sim_runtime::context::with_current(|core| core.extension(Board::default))
 }
@@ -55,9 +61,11 @@ impl Observations<'_> {
 /// Runs `f` with the current observations.
 pub(crate) fn with_observations<R>(f: impl FnOnce(&Observations<'_>) -> R) -> Option<R> {
     let board = board()?;
-    let now = sim_runtime::context::with_current(|core| Duration::from_nanos(core.now_ns()))?;
     let facts = board.facts.borrow();
-    Some(f(&Observations { facts: &facts, now }))
+    Some(f(&Observations {
+        facts: &facts,
+        now: now(),
+    }))
 }
 
 /// Publishes `value` under `key` for the running task's host, then runs the

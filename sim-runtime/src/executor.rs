@@ -486,24 +486,25 @@ impl Core {
             n > 0,
             "a draw from stream {label:?} needs a non-empty range"
         );
-        let mut streams = self.streams.borrow_mut();
-        if let Some(rng) = streams.get_mut(label) {
-            return rng.below(n);
-        }
-        let mut rng = Rng::named(self.config.seed, label);
-        let draw = rng.below(n);
-        streams.insert(label.into(), rng);
-        draw
+        self.with_stream(label, |rng| rng.below(n))
     }
 
     /// The next 64 bits from the stream named `label` (see
     /// [`Core::stream_below`]).
     pub fn stream_u64(&self, label: &str) -> u64 {
+        self.with_stream(label, Rng::next_u64)
+    }
+
+    /// Runs `f` on the stream named `label`, made on first use (the name is
+    /// copied once per stream, not once per draw).
+    fn with_stream<R>(&self, label: &str, f: impl FnOnce(&mut Rng) -> R) -> R {
         let mut streams = self.streams.borrow_mut();
-        streams
+        if let Some(rng) = streams.get_mut(label) {
+            return f(rng);
+        }
+        f(streams
             .entry(label.into())
-            .or_insert_with(|| Rng::named(self.config.seed, label))
-            .next_u64()
+            .or_insert_with(|| Rng::named(self.config.seed, label)))
     }
 
     /// Fills `buf` from the run's stream for user randomness (what

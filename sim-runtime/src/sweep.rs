@@ -190,11 +190,6 @@ pub fn seed_override() -> Option<u64> {
     SEED_OVERRIDE.with(Cell::get)
 }
 
-/// The seed of the last run started on this thread.
-pub fn last_seed() -> Option<u64> {
-    LAST_SEED.with(Cell::get)
-}
-
 /// Records the class of a failure the runtime is about to raise as a panic.
 pub fn set_failure_class(class: FailureClass) {
     FAILURE.with(|f| f.set(Some(class)));
@@ -424,6 +419,9 @@ static RUN_GENERATION: AtomicU64 = AtomicU64::new(0);
 static IN_RUN: AtomicBool = AtomicBool::new(false);
 /// The seed of the run in progress.
 static RUN_SEED: AtomicU64 = AtomicU64::new(0);
+/// Whether a watchdog runs in this process: until one does, polls mark
+/// nothing (the hot path pays one load).
+static WATCHED: AtomicBool = AtomicBool::new(false);
 /// Counts polls: the watchdog sees progress.
 static POLLS: AtomicU64 = AtomicU64::new(0);
 /// The task being polled (0 for a root future), or `u64::MAX` between polls.
@@ -462,6 +460,9 @@ pub fn block_on_ended(previous: bool) {
 /// on the hot path.
 #[inline]
 pub fn poll_started(task: u64, site: Option<&'static Location<'static>>) {
+    if !WATCHED.load(Ordering::Relaxed) {
+        return;
+    }
     POLLS.store(
         POLLS.load(Ordering::Relaxed).wrapping_add(1),
         Ordering::Relaxed,
@@ -476,6 +477,9 @@ pub fn poll_started(task: u64, site: Option<&'static Location<'static>>) {
 /// The poll that [`poll_started`] announced returned.
 #[inline]
 pub fn poll_finished() {
+    if !WATCHED.load(Ordering::Relaxed) {
+        return;
+    }
     POLL_TASK.store(u64::MAX, Ordering::Relaxed);
 }
 
@@ -614,10 +618,11 @@ fn start_watchdog() {
             .name("sim-watchdog".into())
             .stack_size(64 * 1024)
             .spawn(move || watchdog(poll_budget, run_budget));
-        if let Err(e) = spawned {
-            eprintln!(
+        match spawned {
+            Ok(_) => WATCHED.store(true, Ordering::Relaxed),
+            Err(e) => eprintln!(
                 "sim: the hang watchdog could not start ({e}); a stuck run will not be caught"
-            );
+            ),
         }
     });
 }
