@@ -444,3 +444,66 @@ fn a_skewed_host_reads_shifted_clocks_but_sleeps_last_the_same() {
     // b's wall clock went back 5 s during its sleep; its Instant did not.
     assert_eq!(b.2 + s(5), b.1 + s(2), "{readings:?}");
 }
+
+#[test]
+fn a_drifting_host_reads_clocks_that_run_fast_or_slow() {
+    let mut sim = Sim::with_config(SimConfig::with_seed(11));
+    let s = Duration::from_secs;
+    // a gains 1 ms per second (1000 ppm); b loses 2 ms per second.
+    sim.at(Duration::ZERO, Fault::ClockDrift("a".into(), 1_000));
+    sim.at(Duration::ZERO, Fault::ClockDrift("b".into(), -2_000));
+    let readings = Rc::new(std::cell::RefCell::new(Vec::new()));
+    for name in ["a", "b"] {
+        let out = readings.clone();
+        sim.host(name, move || {
+            let out = out.clone();
+            async move {
+                let wall = || {
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .unwrap()
+                };
+                let (true0, local0, wall0) =
+                    (tokio::sim::now(), tokio::time::Instant::now(), wall());
+                tokio::time::sleep(s(10)).await;
+                let (true1, local1, wall1) =
+                    (tokio::sim::now(), tokio::time::Instant::now(), wall());
+                // A deadline on this host's own clock: reached by its clock.
+                let deadline = local1 + s(10);
+                tokio::time::sleep_until(deadline).await;
+                let local2 = tokio::time::Instant::now();
+                let true2 = tokio::sim::now();
+                out.borrow_mut().push((
+                    name,
+                    true1 - true0,
+                    local1 - local0,
+                    wall1 - wall0,
+                    local2 >= deadline,
+                    true2 - true1,
+                ));
+            }
+        });
+    }
+    sim.client("workload", async move {
+        tokio::time::sleep(s(25)).await;
+    });
+    sim.run();
+    let readings = readings.borrow();
+    let find = |n| *readings.iter().find(|r| r.0 == n).unwrap();
+    let (a, b) = (find("a"), find("b"));
+    let ms = Duration::from_millis;
+    // A sleep lasts its time on the host's own clock (to the timer's 1 ms
+    // grain), as on a real machine: a fast clock's 10 s pass in less true
+    // time, a slow one's in more. Leases and timeouts feel the drift.
+    for r in [a, b] {
+        assert!(r.2 >= s(10) && r.2 <= ms(10_001), "{readings:?}");
+        // SystemTime drifts with Instant.
+        assert_eq!(r.3, r.2, "{readings:?}");
+    }
+    assert!(a.1 >= ms(9_989) && a.1 <= ms(9_991), "{readings:?}");
+    assert!(b.1 >= ms(10_019) && b.1 <= ms(10_021), "{readings:?}");
+    // A deadline on a drifting clock is met on that clock too.
+    assert!(a.4 && b.4, "{readings:?}");
+    assert!(a.5 >= ms(9_989) && a.5 <= ms(9_991), "{readings:?}");
+    assert!(b.5 >= ms(10_019) && b.5 <= ms(10_021), "{readings:?}");
+}

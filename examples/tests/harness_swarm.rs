@@ -22,12 +22,23 @@ fn each_dimension_is_off_in_about_half_the_seeds_and_follows_the_seed() {
         ("crash", off(&|p| p.crash_every_s.is_none())),
         ("isolate", off(&|p| p.isolate_every_s.is_none())),
         ("disk errors", off(&|p| p.disk_error_rate == 0.0)),
+        ("udp reorder", off(&|p| p.udp_reorder_rate == 0.0)),
+        ("partition", off(&|p| p.partition_every_s.is_none())),
+        ("clock jump", off(&|p| p.clock_jump_every_s.is_none())),
+        ("disk full", off(&|p| p.disk_full_every_s.is_none())),
     ] {
         assert!((150..250).contains(&count), "{name} off in {count} of 400");
     }
     assert!(plans
         .iter()
         .all(|p| p.latency_max_ms <= 50 && p.udp_drop_rate <= 0.1));
+    // Latency is a range: its least is drawn too, never above its most.
+    assert!(plans.iter().all(|p| p.latency_min_ms <= p.latency_max_ms));
+    assert!(plans.iter().any(|p| p.latency_min_ms > 0));
+    // Corruption is off unless the test asks for it.
+    assert!(plans.iter().all(|p| p.disk_corruption_rate == 0.0));
+    let corrupt = Swarm::new(&["a"]).disk_corruption_rate(Dim::range(0.0, 0.01));
+    assert!((0..50).any(|seed| corrupt.plan(seed).disk_corruption_rate > 0.0));
     // Dimensions are independent streams: crash and isolate differ.
     assert!(plans
         .iter()
@@ -81,6 +92,11 @@ fn the_plan_is_applied_to_the_run() {
             .udp_dup_rate(Dim::Off)
             .crash_every_s(Dim::Off)
             .isolate_every_s(Dim::Off)
+            .latency_min_ms(Dim::Off)
+            .udp_reorder_rate(Dim::Off)
+            .partition_every_s(Dim::Off)
+            .clock_jump_every_s(Dim::Off)
+            .disk_full_every_s(Dim::Off)
             .disk_error_rate(Dim::Off)
             .disk_latency_max_us(Dim::Off)
             .poll_cost_max_us(Dim::Off)
@@ -122,4 +138,56 @@ fn a_poll_cost_lets_a_timer_fire_in_the_middle_of_work() {
         !finished_in_time(Duration::from_millis(1)),
         "polls of up to 1 ms: the 10 ms timeout fires in the middle of the work"
     );
+}
+
+/// How many of 200 numbered datagrams, sent 1 ms apart over a 2 ms link,
+/// arrived after a later one.
+fn overtaken(reorder: Dim<f64>) -> usize {
+    let mut sim = Sim::with_config(SimConfig::with_seed(13));
+    sim.swarm(
+        Swarm::new(&["sink"])
+            .latency_min_ms(Dim::Fixed(2))
+            .latency_max_ms(Dim::Fixed(2))
+            .udp_drop_rate(Dim::Off)
+            .udp_dup_rate(Dim::Off)
+            .udp_reorder_rate(reorder)
+            .crash_every_s(Dim::Off)
+            .isolate_every_s(Dim::Off)
+            .clock_jump_every_s(Dim::Off)
+            .disk_full_every_s(Dim::Off),
+    );
+    let order = Rc::new(RefCell::new(Vec::new()));
+    let out = order.clone();
+    sim.host("sink", move || {
+        let out = out.clone();
+        async move {
+            let socket = tokio::net::UdpSocket::bind("0.0.0.0:9").await.unwrap();
+            let mut buf = [0u8; 8];
+            loop {
+                let n = socket.recv(&mut buf).await.unwrap();
+                out.borrow_mut()
+                    .push(u64::from_le_bytes(buf[..n].try_into().unwrap()));
+            }
+        }
+    });
+    sim.client("source", async {
+        let socket = tokio::net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+        for i in 0u64..200 {
+            socket.send_to(&i.to_le_bytes(), "sink:9").await.unwrap();
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    });
+    sim.run();
+    let order = order.borrow();
+    assert_eq!(order.len(), 200, "nothing is lost");
+    order.windows(2).filter(|w| w[1] < w[0]).count()
+}
+
+#[test]
+fn the_reorder_dimension_holds_datagrams_back_past_later_ones() {
+    // A fixed latency keeps datagrams in order; reordering overtakes some.
+    assert_eq!(overtaken(Dim::Off), 0);
+    let late = overtaken(Dim::Fixed(0.2));
+    assert!((10..80).contains(&late), "{late} of 200 overtaken");
 }

@@ -15,42 +15,58 @@
 //! );
 //! ```
 
+use sim_fs::DiskConfig;
 use sim_net::{with_net, HostId};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::rc::Rc;
 use std::time::Duration;
 
-/// One kind of fault, on a group of hosts.
+/// One kind of fault, drawn over a group of hosts every so often.
 #[derive(Clone, Debug)]
-enum Generator {
+struct Generator {
+    hosts: Vec<String>,
+    every: Range<Duration>,
+    action: Action,
+}
+
+/// What a generator does each time.
+#[derive(Clone, Debug)]
+enum Action {
     /// Crash a host, restart it after a downtime.
-    CrashRestart {
-        hosts: Vec<String>,
-        every: Range<Duration>,
-        downtime: Range<Duration>,
-    },
+    CrashRestart { downtime: Range<Duration> },
     /// SIGTERM a host, crash it after a grace period if it still runs,
     /// restart it after a downtime.
     KillAfterGrace {
-        hosts: Vec<String>,
-        every: Range<Duration>,
         grace: Duration,
         downtime: Range<Duration>,
     },
     /// Cut a host off from every other host, heal after a while.
-    Isolate {
-        hosts: Vec<String>,
-        every: Range<Duration>,
-        duration: Range<Duration>,
-    },
+    Isolate { duration: Range<Duration> },
     /// Split the hosts into two sides (drawn, neither empty), heal after a
     /// while.
-    Split {
-        hosts: Vec<String>,
-        every: Range<Duration>,
+    Split { duration: Range<Duration> },
+    /// Cut two hosts apart (both directions), heal after a while.
+    Partition { duration: Range<Duration> },
+    /// Cut one direction between two hosts, heal after a while.
+    PartitionOneWay { duration: Range<Duration> },
+    /// Hold one direction between two hosts (bytes wait), release after a
+    /// while.
+    Hold { duration: Range<Duration> },
+    /// Skew a host's clocks ahead by up to this much.
+    ClockSkew { max: Duration },
+    /// Jump a host's wall clock by up to this many ms, either way.
+    ClockJump { max_ms: u64 },
+    /// Make a host's clocks drift by up to this many ppm, either way.
+    ClockDrift { max_ppm: i64 },
+    /// Give a host's disk these faults for a while, then its own config.
+    DiskFaults {
+        config: DiskConfig,
         duration: Range<Duration>,
     },
+    /// Fill a host's disk (writes fail with ENOSPC) for a while.
+    DiskFull { duration: Range<Duration> },
 }
 
 /// The fault generators of a run (see the module docs).
@@ -80,61 +96,52 @@ impl Nemesis {
         Nemesis::default()
     }
 
+    fn push(mut self, hosts: &[&str], every: Range<Duration>, action: Action) -> Nemesis {
+        check_range("every", &every);
+        self.generators.push(Generator {
+            hosts: names(hosts),
+            every,
+            action,
+        });
+        self
+    }
+
     /// Every `every` (drawn anew each time), crash one of `hosts` (drawn)
     /// and restart it after `downtime`.
     pub fn crash_restart(
-        mut self,
+        self,
         hosts: &[&str],
         every: Range<Duration>,
         downtime: Range<Duration>,
     ) -> Nemesis {
-        check_range("every", &every);
         check_range("downtime", &downtime);
-        self.generators.push(Generator::CrashRestart {
-            hosts: names(hosts),
-            every,
-            downtime,
-        });
-        self
+        self.push(hosts, every, Action::CrashRestart { downtime })
     }
 
     /// Every `every`, send SIGTERM to one of `hosts`; `grace` later crash
     /// it if it is still up (a host that handles SIGTERM may exit first),
     /// and restart it after `downtime`.
     pub fn kill_after_grace(
-        mut self,
+        self,
         hosts: &[&str],
         every: Range<Duration>,
         grace: Duration,
         downtime: Range<Duration>,
     ) -> Nemesis {
-        check_range("every", &every);
         check_range("downtime", &downtime);
-        self.generators.push(Generator::KillAfterGrace {
-            hosts: names(hosts),
-            every,
-            grace,
-            downtime,
-        });
-        self
+        self.push(hosts, every, Action::KillAfterGrace { grace, downtime })
     }
 
     /// Every `every`, cut one of `hosts` off from every other host for
     /// `duration`.
     pub fn isolate(
-        mut self,
+        self,
         hosts: &[&str],
         every: Range<Duration>,
         duration: Range<Duration>,
     ) -> Nemesis {
-        check_range("every", &every);
         check_range("duration", &duration);
-        self.generators.push(Generator::Isolate {
-            hosts: names(hosts),
-            every,
-            duration,
-        });
-        self
+        self.push(hosts, every, Action::Isolate { duration })
     }
 
     /// Every `every`, split `hosts` into two sides drawn from the seed
@@ -143,20 +150,130 @@ impl Nemesis {
     /// # Panics
     /// With fewer than two hosts.
     pub fn split(
-        mut self,
+        self,
         hosts: &[&str],
         every: Range<Duration>,
         duration: Range<Duration>,
     ) -> Nemesis {
         assert!(hosts.len() >= 2, "nemesis: a split needs two hosts or more");
-        check_range("every", &every);
         check_range("duration", &duration);
-        self.generators.push(Generator::Split {
-            hosts: names(hosts),
+        self.push(hosts, every, Action::Split { duration })
+    }
+
+    /// Every `every`, cut two of `hosts` (drawn) apart, both directions,
+    /// for `duration`.
+    ///
+    /// # Panics
+    /// With fewer than two hosts.
+    pub fn partition(
+        self,
+        hosts: &[&str],
+        every: Range<Duration>,
+        duration: Range<Duration>,
+    ) -> Nemesis {
+        assert!(
+            hosts.len() >= 2,
+            "nemesis: a partition needs two hosts or more"
+        );
+        check_range("duration", &duration);
+        self.push(hosts, every, Action::Partition { duration })
+    }
+
+    /// Every `every`, cut one direction between two of `hosts` (drawn, in
+    /// a drawn order) for `duration`: one hears the other, not back.
+    ///
+    /// # Panics
+    /// With fewer than two hosts.
+    pub fn partition_one_way(
+        self,
+        hosts: &[&str],
+        every: Range<Duration>,
+        duration: Range<Duration>,
+    ) -> Nemesis {
+        assert!(
+            hosts.len() >= 2,
+            "nemesis: a partition needs two hosts or more"
+        );
+        check_range("duration", &duration);
+        self.push(hosts, every, Action::PartitionOneWay { duration })
+    }
+
+    /// Every `every`, hold one direction between two of `hosts` (drawn)
+    /// for `duration`: its bytes wait, then arrive intact (a stalled
+    /// route, a long GC pause of a proxy).
+    ///
+    /// # Panics
+    /// With fewer than two hosts.
+    pub fn hold(
+        self,
+        hosts: &[&str],
+        every: Range<Duration>,
+        duration: Range<Duration>,
+    ) -> Nemesis {
+        assert!(hosts.len() >= 2, "nemesis: a hold needs two hosts or more");
+        check_range("duration", &duration);
+        self.push(hosts, every, Action::Hold { duration })
+    }
+
+    /// Every `every`, skew one of `hosts`'s clocks ahead by a drawn
+    /// `0..=max` (see [`crate::Fault::ClockSkew`]).
+    pub fn clock_skew(self, hosts: &[&str], every: Range<Duration>, max: Duration) -> Nemesis {
+        self.push(hosts, every, Action::ClockSkew { max })
+    }
+
+    /// Every `every`, jump one of `hosts`'s wall clock by a drawn
+    /// `-max_ms..=max_ms` (see [`crate::Fault::WallClockJump`]).
+    pub fn clock_jump(self, hosts: &[&str], every: Range<Duration>, max_ms: u64) -> Nemesis {
+        self.push(hosts, every, Action::ClockJump { max_ms })
+    }
+
+    /// Every `every`, set one of `hosts`'s clock drift to a drawn
+    /// `-max_ppm..=max_ppm` (see [`crate::Fault::ClockDrift`]).
+    ///
+    /// # Panics
+    /// Past the largest drift, 100,000 ppm.
+    pub fn clock_drift(self, hosts: &[&str], every: Range<Duration>, max_ppm: u64) -> Nemesis {
+        let max_ppm = max_ppm as i64;
+        assert!(
+            (0..=sim_runtime::executor::DRIFT_PPM_MAX).contains(&max_ppm),
+            "nemesis: a clock drift is at most {} ppm, not {max_ppm}",
+            sim_runtime::executor::DRIFT_PPM_MAX
+        );
+        self.push(hosts, every, Action::ClockDrift { max_ppm })
+    }
+
+    /// Every `every`, give one of `hosts`'s disk `faults` (error rates,
+    /// corruption, latency) for `duration`; then its own configuration
+    /// comes back.
+    pub fn disk_faults(
+        self,
+        hosts: &[&str],
+        every: Range<Duration>,
+        faults: DiskConfig,
+        duration: Range<Duration>,
+    ) -> Nemesis {
+        faults.validate();
+        check_range("duration", &duration);
+        self.push(
+            hosts,
             every,
-            duration,
-        });
-        self
+            Action::DiskFaults {
+                config: faults,
+                duration,
+            },
+        )
+    }
+
+    /// Every `every`, fill one of `hosts`'s disk for `duration`: writes
+    /// that need new space fail with `ENOSPC` (`StorageFull`).
+    pub fn disk_full(
+        self,
+        hosts: &[&str],
+        every: Range<Duration>,
+        duration: Range<Duration>,
+    ) -> Nemesis {
+        check_range("duration", &duration);
+        self.push(hosts, every, Action::DiskFull { duration })
     }
 
     /// Adds `other`'s generators to these.
@@ -170,10 +287,13 @@ impl Nemesis {
     }
 }
 
-/// Whether the nemesis still acts in this run.
+/// Whether the nemesis still acts in this run, and what it must undo.
 #[derive(Default)]
 struct State {
     stopped: Cell<bool>,
+    /// The own configuration of each disk the nemesis has broken or
+    /// filled, by host: restored when the fault ends, or when it stops.
+    disks: RefCell<BTreeMap<u32, DiskConfig>>,
 }
 
 fn state() -> Rc<State> {
@@ -183,7 +303,34 @@ fn state() -> Rc<State> {
 
 /// Stops every generator: what is pending does nothing.
 pub(crate) fn stop() {
-    state().stopped.set(true);
+    let state = state();
+    state.stopped.set(true);
+    let disks = std::mem::take(&mut *state.disks.borrow_mut());
+    for (node, own) in disks {
+        note("nemesis: stops; a disk heals");
+        sim_fs::set_disk_config(node, own);
+    }
+}
+
+/// Gives `node`'s disk `config` until [`restore_disk`] (or the stop).
+fn break_disk(node: u32, config: impl FnOnce(&DiskConfig, u64) -> DiskConfig) {
+    let state = state();
+    let (current, used) =
+        sim_fs::with_disk_on(node, |disk| (disk.config().clone(), disk.used_bytes()));
+    // Overlapping faults on one disk: the first remembers its own config.
+    let own = state
+        .disks
+        .borrow_mut()
+        .entry(node)
+        .or_insert(current)
+        .clone();
+    sim_fs::set_disk_config(node, config(&own, used));
+}
+
+fn restore_disk(node: u32) {
+    if let Some(own) = state().disks.borrow_mut().remove(&node) {
+        sim_fs::set_disk_config(node, own);
+    }
 }
 
 fn active() -> bool {
@@ -227,17 +374,8 @@ pub(crate) fn start(nemesis: Nemesis) {
     }
 }
 
-fn every(generator: &Generator) -> &Range<Duration> {
-    match generator {
-        Generator::CrashRestart { every, .. }
-        | Generator::KillAfterGrace { every, .. }
-        | Generator::Isolate { every, .. }
-        | Generator::Split { every, .. } => every,
-    }
-}
-
 fn schedule_next(stream: Rc<str>, generator: Rc<Generator>) {
-    let wait = draw(&stream, every(&generator));
+    let wait = draw(&stream, &generator.every);
     with_net(|net| {
         net.after(
             wait,
@@ -267,11 +405,32 @@ fn later(delay: Duration, f: impl FnOnce() + 'static) {
     });
 }
 
+/// Two distinct hosts of `hosts`, drawn, in a drawn order.
+fn pick_pair(stream: &str, hosts: &[String]) -> (String, String) {
+    debug_assert!(hosts.len() >= 2);
+    let first = below(stream, hosts.len() as u64) as usize;
+    // The second is drawn from the others, so never the first.
+    let mut second = below(stream, hosts.len() as u64 - 1) as usize;
+    if second >= first {
+        second += 1;
+    }
+    (hosts[first].clone(), hosts[second].clone())
+}
+
+/// A draw in `-max..=max`.
+fn signed(stream: &str, max: u64) -> i64 {
+    let span = max.saturating_mul(2).saturating_add(1);
+    below(stream, span) as i64 - max as i64
+}
+
+fn note(text: &str) {
+    with_net(|net| net.note(text));
+}
+
 fn act(stream: &str, generator: &Generator) {
-    match generator {
-        Generator::CrashRestart {
-            hosts, downtime, ..
-        } => {
+    let hosts = &generator.hosts;
+    match &generator.action {
+        Action::CrashRestart { downtime } => {
             let name = pick(stream, hosts);
             let id = host(&name);
             if !with_net(|net| net.is_alive(id)) {
@@ -288,12 +447,7 @@ fn act(stream: &str, generator: &Generator) {
                 })
             });
         }
-        Generator::KillAfterGrace {
-            hosts,
-            grace,
-            downtime,
-            ..
-        } => {
+        Action::KillAfterGrace { grace, downtime } => {
             let name = pick(stream, hosts);
             let id = host(&name);
             if !with_net(|net| net.is_alive(id)) {
@@ -319,9 +473,7 @@ fn act(stream: &str, generator: &Generator) {
                 });
             });
         }
-        Generator::Split {
-            hosts, duration, ..
-        } => {
+        Action::Split { duration } => {
             // Each host on side A or B; the first two are forced apart so
             // neither side is empty.
             let mut side_a = vec![host(&hosts[0])];
@@ -366,9 +518,7 @@ fn act(stream: &str, generator: &Generator) {
                 })
             });
         }
-        Generator::Isolate {
-            hosts, duration, ..
-        } => {
+        Action::Isolate { duration } => {
             let name = pick(stream, hosts);
             let id = host(&name);
             let others: Vec<HostId> = with_net(|net| {
@@ -390,6 +540,72 @@ fn act(stream: &str, generator: &Generator) {
                         net.heal(id, other);
                     }
                 })
+            });
+        }
+        Action::Partition { duration } => {
+            let (a, b) = pick_pair(stream, hosts);
+            let (ia, ib) = (host(&a), host(&b));
+            note(&format!("nemesis: partition {a} {b}"));
+            with_net(|net| net.partition(ia, ib));
+            later(draw(stream, duration), move || {
+                note(&format!("nemesis: heal {a} {b}"));
+                with_net(|net| net.heal(ia, ib));
+            });
+        }
+        Action::PartitionOneWay { duration } => {
+            let (a, b) = pick_pair(stream, hosts);
+            let (ia, ib) = (host(&a), host(&b));
+            note(&format!("nemesis: partition {a}->{b}"));
+            with_net(|net| net.partition_one_way(ia, ib));
+            later(draw(stream, duration), move || {
+                note(&format!("nemesis: heal {a}->{b}"));
+                with_net(|net| net.heal_one_way(ia, ib));
+            });
+        }
+        Action::Hold { duration } => {
+            let (a, b) = pick_pair(stream, hosts);
+            let (ia, ib) = (host(&a), host(&b));
+            note(&format!("nemesis: hold {a}->{b}"));
+            with_net(|net| net.hold(ia, ib));
+            later(draw(stream, duration), move || {
+                note(&format!("nemesis: release {a}->{b}"));
+                with_net(|net| net.release(ia, ib));
+            });
+        }
+        Action::ClockSkew { max } => {
+            let name = pick(stream, hosts);
+            let skew = draw(stream, &(Duration::ZERO..*max));
+            crate::Fault::ClockSkew(name, skew).apply();
+        }
+        Action::ClockJump { max_ms } => {
+            let name = pick(stream, hosts);
+            crate::Fault::WallClockJump(name, signed(stream, *max_ms)).apply();
+        }
+        Action::ClockDrift { max_ppm } => {
+            let name = pick(stream, hosts);
+            crate::Fault::ClockDrift(name, signed(stream, *max_ppm as u64)).apply();
+        }
+        Action::DiskFaults { config, duration } => {
+            let name = pick(stream, hosts);
+            let node = host(&name).0;
+            note(&format!("nemesis: disk faults on {name}: {config:?}"));
+            break_disk(node, |_, _| config.clone());
+            later(draw(stream, duration), move || {
+                note(&format!("nemesis: {name}'s disk heals"));
+                restore_disk(node);
+            });
+        }
+        Action::DiskFull { duration } => {
+            let name = pick(stream, hosts);
+            let node = host(&name).0;
+            note(&format!("nemesis: {name}'s disk is full"));
+            break_disk(node, |own, used| DiskConfig {
+                capacity_bytes: used,
+                ..own.clone()
+            });
+            later(draw(stream, duration), move || {
+                note(&format!("nemesis: {name}'s disk has room again"));
+                restore_disk(node);
             });
         }
     }

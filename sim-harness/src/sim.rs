@@ -102,6 +102,13 @@ pub enum Fault {
     /// Jump a host's wall clock (`SystemTime`) by this many milliseconds,
     /// forward or back, as NTP may; its `Instant` does not move.
     WallClockJump(String, i64),
+    /// Make a host's clocks (`Instant` and `SystemTime`) run this many
+    /// parts per million fast (or slow, below zero) from now on; what they
+    /// read now does not jump. Its timers run on its own clock, as a real
+    /// machine's do: at +1,000 ppm a 10 s sleep lasts 9.99 s of true time,
+    /// so leases and timeouts feel the drift. The trace stays on true time.
+    /// At most ±100,000 ppm.
+    ClockDrift(String, i64),
 }
 
 fn owned(hosts: &[&str]) -> Vec<String> {
@@ -218,6 +225,31 @@ impl Fault {
                         .wall_offset_ns
                         .saturating_add(delta_ms.saturating_mul(1_000_000));
                     core.set_node_clock(id, clock);
+                });
+            }
+            Fault::ClockDrift(h, ppm) => {
+                assert!(
+                    ppm.abs() <= sim_runtime::executor::DRIFT_PPM_MAX,
+                    "sim: Fault::ClockDrift({h:?}, {ppm}): a drift is at most ±{} ppm",
+                    sim_runtime::executor::DRIFT_PPM_MAX
+                );
+                let id = host(net, h).0;
+                net.note(&format!("clock {h} drift {ppm}ppm"));
+                sim_runtime::context::with_current(|core| {
+                    let clock = core.node_clock(id);
+                    let now = core.now_ns();
+                    // Fold the drift so far into the offset: the clock goes
+                    // on from what it reads now, at its new rate.
+                    let local = clock.local_ns(now);
+                    core.set_node_clock(
+                        id,
+                        sim_runtime::NodeClock {
+                            monotonic_offset_ns: local.saturating_sub(now),
+                            drift_ppm: *ppm,
+                            drift_since_ns: now,
+                            ..clock
+                        },
+                    );
                 });
             }
             Fault::DnsFail(name) => net.set_name_failing(name, true),

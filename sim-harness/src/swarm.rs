@@ -1,7 +1,8 @@
 //! The swarm: per seed, the harness draws the run's fault settings (link
-//! latency, UDP loss and duplication, crash and isolation rates, disk
-//! faults and latency, the virtual-time cost of a poll) from ranges that include zero and "off", each from
-//! a stream of its own in the seed tree. So a sweep tries many kinds of bad
+//! latency ranges, UDP loss, duplication and reordering, crash, isolation
+//! and partition rates, wall-clock jumps, disk latency, EIO, ENOSPC and
+//! corruption, the virtual-time cost of a poll) from ranges that include
+//! zero and "off", each from a stream of its own in the seed tree. So a sweep tries many kinds of bad
 //! days, not one, as TigerBeetle's VOPR and FoundationDB's simulator do.
 //! The drawn plan is printed when the run starts and recorded in its trace.
 //!
@@ -50,12 +51,18 @@ impl<T> Dim<T> {
 #[derive(Clone, Debug)]
 pub struct Swarm {
     hosts: Vec<String>,
+    latency_min_ms: Dim<u64>,
     latency_max_ms: Dim<u64>,
     udp_drop_rate: Dim<f64>,
     udp_dup_rate: Dim<f64>,
+    udp_reorder_rate: Dim<f64>,
     crash_every_s: Dim<u64>,
     isolate_every_s: Dim<u64>,
+    partition_every_s: Dim<u64>,
+    clock_jump_every_s: Dim<u64>,
     disk_error_rate: Dim<f64>,
+    disk_full_every_s: Dim<u64>,
+    disk_corruption_rate: Dim<f64>,
     disk_latency_max_us: Dim<u64>,
     poll_cost_max_us: Dim<u64>,
 }
@@ -63,18 +70,30 @@ pub struct Swarm {
 /// What the swarm drew for one seed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
-    /// Every link's latency is drawn in `0..=latency_max_ms`.
+    /// Every link's latency is drawn in `latency_min_ms..=latency_max_ms`.
+    pub latency_min_ms: u64,
+    /// See `latency_min_ms`.
     pub latency_max_ms: u64,
     /// UDP loss on every link.
     pub udp_drop_rate: f64,
     /// UDP duplication on every link.
     pub udp_dup_rate: f64,
+    /// UDP datagrams held back past later ones, on every link.
+    pub udp_reorder_rate: f64,
     /// A host crashes (and restarts 1 to 5 s later) about this often.
     pub crash_every_s: Option<u64>,
     /// A host is cut off (for 1 to 5 s) about this often.
     pub isolate_every_s: Option<u64>,
+    /// Two hosts are cut apart (for 1 to 5 s) about this often.
+    pub partition_every_s: Option<u64>,
+    /// A host's wall clock jumps (up to 10 s either way) about this often.
+    pub clock_jump_every_s: Option<u64>,
     /// EIO on reads, writes and syncs of the hosts' disks.
     pub disk_error_rate: f64,
+    /// A host's disk is full (ENOSPC, for 1 to 5 s) about this often.
+    pub disk_full_every_s: Option<u64>,
+    /// Reads that return a flipped bit, on the hosts' disks.
+    pub disk_corruption_rate: f64,
     /// Each disk operation takes up to this long.
     pub disk_latency_max_us: u64,
     /// Each poll of a task takes up to this long in virtual time.
@@ -118,12 +137,20 @@ impl Swarm {
     pub fn new(hosts: &[&str]) -> Swarm {
         Swarm {
             hosts: hosts.iter().map(|h| h.to_string()).collect(),
+            latency_min_ms: Dim::range(0, 10),
             latency_max_ms: Dim::range(0, 50),
             udp_drop_rate: Dim::range(0.0, 0.1),
             udp_dup_rate: Dim::range(0.0, 0.05),
+            udp_reorder_rate: Dim::range(0.0, 0.1),
             crash_every_s: Dim::range(5, 60),
             isolate_every_s: Dim::range(5, 60),
+            partition_every_s: Dim::range(5, 60),
+            clock_jump_every_s: Dim::range(10, 60),
             disk_error_rate: Dim::range(0.0, 0.01),
+            disk_full_every_s: Dim::range(10, 60),
+            // Off unless asked for: a service that keeps no checksums can
+            // only fail under it, which says nothing new on every seed.
+            disk_corruption_rate: Dim::Off,
             disk_latency_max_us: Dim::range(0, 20_000),
             poll_cost_max_us: Dim::range(0, 200),
         }
@@ -136,9 +163,45 @@ impl Swarm {
         self
     }
 
-    /// Link latency (most, in ms; the least is 0).
+    /// Link latency (most, in ms).
     pub fn latency_max_ms(mut self, dim: Dim<u64>) -> Swarm {
         self.latency_max_ms = dim;
+        self
+    }
+
+    /// Link latency (least, in ms; never above the most drawn). Off: 0.
+    pub fn latency_min_ms(mut self, dim: Dim<u64>) -> Swarm {
+        self.latency_min_ms = dim;
+        self
+    }
+
+    /// UDP reordering rate (see `LinkConfig::udp_reorder_rate`).
+    pub fn udp_reorder_rate(mut self, dim: Dim<f64>) -> Swarm {
+        self.udp_reorder_rate = dim;
+        self
+    }
+
+    /// How often (about, in s) two hosts are cut apart.
+    pub fn partition_every_s(mut self, dim: Dim<u64>) -> Swarm {
+        self.partition_every_s = dim;
+        self
+    }
+
+    /// How often (about, in s) a host's wall clock jumps.
+    pub fn clock_jump_every_s(mut self, dim: Dim<u64>) -> Swarm {
+        self.clock_jump_every_s = dim;
+        self
+    }
+
+    /// How often (about, in s) a host's disk is full for a while.
+    pub fn disk_full_every_s(mut self, dim: Dim<u64>) -> Swarm {
+        self.disk_full_every_s = dim;
+        self
+    }
+
+    /// Disk corruption rate (a read returns a flipped bit); off by default.
+    pub fn disk_corruption_rate(mut self, dim: Dim<f64>) -> Swarm {
+        self.disk_corruption_rate = dim;
         self
     }
 
@@ -180,13 +243,23 @@ impl Swarm {
 
     /// What this swarm draws for `seed` (a pure function of the seed).
     pub fn plan(&self, seed: u64) -> Plan {
+        let every = |name: &str, dim: Dim<u64>| draw_u64(seed, name, dim).filter(|s| *s > 0);
+        let latency_max_ms = draw_u64(seed, "latency", self.latency_max_ms).unwrap_or(0);
         Plan {
-            latency_max_ms: draw_u64(seed, "latency", self.latency_max_ms).unwrap_or(0),
+            latency_min_ms: draw_u64(seed, "latency min", self.latency_min_ms)
+                .unwrap_or(0)
+                .min(latency_max_ms),
+            latency_max_ms,
             udp_drop_rate: draw_f64(seed, "udp drop", self.udp_drop_rate),
             udp_dup_rate: draw_f64(seed, "udp dup", self.udp_dup_rate),
-            crash_every_s: draw_u64(seed, "crash", self.crash_every_s).filter(|s| *s > 0),
-            isolate_every_s: draw_u64(seed, "isolate", self.isolate_every_s).filter(|s| *s > 0),
+            udp_reorder_rate: draw_f64(seed, "udp reorder", self.udp_reorder_rate),
+            crash_every_s: every("crash", self.crash_every_s),
+            isolate_every_s: every("isolate", self.isolate_every_s),
+            partition_every_s: every("partition", self.partition_every_s),
+            clock_jump_every_s: every("clock jump", self.clock_jump_every_s),
             disk_error_rate: draw_f64(seed, "disk errors", self.disk_error_rate),
+            disk_full_every_s: every("disk full", self.disk_full_every_s),
+            disk_corruption_rate: draw_f64(seed, "disk corruption", self.disk_corruption_rate),
             disk_latency_max_us: draw_u64(seed, "disk latency", self.disk_latency_max_us)
                 .unwrap_or(0),
             poll_cost_max_us: draw_u64(seed, "poll cost", self.poll_cost_max_us).unwrap_or(0),
@@ -203,10 +276,11 @@ impl Plan {
     /// The link every pair of hosts gets.
     pub fn link(&self) -> LinkConfig {
         LinkConfig {
-            latency_min: Duration::ZERO,
+            latency_min: Duration::from_millis(self.latency_min_ms),
             latency_max: Duration::from_millis(self.latency_max_ms),
             udp_drop_rate: self.udp_drop_rate,
             udp_dup_rate: self.udp_dup_rate,
+            udp_reorder_rate: self.udp_reorder_rate,
         }
     }
 
@@ -216,6 +290,7 @@ impl Plan {
             read_error_rate: self.disk_error_rate,
             write_error_rate: self.disk_error_rate,
             sync_error_rate: self.disk_error_rate,
+            corruption_rate: self.disk_corruption_rate,
             latency_min_us: 0,
             latency_max_us: self.disk_latency_max_us,
             ..DiskConfig::default()
@@ -236,12 +311,20 @@ impl Plan {
         if let Some(every) = self.isolate_every_s {
             nemesis = nemesis.isolate(hosts, around(every), s(1)..s(5));
         }
+        if let (Some(every), true) = (self.partition_every_s, hosts.len() >= 2) {
+            nemesis = nemesis.partition(hosts, around(every), s(1)..s(5));
+        }
+        if let Some(every) = self.clock_jump_every_s {
+            nemesis = nemesis.clock_jump(hosts, around(every), CLOCK_JUMP_MAX_MS);
+        }
+        if let Some(every) = self.disk_full_every_s {
+            nemesis = nemesis.disk_full(hosts, around(every), s(1)..s(5));
+        }
         nemesis
     }
 
     /// One line: the run's plan.
     pub fn describe(&self) -> String {
-        let mut text = format!("swarm: latency 0-{}ms", self.latency_max_ms);
         let rate = |r: f64| {
             if r == 0.0 {
                 "off".to_string()
@@ -250,18 +333,31 @@ impl Plan {
             }
         };
         let every = |e: Option<u64>| e.map_or("off".to_string(), |s| format!("~{s}s"));
+        let mut text = format!(
+            "swarm: latency {}-{}ms",
+            self.latency_min_ms, self.latency_max_ms
+        );
         let _ = write!(
             text,
-            ", udp drop {}, udp dup {}, crash every {}, isolate every {}, disk errors {}, \
-             disk latency 0-{}us, poll cost 0-{}us",
+            ", udp drop {}, udp dup {}, udp reorder {}, crash every {}, isolate every {}, \
+             partition every {}, clock jump every {}, disk errors {}, disk full every {}, \
+             disk corruption {}, disk latency 0-{}us, poll cost 0-{}us",
             rate(self.udp_drop_rate),
             rate(self.udp_dup_rate),
+            rate(self.udp_reorder_rate),
             every(self.crash_every_s),
             every(self.isolate_every_s),
+            every(self.partition_every_s),
+            every(self.clock_jump_every_s),
             rate(self.disk_error_rate),
+            every(self.disk_full_every_s),
+            rate(self.disk_corruption_rate),
             self.disk_latency_max_us,
             self.poll_cost_max_us
         );
         text
     }
 }
+
+/// The largest wall-clock jump the swarm's nemesis makes, either way.
+const CLOCK_JUMP_MAX_MS: u64 = 10_000;

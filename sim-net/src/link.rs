@@ -14,6 +14,11 @@ pub struct LinkConfig {
     pub udp_drop_rate: f64,
     /// The chance that a UDP datagram arrives twice, in `[0, 1]`.
     pub udp_dup_rate: f64,
+    /// The chance that a UDP datagram is held back, in `[0, 1]`: it takes
+    /// an extra `latency_max` plus up to 1 ms more, so datagrams sent after
+    /// it overtake it. (Datagrams also reorder whenever latencies differ;
+    /// TCP never reorders.)
+    pub udp_reorder_rate: f64,
 }
 
 impl Default for LinkConfig {
@@ -24,6 +29,7 @@ impl Default for LinkConfig {
             latency_max: Duration::from_millis(1),
             udp_drop_rate: 0.0,
             udp_dup_rate: 0.0,
+            udp_reorder_rate: 0.0,
         }
     }
 }
@@ -45,6 +51,7 @@ impl LinkConfig {
         for (name, rate) in [
             ("udp_drop_rate", self.udp_drop_rate),
             ("udp_dup_rate", self.udp_dup_rate),
+            ("udp_reorder_rate", self.udp_reorder_rate),
         ] {
             assert!(
                 (0.0..=1.0).contains(&rate),

@@ -238,11 +238,23 @@ impl Network {
         let now = self.now_ns();
         for copy in 0..copies {
             // Each copy draws its own latency: datagrams reorder freely.
-            let delay = if copy == 0 {
+            let mut delay = if copy == 0 {
                 latency
             } else {
                 self.link_draw(datagram.from_host, datagram.to_host).0
             };
+            if config.udp_reorder_rate > 0.0 && self.chance() < config.udp_reorder_rate {
+                // Held back past every datagram sent within latency_max.
+                let extra =
+                    config.latency_max.as_nanos() as u64 + (self.chance() * 1_000_000.0) as u64 + 1;
+                self.note(&format!(
+                    "reorder udp {}>{}: {} ns late",
+                    describe(&datagram.src),
+                    describe(&datagram.dst),
+                    extra
+                ));
+                delay += extra;
+            }
             let net = self.clone();
             let d = Datagram {
                 from_host: datagram.from_host,

@@ -146,6 +146,53 @@ pub struct NodeClock {
     /// The node's wall clock (`SystemTime`) reads this far off (a jump
     /// changes it, either way).
     pub wall_offset_ns: i64,
+    /// The node's clocks run this many parts per million fast (or slow,
+    /// below zero) from `drift_since_ns` on: a crystal's error.
+    pub drift_ppm: i64,
+    /// The true time from which `drift_ppm` counts.
+    pub drift_since_ns: u64,
+}
+
+/// The largest clock drift a node may have, in ppm (10%: far past any real
+/// crystal, and far from a clock that stops, which would break `Instant`).
+pub const DRIFT_PPM_MAX: i64 = 100_000;
+
+impl NodeClock {
+    /// How far the drift has moved the node's clocks by true time `true_ns`.
+    pub fn drift_ns(&self, true_ns: u64) -> i64 {
+        let elapsed = true_ns.saturating_sub(self.drift_since_ns) as i128;
+        (elapsed * self.drift_ppm as i128 / 1_000_000) as i64
+    }
+
+    /// What the node's monotonic clock reads at true time `true_ns`.
+    pub fn local_ns(&self, true_ns: u64) -> u64 {
+        let local =
+            true_ns as i128 + self.monotonic_offset_ns as i128 + self.drift_ns(true_ns) as i128;
+        local.clamp(0, u64::MAX as i128) as u64
+    }
+
+    /// The first true time at which the node's monotonic clock reads
+    /// `local_ns` or more (the inverse of [`NodeClock::local_ns`]).
+    pub fn true_ns_of(&self, local_ns: u64) -> u64 {
+        let undrifted = local_ns.saturating_sub(self.monotonic_offset_ns);
+        if self.drift_ppm == 0 || undrifted <= self.drift_since_ns {
+            return undrifted;
+        }
+        debug_assert!(self.drift_ppm.abs() <= DRIFT_PPM_MAX);
+        let span = (undrifted - self.drift_since_ns) as i128;
+        let rate = 1_000_000 + self.drift_ppm as i128;
+        let guess = self.drift_since_ns as i128 + (span * 1_000_000 + rate - 1) / rate;
+        let mut t = guess.clamp(0, u64::MAX as i128) as u64;
+        // Rounding in drift_ns may leave the guess a nanosecond short; the
+        // local clock rises at least 0.9 ns per ns, so two steps are enough.
+        for _ in 0..4 {
+            if self.local_ns(t) >= local_ns {
+                break;
+            }
+            t += 1;
+        }
+        t
+    }
 }
 
 /// What runs after each scheduled callback, with its label (see
@@ -440,7 +487,7 @@ impl Core {
         if !self.any_clock.get() {
             return now;
         }
-        now.saturating_add(self.node_clock(self.current_node.get()).monotonic_offset_ns)
+        self.node_clock(self.current_node.get()).local_ns(now)
     }
 
     /// The true time at which the current node's monotonic clock reads
@@ -450,7 +497,8 @@ impl Core {
         if !self.any_clock.get() {
             return local_ns;
         }
-        local_ns.saturating_sub(self.node_clock(self.current_node.get()).monotonic_offset_ns)
+        self.node_clock(self.current_node.get())
+            .true_ns_of(local_ns)
     }
 
     /// How far the current node's wall clock is off true time, in ns.
@@ -460,7 +508,9 @@ impl Core {
             return 0;
         }
         let clock = self.node_clock(self.current_node.get());
-        (clock.monotonic_offset_ns as i64).saturating_add(clock.wall_offset_ns)
+        (clock.monotonic_offset_ns as i64)
+            .saturating_add(clock.drift_ns(self.now_ns.get()))
+            .saturating_add(clock.wall_offset_ns)
     }
 
     /// Fails the run: `block_on` panics with `message` at its next turn,
