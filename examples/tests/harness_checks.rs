@@ -507,3 +507,22 @@ fn a_drifting_host_reads_clocks_that_run_fast_or_slow() {
     assert!(a.5 >= ms(9_989) && a.5 <= ms(9_991), "{readings:?}");
     assert!(b.5 >= ms(10_019) && b.5 <= ms(10_021), "{readings:?}");
 }
+
+#[test]
+fn a_panic_in_a_host_main_task_fails_the_run_and_names_the_host() {
+    let mut sim = Sim::with_config(SimConfig::with_seed(12));
+    sim.host("db", || async {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        panic!("the db's state is corrupt");
+    });
+    sim.client("workload", async {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    });
+    let run = std::panic::AssertUnwindSafe(|| sim.run());
+    let text = panic_text(std::panic::catch_unwind(run).unwrap_err());
+    assert!(
+        text.starts_with("sim: host \"db\"'s main task panicked at virtual time 1s"),
+        "{text}"
+    );
+    assert!(text.ends_with("the db's state is corrupt"), "{text}");
+}

@@ -8,13 +8,19 @@
 //! - `liveness.rs`: the liveness phase ([`Sim::eventually`]).
 //! - [`nemesis`]: fault generators at seeded times ([`Nemesis`]).
 //! - [`swarm`]: per-seed fault settings ([`swarm::Swarm`]).
+//! - [`control`]: which connections a scripted reset takes
+//!   ([`control::Conns`]).
+//! - [`rollout`]: a new version over the replicas behind a route
+//!   ([`rollout::Rollout`]).
 
 #![warn(missing_docs)]
 
 mod checker;
+pub mod control;
 mod liveness;
 pub mod nemesis;
 pub mod observe;
+pub mod rollout;
 pub mod sim;
 pub mod swarm;
 

@@ -1,6 +1,6 @@
 //! The liveness phase: after the workload, the harness stops injecting
-//! faults, heals the network among a core of hosts and restarts the
-//! crashed ones in it. Then each `eventually` property must hold within its
+//! faults, heals the network among a core of hosts, lifts the scripted
+//! controls and restarts the crashed hosts in it. Then each `eventually` property must hold within its
 //! bound of virtual time; one that does not fails the run with class
 //! `liveness`, naming the property.
 
@@ -60,6 +60,7 @@ pub(crate) async fn phase(core: Vec<HostId>, properties: Vec<Property>) {
     with_net(|net| {
         net.note("liveness phase: faults stop, the core heals");
         net.heal_all(|host| core.contains(&host));
+        net.clear_controls();
         for &host in &core {
             net.set_connect_policy(host, ConnectPolicy::Normal);
         }

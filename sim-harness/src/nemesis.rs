@@ -612,4 +612,4 @@ fn act(stream: &str, generator: &Generator) {
 }
 
 /// SIGTERM's number (15 on every platform this runs on).
-const SIGTERM: i32 = 15;
+pub(crate) const SIGTERM: i32 = 15;

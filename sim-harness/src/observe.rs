@@ -71,10 +71,16 @@ pub(crate) fn with_observations<R>(f: impl FnOnce(&Observations<'_>) -> R) -> Op
 /// Publishes `value` under `key` for the running task's host, then runs the
 /// checkers. Outside a simulation run it does nothing.
 pub fn publish(key: &str, value: impl Display) {
-    let Some(board) = board() else { return };
-    let value = value.to_string();
     let host = sim_net::try_with_net(|net| net.host_name(net.current_host()))
         .unwrap_or_else(|| "main".to_string());
+    record(&host, key, &value.to_string());
+}
+
+/// Records `value` under `key` for `host` (the harness's own facts use
+/// names no host has, such as `rollout`), then runs the checkers.
+pub(crate) fn record(host: &str, key: &str, value: &str) {
+    let Some(board) = board() else { return };
+    let (host, value) = (host.to_string(), value.to_string());
     let note = format!("publish {host} {key}={value}");
     sim_runtime::context::with_current(|core| {
         core.trace(

@@ -43,8 +43,8 @@ use std::rc::Rc;
 use std::task::Poll;
 use std::time::Duration;
 
-type BoxFuture = Pin<Box<dyn Future<Output = ()>>>;
-type Factory = Rc<dyn Fn() -> BoxFuture>;
+pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = ()>>>;
+pub(crate) type Factory = Rc<dyn Fn() -> BoxFuture>;
 
 /// A fault, scheduled with [`Sim::at`] or applied at once with
 /// [`Fault::apply`]. Hosts are named.
@@ -83,7 +83,9 @@ pub enum Fault {
     /// Split the hosts into two sides: every link between a host of one
     /// side and a host of the other is cut, both directions.
     Split(Vec<String>, Vec<String>),
-    /// Heal every cut and release every held link between any two hosts.
+    /// Heal every cut and release every held link between any two hosts,
+    /// and lift every scripted control (byte budgets, reset rules, silent
+    /// ports, read throttles, DNS delays; routes stay).
     HealAll,
     /// Pause a host's TCP listener on a port: connects complete into its
     /// backlog, but `accept` waits (a server too busy to accept).
@@ -109,6 +111,37 @@ pub enum Fault {
     /// so leases and timeouts feel the drift. The trace stays on true time.
     /// At most ±100,000 ppm.
     ClockDrift(String, i64),
+    /// Let this many more bytes of TCP data through `from -> to`, then
+    /// hold that direction (as [`Fault::Hold`]) until a release: "the
+    /// request was processed, the response is lost".
+    HoldAfterBytes(String, String, u64),
+    /// Reset, now, every open connection in the set: both ends see
+    /// `ConnectionReset` (a middlebox's RST).
+    Reset(crate::control::Conns),
+    /// From now on, reset a connection of the set when it sends (with
+    /// [`crate::control::Conns::containing`]: when it sends those bytes)
+    /// instead of delivering; until [`Fault::HealAll`].
+    ResetWhen(crate::control::Conns),
+    /// Connections to a host's port complete, but nobody ever reads or
+    /// answers (a hung process): clients see only their own timeouts.
+    SilencePort(String, u16),
+    /// A silent port answers again (new connections only).
+    UnsilencePort(String, u16),
+    /// A host's TCP reads get at most this many bytes per second (a slow
+    /// consumer); what it does not read pushes back on its peers' writers.
+    ThrottleReader(String, u64),
+    /// Lift a host's read throttle.
+    UnthrottleReader(String),
+    /// A name's resolution takes this long (zero: at once again), for
+    /// tokio's resolvers (`lookup_host`, connects and sends by name).
+    DnsDelay(String, Duration),
+    /// Route a name over hosts: each resolution answers with the next one
+    /// in turn, so each connection goes to one. Set again to change it; an
+    /// empty list removes it.
+    Route(String, Vec<String>),
+    /// Replace the hosts behind a route one at a time by a new version
+    /// (see [`crate::rollout`]).
+    Rollout(crate::rollout::Rollout),
 }
 
 fn owned(hosts: &[&str]) -> Vec<String> {
@@ -155,6 +188,36 @@ impl Fault {
     /// [`Fault::Split`] into `side_a` and `side_b`.
     pub fn split(side_a: &[&str], side_b: &[&str]) -> Fault {
         Fault::Split(owned(side_a), owned(side_b))
+    }
+
+    /// [`Fault::HoldAfterBytes`] of `from -> to` after `bytes`.
+    pub fn hold_after_bytes(from: &str, to: &str, bytes: u64) -> Fault {
+        Fault::HoldAfterBytes(from.into(), to.into(), bytes)
+    }
+
+    /// [`Fault::Release`] of `from -> to`.
+    pub fn release(from: &str, to: &str) -> Fault {
+        Fault::Release(from.into(), to.into())
+    }
+
+    /// [`Fault::SilencePort`] of `host`'s `port`.
+    pub fn silence_port(host: &str, port: u16) -> Fault {
+        Fault::SilencePort(host.into(), port)
+    }
+
+    /// [`Fault::ThrottleReader`] of `host` to `bytes_per_s`.
+    pub fn throttle_reader(host: &str, bytes_per_s: u64) -> Fault {
+        Fault::ThrottleReader(host.into(), bytes_per_s)
+    }
+
+    /// [`Fault::DnsDelay`] of `name`.
+    pub fn dns_delay(name: &str, delay: Duration) -> Fault {
+        Fault::DnsDelay(name.into(), delay)
+    }
+
+    /// [`Fault::Route`] of `name` over `hosts`.
+    pub fn route(name: &str, hosts: &[&str]) -> Fault {
+        Fault::Route(name.into(), owned(hosts))
     }
 }
 
@@ -206,7 +269,32 @@ impl Fault {
                     }
                 }
             }
-            Fault::HealAll => net.heal_all(|_| true),
+            Fault::HealAll => {
+                net.heal_all(|_| true);
+                net.clear_controls();
+            }
+            Fault::HoldAfterBytes(a, b, bytes) => {
+                net.hold_after_bytes(host(net, a), host(net, b), *bytes)
+            }
+            Fault::Reset(conns) => {
+                assert!(
+                    !conns.has_bytes(),
+                    "sim: Fault::Reset({conns:?}) acts now, on no bytes; a reset by content is \
+                     Fault::ResetWhen"
+                );
+                net.reset_now(&format!("{conns:?}"), &conns.predicate(net));
+            }
+            Fault::ResetWhen(conns) => net.reset_when(&format!("{conns:?}"), conns.predicate(net)),
+            Fault::SilencePort(h, port) => net.set_silent(host(net, h), *port, true),
+            Fault::UnsilencePort(h, port) => net.set_silent(host(net, h), *port, false),
+            Fault::ThrottleReader(h, rate) => net.set_read_rate(host(net, h), Some(*rate)),
+            Fault::UnthrottleReader(h) => net.set_read_rate(host(net, h), None),
+            Fault::DnsDelay(name, delay) => net.set_dns_delay(name, *delay),
+            Fault::Route(name, hosts) => {
+                let ids: Vec<HostId> = hosts.iter().map(|h| host(net, h)).collect();
+                net.set_route(name, &ids);
+            }
+            Fault::Rollout(rollout) => crate::rollout::start(rollout),
             Fault::ClockSkew(h, offset) => {
                 let id = host(net, h).0;
                 net.note(&format!("clock {h} skew {offset:?}"));
@@ -275,14 +363,63 @@ fn start_host(host: HostId) {
         return;
     };
     let name = with_net(|net| net.host_name(host));
+    let main = HostMain {
+        name: name.clone(),
+        future: factory(),
+    };
     sim_runtime::context::with_current(|core| {
         let meta = TaskMeta {
             name: Some(name.into_boxed_str()),
             location,
             kind: "host",
         };
-        core.spawn_on_node(factory(), meta, host.0);
+        core.spawn_on_node(Box::pin(main), meta, host.0);
     });
+}
+
+/// A host's main task: its panic ends the process, so it fails the run
+/// (a panic in a task it spawned stays in that task, as in tokio).
+struct HostMain {
+    name: String,
+    future: BoxFuture,
+}
+
+impl Future for HostMain {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            this.future.as_mut().poll(cx)
+        }));
+        match polled {
+            Ok(poll) => poll,
+            Err(payload) => {
+                let text = sim_runtime::sweep::payload_text(&*payload);
+                sim_runtime::context::with_current(|core| {
+                    core.fail_run(
+                        sim_runtime::sweep::FailureClass::Panic,
+                        format!(
+                            "sim: host {:?}'s main task panicked at virtual time {:?} (seed \
+                             {:#x}): {text}",
+                            this.name,
+                            Duration::from_nanos(core.now_ns()),
+                            core.config().seed
+                        ),
+                    )
+                });
+                Poll::Ready(())
+            }
+        }
+    }
+}
+
+/// Replaces `host`'s factory: its next start runs `factory` (a new
+/// version, in a rollout).
+pub(crate) fn set_factory(host: HostId, factory: Factory) {
+    if let Some(entry) = factories().0.borrow_mut().get_mut(&host.0) {
+        entry.0 = factory;
+    }
 }
 
 pub(crate) fn restart(net: &Rc<Network>, host: HostId) {

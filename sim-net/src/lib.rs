@@ -14,9 +14,12 @@
 //! - [`net`]: the state of one simulation's network, and its faults.
 //! - [`tcp`]: connections (reliable, ordered, with flow control).
 //! - [`udp`]: datagrams (dropped, duplicated, reordered by link rates).
+//! - [`control`]: scripted controls (hold after N bytes, resets by
+//!   predicate, silent ports, throttled readers, DNS delays, routes).
 
 #![warn(missing_docs)]
 
+pub mod control;
 pub mod link;
 pub mod net;
 pub mod signal;
@@ -24,5 +27,6 @@ pub mod tcp;
 pub mod udp;
 pub mod unix;
 
+pub use control::{ConnEnds, ConnPredicate};
 pub use link::LinkConfig;
 pub use net::{try_with_net, with_net, ConnectPolicy, HostId, Network, SocketId};

@@ -87,6 +87,8 @@ pub(crate) struct NetState {
     pub(crate) sockets: Vec<Slot>,
     pub(crate) free: Vec<u32>,
     pub(crate) rng: Rng,
+    /// Scripted controls in force (see [`crate::control`]).
+    pub(crate) controls: crate::control::Controls,
 }
 
 /// The network of one simulation.
@@ -139,6 +141,7 @@ impl Network {
             sockets: Vec::new(),
             free: Vec::new(),
             rng: Rng::new(core.config().seed, 3),
+            controls: Default::default(),
         };
         state.add_host("main");
         Network {
@@ -217,13 +220,16 @@ impl Network {
         if name == "localhost" {
             return Ok(vec![IpAddr::V4(Ipv4Addr::LOCALHOST)]);
         }
-        let st = self.state.borrow();
-        if st.failing_names.contains(name) {
+        if self.state.borrow().failing_names.contains(name) {
             return Err(io::Error::other(format!(
                 "failed to lookup address information: Temporary failure in name resolution \
                  (the simulation's DNS fails {name:?})"
             )));
         }
+        if let Some(ip) = self.resolve_route(name) {
+            return Ok(vec![ip]);
+        }
+        let st = self.state.borrow();
         match st.names.get(name).map(|i| &st.hosts[*i as usize]) {
             Some(host) => Ok(vec![IpAddr::V4(host.addr)]),
             None => Err(io::Error::other(format!(

@@ -11,6 +11,7 @@
 //! completes connections into its backlog before `accept` is called, as the
 //! kernel does.
 
+use crate::control::Throttle;
 use crate::link::LinkMode;
 use crate::net::{describe, source_ip, ConnectPolicy, HostId, Network, Parked, Socket, SocketId};
 use std::collections::VecDeque;
@@ -74,6 +75,10 @@ pub(crate) struct TcpEnd {
     pub(crate) linger: Option<std::time::Duration>,
     /// Set for a Unix stream: the local and peer paths (`None`: unnamed).
     pub(crate) unix: Option<(Option<std::path::PathBuf>, Option<std::path::PathBuf>)>,
+    /// Under a read throttle: the earliest true time of the next read.
+    pub(crate) read_next_ns: u64,
+    /// Under a read throttle: the time a wake is armed for (0: none).
+    pub(crate) read_wake_ns: u64,
 }
 
 impl TcpEnd {
@@ -97,10 +102,12 @@ impl TcpEnd {
             ttl: 64,
             linger: None,
             unix: None,
+            read_next_ns: 0,
+            read_wake_ns: 0,
         }
     }
 
-    fn wake_all(&mut self) {
+    pub(crate) fn wake_all(&mut self) {
         for w in [self.read_waker.take(), self.write_waker.take()]
             .into_iter()
             .flatten()
@@ -216,6 +223,16 @@ impl Network {
     /// connections complete into its backlog (up to its size) but `accept`
     /// waits, as with a server too busy to accept. Returns false when the
     /// host has no listener there.
+    /// Whether `host` has a TCP listener on `port`.
+    pub fn tcp_is_listening(&self, host: HostId, port: u16) -> bool {
+        let st = self.state.borrow();
+        let Some(&index) = st.hosts[host.0 as usize].tcp_ports.get(&port) else {
+            return false;
+        };
+        matches!(st.sockets[index as usize].socket, Some(Socket::Listener(_)))
+    }
+
+    /// Pauses or resumes `host`'s listener on `port`; false if it has none.
     pub fn tcp_pause_listener(&self, host: HostId, port: u16, paused: bool) -> bool {
         let waker = {
             let mut st = self.state.borrow_mut();
@@ -369,6 +386,14 @@ impl Network {
             self.park(segment.from_host, segment.to_host, Parked::Tcp(segment));
             return;
         }
+        // Scripted controls act on what crosses an open link (a parked
+        // segment meets them when it flows again).
+        if self.reset_by_rule(&segment) {
+            return;
+        }
+        let Some(segment) = self.spend_hold_budget(segment) else {
+            return;
+        };
         let now = self.now_ns();
         let mut at = now + latency;
         // Never overtake an earlier segment of the same endpoint.
@@ -514,6 +539,30 @@ impl Network {
             }
             ConnectPolicy::Normal => {}
         }
+        if self.is_silent(segment.to_host, dst.port()) {
+            // Accepted by a process that never reads or answers: the
+            // connection completes, and its bytes pile up unread.
+            let server = {
+                let mut end = TcpEnd::new(segment.to_host, dst, segment.src, Phase::Established);
+                end.peer_id = Some(segment.from);
+                self.state.borrow_mut().insert(Socket::Tcp(end))
+            };
+            self.note(&format!(
+                "accept {}>{}: a silent port",
+                describe(&segment.src),
+                describe(&dst)
+            ));
+            self.send_segment(Segment {
+                from_host: segment.to_host,
+                to_host: segment.from_host,
+                from: server,
+                to: Some(segment.from),
+                src: dst,
+                dst: segment.src,
+                kind: SegmentKind::SynAck,
+            });
+            return;
+        }
         let accepted = {
             let mut st = self.state.borrow_mut();
             let host = &st.hosts[segment.to_host as usize];
@@ -568,12 +617,40 @@ impl Network {
         buf: &mut [u8],
         peek: bool,
     ) -> Poll<io::Result<usize>> {
+        let now_ns = self.now_ns();
         let mut st = self.state.borrow_mut();
+        let st = &mut *st;
         let Some(Socket::Tcp(end)) = st.get_mut(id) else {
             return Poll::Ready(Err(not_connected()));
         };
         if !end.recv.is_empty() {
-            let n = buf.len().min(end.recv.len());
+            let mut n = buf.len().min(end.recv.len());
+            if !peek {
+                let (host, next) = (end.host, end.read_next_ns);
+                match st.controls.read_take(host, now_ns, next, n) {
+                    Throttle::Take(allowed) => n = allowed,
+                    Throttle::WaitUntil(at) => {
+                        let Some(Socket::Tcp(end)) = st.get_mut(id) else {
+                            unreachable!("looked up above")
+                        };
+                        end.read_waker = Some(cx.waker().clone());
+                        let arm = end.read_wake_ns != at;
+                        end.read_wake_ns = at;
+                        if arm {
+                            self.wake_reader_at(id, at);
+                        }
+                        return Poll::Pending;
+                    }
+                }
+                let next = st.controls.read_next(host, now_ns, n);
+                let Some(Socket::Tcp(end)) = st.get_mut(id) else {
+                    unreachable!("looked up above")
+                };
+                end.read_next_ns = next;
+            }
+            let Some(Socket::Tcp(end)) = st.get_mut(id) else {
+                unreachable!("looked up above")
+            };
             for (dst, src) in buf.iter_mut().zip(end.recv.iter()) {
                 *dst = *src;
             }
@@ -608,17 +685,52 @@ impl Network {
 
     /// Whether a read would not wait (data, end of stream, or an error).
     pub fn tcp_read_ready(&self, id: SocketId) -> bool {
-        match self.state.borrow().get(id) {
-            Some(Socket::Tcp(end)) => !end.recv.is_empty() || end.reset || end.fin_received,
+        let st = self.state.borrow();
+        match st.get(id) {
+            Some(Socket::Tcp(end)) if !end.recv.is_empty() && !end.reset => {
+                // Under a read throttle, data waits for its turn.
+                end.read_next_ns == 0
+                    || st.controls.read_rate.is_empty()
+                    || end.read_next_ns <= self.now_ns()
+            }
+            Some(Socket::Tcp(end)) => end.reset || end.fin_received,
             _ => true,
         }
     }
 
     /// Registers for a later read readiness.
     pub fn tcp_register_read(&self, id: SocketId, waker: &Waker) {
-        if let Some(Socket::Tcp(end)) = self.state.borrow_mut().get_mut(id) {
+        let now_ns = self.now_ns();
+        let mut st = self.state.borrow_mut();
+        if let Some(Socket::Tcp(end)) = st.get_mut(id) {
             end.read_waker = Some(waker.clone());
+            // Throttled data waiting for its turn: a wake at the turn.
+            let at = end.read_next_ns;
+            if !end.recv.is_empty() && at > now_ns && end.read_wake_ns != at {
+                end.read_wake_ns = at;
+                drop(st);
+                self.wake_reader_at(id, at);
+            }
         }
+    }
+
+    /// Wakes `id`'s reader at true time `at` (a throttled read's turn).
+    fn wake_reader_at(&self, id: SocketId, at: u64) {
+        self.schedule(
+            at,
+            "tcp-throttle",
+            Box::new(move || {
+                crate::net::try_with_net(|net| {
+                    let mut st = net.state.borrow_mut();
+                    if let Some(Socket::Tcp(end)) = st.get_mut(id) {
+                        end.read_wake_ns = 0;
+                        if let Some(w) = end.read_waker.take() {
+                            w.wake();
+                        }
+                    }
+                });
+            }),
+        );
     }
 
     /// How many bytes a write may send now.

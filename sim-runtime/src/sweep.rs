@@ -501,7 +501,8 @@ pub fn trace_override(seed: u64, run_index: u64) -> Option<PathBuf> {
 
 // ----- the panic hook -----------------------------------------------------
 
-fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
+/// The text of a panic's payload (its message, for `&str` and `String`).
+pub fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         s.to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {

@@ -14,6 +14,11 @@ pub(crate) mod sealed {
     pub trait ToSocketAddrsPriv {
         /// The addresses this names.
         fn resolve(&self) -> io::Result<Vec<SocketAddr>>;
+
+        /// The host name to resolve, if this is one (not an address).
+        fn host_name(&self) -> Option<&str> {
+            None
+        }
     }
 }
 
@@ -32,6 +37,26 @@ fn resolve_host(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
         .into_iter()
         .map(|ip| SocketAddr::new(ip, port))
         .collect())
+}
+
+/// The host part of a `"host:port"` string that is not an address.
+fn host_of_str(s: &str) -> Option<&str> {
+    if s.parse::<SocketAddr>().is_ok() {
+        return None;
+    }
+    s.rsplit_once(':').map(|(host, _)| host)
+}
+
+/// Resolves `addr`, waiting first for the simulated DNS's delay of its
+/// host name, if a scripted control set one.
+async fn resolve_timed<A: ToSocketAddrsPriv + ?Sized>(addr: &A) -> io::Result<Vec<SocketAddr>> {
+    if let Some(name) = addr.host_name() {
+        let delay = sim_net::with_net(|net| net.dns_delay(name));
+        if !delay.is_zero() {
+            crate::time::sleep(delay).await;
+        }
+    }
+    addr.resolve()
 }
 
 fn resolve_str(s: &str) -> io::Result<Vec<SocketAddr>> {
@@ -75,12 +100,20 @@ impl ToSocketAddrsPriv for str {
     fn resolve(&self) -> io::Result<Vec<SocketAddr>> {
         resolve_str(self)
     }
+
+    fn host_name(&self) -> Option<&str> {
+        host_of_str(self)
+    }
 }
 
 impl ToSocketAddrs for String {}
 impl ToSocketAddrsPriv for String {
     fn resolve(&self) -> io::Result<Vec<SocketAddr>> {
         resolve_str(self)
+    }
+
+    fn host_name(&self) -> Option<&str> {
+        host_of_str(self)
     }
 }
 
@@ -92,6 +125,10 @@ impl ToSocketAddrsPriv for (&str, u16) {
         }
         resolve_host(self.0, self.1)
     }
+
+    fn host_name(&self) -> Option<&str> {
+        self.0.parse::<IpAddr>().is_err().then_some(self.0)
+    }
 }
 
 impl ToSocketAddrs for (String, u16) {}
@@ -99,12 +136,20 @@ impl ToSocketAddrsPriv for (String, u16) {
     fn resolve(&self) -> io::Result<Vec<SocketAddr>> {
         (self.0.as_str(), self.1).resolve()
     }
+
+    fn host_name(&self) -> Option<&str> {
+        self.0.parse::<IpAddr>().is_err().then_some(self.0.as_str())
+    }
 }
 
 impl<T: ToSocketAddrs + ?Sized> ToSocketAddrs for &T {}
 impl<T: ToSocketAddrsPriv + ?Sized> ToSocketAddrsPriv for &T {
     fn resolve(&self) -> io::Result<Vec<SocketAddr>> {
         (**self).resolve()
+    }
+
+    fn host_name(&self) -> Option<&str> {
+        (**self).host_name()
     }
 }
 
@@ -117,7 +162,7 @@ pub async fn lookup_host<T>(host: T) -> io::Result<impl Iterator<Item = SocketAd
 where
     T: ToSocketAddrs,
 {
-    Ok(host.resolve()?.into_iter())
+    Ok(resolve_timed(&host).await?.into_iter())
 }
 
 /// Tries each address in turn, returning the first success or the last
@@ -128,7 +173,7 @@ where
     F: FnMut(SocketAddr) -> Fut,
     Fut: Future<Output = io::Result<T>>,
 {
-    let addrs = addr.resolve()?;
+    let addrs = resolve_timed(&addr).await?;
     let mut last_err = None;
     for addr in addrs {
         match f(addr).await {

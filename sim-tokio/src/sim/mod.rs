@@ -43,7 +43,7 @@ mod rng;
 
 pub use buggify::buggify;
 pub use rng::{rng, Stream};
-pub use sim_harness::swarm;
+pub use sim_harness::{control, rollout, swarm};
 pub use sim_harness::{
     publish, DiskConfig, Fault, LinkConfig, Nemesis, Observations, Sim, SimReport,
 };
@@ -57,6 +57,15 @@ pub use sim_harness::{
 pub fn now() -> Duration {
     sim_runtime::context::with_current(|core| Duration::from_nanos(core.now_ns()))
         .expect("tokio::sim::now() was called outside a simulation run")
+}
+
+/// The name of the current task's host (`main` outside a harness host).
+///
+/// # Panics
+/// Outside a simulation run.
+#[track_caller]
+pub fn host_name() -> String {
+    sim_net::with_net(|net| net.host_name(net.current_host()))
 }
 
 /// The seed of the current run, if the thread is in one.
