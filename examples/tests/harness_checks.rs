@@ -526,3 +526,37 @@ fn a_panic_in_a_host_main_task_fails_the_run_and_names_the_host() {
     );
     assert!(text.ends_with("the db's state is corrupt"), "{text}");
 }
+
+#[test]
+fn a_host_whose_main_task_returns_exits_closing_its_connections() {
+    let mut sim = Sim::with_config(SimConfig::with_seed(13));
+    sim.host("server", || async {
+        let listener = tokio::net::TcpListener::bind("0.0.0.0:7").await.unwrap();
+        let (stream, _) = listener.accept().await.unwrap();
+        // A worker task holds the connection; main returns at 1 s.
+        tokio::spawn(async move {
+            let _stream = stream;
+            std::future::pending::<()>().await;
+        });
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    });
+    let seen = Rc::new(std::cell::RefCell::new(Vec::new()));
+    let out = seen.clone();
+    sim.client("client", async move {
+        use tokio::io::AsyncReadExt;
+        let mut stream = tokio::net::TcpStream::connect("server:7").await.unwrap();
+        let mut buf = [0u8; 8];
+        // The process exit closes the connection: end of stream, at once.
+        let n = stream.read(&mut buf).await.unwrap();
+        out.borrow_mut().push((n, tokio::sim::now()));
+        // And nothing listens any more.
+        let again = tokio::net::TcpStream::connect("server:7").await;
+        out.borrow_mut()
+            .push((again.is_err() as usize, tokio::sim::now()));
+    });
+    sim.run();
+    let seen = seen.borrow();
+    assert_eq!(seen[0].0, 0, "{seen:?}");
+    assert!(seen[0].1 >= Duration::from_secs(1) && seen[0].1 < Duration::from_millis(1_010));
+    assert_eq!(seen[1].0, 1, "refused after the exit: {seen:?}");
+}

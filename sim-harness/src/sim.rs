@@ -377,8 +377,10 @@ fn start_host(host: HostId) {
     });
 }
 
-/// A host's main task: its panic ends the process, so it fails the run
-/// (a panic in a task it spawned stays in that task, as in tokio).
+/// A host's main task, as a process's `main`: when it returns, the host
+/// exits (its connections close, its other tasks go, it stays down until a
+/// restart); when it panics, the run fails (a panic in a task it spawned
+/// stays in that task, as in tokio).
 struct HostMain {
     name: String,
     future: BoxFuture,
@@ -393,7 +395,25 @@ impl Future for HostMain {
             this.future.as_mut().poll(cx)
         }));
         match polled {
-            Ok(poll) => poll,
+            Ok(Poll::Ready(())) => {
+                // Right after this poll: the exit drops the host's tasks.
+                let name = this.name.clone();
+                with_net(|net| {
+                    net.after(
+                        Duration::ZERO,
+                        "host-exit",
+                        Box::new(move || {
+                            with_net(|net| {
+                                if let Some(id) = net.host_id(&name) {
+                                    net.exit(id);
+                                }
+                            })
+                        }),
+                    )
+                });
+                Poll::Ready(())
+            }
+            Ok(Poll::Pending) => Poll::Pending,
             Err(payload) => {
                 let text = sim_runtime::sweep::payload_text(&*payload);
                 sim_runtime::context::with_current(|core| {

@@ -51,6 +51,9 @@ pub(crate) struct Host {
     /// Unix socket paths bound on the host: its own namespace.
     pub(crate) unix_paths: BTreeMap<std::path::PathBuf, u32>,
     pub(crate) policy: ConnectPolicy,
+    /// Down because its process exited, not because it crashed: the
+    /// machine is up, and its kernel answers with RSTs.
+    pub(crate) exited: bool,
 }
 
 pub(crate) enum Socket {
@@ -357,10 +360,51 @@ impl Network {
     /// from an RST when they next send after a restart.
     pub fn crash(self: &Rc<Self>, host: HostId) {
         self.note(&format!("crash {}", self.host_name(host)));
+        self.take_down(host);
+    }
+
+    /// A host's process exits (its main task returned): its connections
+    /// close as the kernel closes them (a FIN, or an RST over unread
+    /// data), its listeners go, then its tasks are dropped. It stays down
+    /// until a restart.
+    pub fn exit(self: &Rc<Self>, host: HostId) {
+        if !self.is_alive(host) {
+            return;
+        }
+        self.note(&format!("exit {}", self.host_name(host)));
+        let open: Vec<SocketId> = {
+            let st = self.state.borrow();
+            st.sockets
+                .iter()
+                .enumerate()
+                .filter_map(|(index, slot)| {
+                    let owned = match &slot.socket {
+                        Some(Socket::Tcp(end)) => end.host == host.0 && !end.closed,
+                        Some(Socket::Listener(l)) => l.host == host.0,
+                        _ => false,
+                    };
+                    owned.then_some(SocketId {
+                        index: index as u32,
+                        generation: slot.generation,
+                    })
+                })
+                .collect()
+        };
+        for id in open {
+            self.tcp_close(id);
+        }
+        self.take_down(host);
+        self.state.borrow_mut().hosts[host.0 as usize].exited = true;
+    }
+
+    /// What a crash and an exit share: the host is down, its sockets and
+    /// tasks gone.
+    fn take_down(self: &Rc<Self>, host: HostId) {
         {
             let mut st = self.state.borrow_mut();
             let h = &mut st.hosts[host.0 as usize];
             h.alive = false;
+            h.exited = false;
             h.incarnation += 1;
             h.tcp_ports.clear();
             h.udp_ports.clear();
@@ -389,7 +433,9 @@ impl Network {
     /// the caller starts its tasks again.
     pub fn revive(self: &Rc<Self>, host: HostId) {
         self.note(&format!("restart {}", self.host_name(host)));
-        self.state.borrow_mut().hosts[host.0 as usize].alive = true;
+        let mut st = self.state.borrow_mut();
+        st.hosts[host.0 as usize].alive = true;
+        st.hosts[host.0 as usize].exited = false;
     }
 
     // ----- links and latency ---------------------------------------------
@@ -481,6 +527,7 @@ impl NetState {
             udp_ports: BTreeMap::new(),
             unix_paths: BTreeMap::new(),
             policy: ConnectPolicy::Normal,
+            exited: false,
         });
         let id = self.hosts.len() as u32 - 1;
         self.names.insert(name.to_string(), id);

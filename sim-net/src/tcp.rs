@@ -440,7 +440,16 @@ impl Network {
     }
 
     fn deliver_segment(self: &Rc<Self>, segment: Segment) {
-        let alive = self.state.borrow().hosts[segment.to_host as usize].alive;
+        let (alive, exited) = {
+            let st = self.state.borrow();
+            let host = &st.hosts[segment.to_host as usize];
+            (host.alive, host.exited)
+        };
+        if exited {
+            // The process is gone, the machine is not: its kernel resets.
+            self.reply_rst(&segment);
+            return;
+        }
         if !alive {
             // A crashed host answers nothing.
             self.note(&format!("drop tcp-{} to a crashed host", segment.word()));
