@@ -1,3 +1,4 @@
 //! Examples: see `src/bin/`. They are ordinary tokio programs.
 pub mod jobs;
+pub mod kv;
 pub mod wal;
