@@ -197,3 +197,20 @@ fn the_planted_bug_is_found_within_100_seeds_and_replays() {
         assert_eq!(run_alone(seed, false), None, "seed {seed}");
     }
 }
+
+#[test]
+fn the_readme_shows_seed_0s_failure() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("the README");
+    let start = readme
+        .find("<!-- kv-output:start")
+        .expect("the README's kv-output block");
+    let block = &readme[start..readme[start..].find("<!-- kv-output:end -->").unwrap() + start];
+    let shown = block
+        .lines()
+        .find(|l| l.starts_with("sim: correctness:"))
+        .expect("the failure line");
+    // Seed 0, as the sweep's first seed runs it (SIM_SEED=0).
+    let text = run_alone(0, true).expect("seed 0 fails with the planted bug");
+    assert_eq!(text.lines().next().unwrap(), shown);
+}
