@@ -2,19 +2,14 @@
 //! Simulation build only: `tokio::sim` is the facade's.
 #![cfg(simulation)]
 
+mod common;
+use common::panic_text;
+
 use sim_runtime::SimConfig;
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::Duration;
 use tokio::sim::{Fault, Nemesis, Sim};
-
-fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
-}
 
 /// A counter host that publishes its count every 100 ms; with `bug`, it
 /// goes back by one at 3 s.

@@ -3,6 +3,9 @@
 //! delay, routes and a rollout. Simulation build only.
 #![cfg(simulation)]
 
+mod common;
+use common::panic_text;
+
 use sim_runtime::SimConfig;
 use std::cell::RefCell;
 use std::io::ErrorKind;
@@ -18,14 +21,6 @@ use tokio::sim::{Fault, Sim};
 
 const S: fn(u64) -> Duration = Duration::from_secs;
 const MS: fn(u64) -> Duration = Duration::from_millis;
-
-fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
-}
 
 /// A server on `port` that greets with `hello`, then answers each line
 /// with `ok <n>`, counting the requests it processed in `served`.

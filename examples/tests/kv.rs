@@ -12,6 +12,9 @@
 //! Simulation build only.
 #![cfg(simulation)]
 
+mod common;
+use common::panic_text;
+
 use sim_examples::kv;
 use sim_runtime::SimConfig;
 use std::cell::RefCell;
@@ -152,14 +155,6 @@ fn planted() -> bool {
 #[test]
 fn the_store_keeps_every_acknowledged_write_under_faults() {
     cluster(None, planted()).run();
-}
-
-fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
 }
 
 /// Runs one seed on a thread of its own, as `cargo sim test` does: what a

@@ -96,6 +96,25 @@ impl Nemesis {
         Nemesis::default()
     }
 
+    /// A generator whose faults last `duration`, over at least `hosts_min`
+    /// hosts.
+    fn timed(
+        self,
+        hosts: &[&str],
+        every: Range<Duration>,
+        duration: Range<Duration>,
+        hosts_min: usize,
+        action: fn(Range<Duration>) -> Action,
+    ) -> Nemesis {
+        check_range("duration", &duration);
+        let action = action(duration);
+        assert!(
+            hosts.len() >= hosts_min,
+            "nemesis: {action:?} needs {hosts_min} hosts or more"
+        );
+        self.push(hosts, every, action)
+    }
+
     fn push(mut self, hosts: &[&str], every: Range<Duration>, action: Action) -> Nemesis {
         check_range("every", &every);
         self.generators.push(Generator {
@@ -155,9 +174,9 @@ impl Nemesis {
         every: Range<Duration>,
         duration: Range<Duration>,
     ) -> Nemesis {
-        assert!(hosts.len() >= 2, "nemesis: a split needs two hosts or more");
-        check_range("duration", &duration);
-        self.push(hosts, every, Action::Split { duration })
+        self.timed(hosts, every, duration, 2, |duration| Action::Split {
+            duration,
+        })
     }
 
     /// Every `every`, cut two of `hosts` (drawn) apart, both directions,
@@ -171,12 +190,9 @@ impl Nemesis {
         every: Range<Duration>,
         duration: Range<Duration>,
     ) -> Nemesis {
-        assert!(
-            hosts.len() >= 2,
-            "nemesis: a partition needs two hosts or more"
-        );
-        check_range("duration", &duration);
-        self.push(hosts, every, Action::Partition { duration })
+        self.timed(hosts, every, duration, 2, |duration| Action::Partition {
+            duration,
+        })
     }
 
     /// Every `every`, cut one direction between two of `hosts` (drawn, in
@@ -190,12 +206,9 @@ impl Nemesis {
         every: Range<Duration>,
         duration: Range<Duration>,
     ) -> Nemesis {
-        assert!(
-            hosts.len() >= 2,
-            "nemesis: a partition needs two hosts or more"
-        );
-        check_range("duration", &duration);
-        self.push(hosts, every, Action::PartitionOneWay { duration })
+        self.timed(hosts, every, duration, 2, |duration| {
+            Action::PartitionOneWay { duration }
+        })
     }
 
     /// Every `every`, hold one direction between two of `hosts` (drawn)
@@ -210,9 +223,9 @@ impl Nemesis {
         every: Range<Duration>,
         duration: Range<Duration>,
     ) -> Nemesis {
-        assert!(hosts.len() >= 2, "nemesis: a hold needs two hosts or more");
-        check_range("duration", &duration);
-        self.push(hosts, every, Action::Hold { duration })
+        self.timed(hosts, every, duration, 2, |duration| Action::Hold {
+            duration,
+        })
     }
 
     /// Every `every`, skew one of `hosts`'s clocks ahead by a drawn
@@ -542,34 +555,26 @@ fn act(stream: &str, generator: &Generator) {
                 })
             });
         }
-        Action::Partition { duration } => {
+        Action::Partition { duration }
+        | Action::PartitionOneWay { duration }
+        | Action::Hold { duration } => {
+            use crate::Fault;
             let (a, b) = pick_pair(stream, hosts);
-            let (ia, ib) = (host(&a), host(&b));
-            note(&format!("nemesis: partition {a} {b}"));
-            with_net(|net| net.partition(ia, ib));
+            let (start, end) = match &generator.action {
+                Action::Partition { .. } => {
+                    (Fault::Partition(a.clone(), b.clone()), Fault::Heal(a, b))
+                }
+                Action::PartitionOneWay { .. } => (
+                    Fault::PartitionOneWay(a.clone(), b.clone()),
+                    Fault::HealOneWay(a, b),
+                ),
+                _ => (Fault::Hold(a.clone(), b.clone()), Fault::Release(a, b)),
+            };
+            note(&format!("nemesis: {start:?}"));
+            start.apply();
             later(draw(stream, duration), move || {
-                note(&format!("nemesis: heal {a} {b}"));
-                with_net(|net| net.heal(ia, ib));
-            });
-        }
-        Action::PartitionOneWay { duration } => {
-            let (a, b) = pick_pair(stream, hosts);
-            let (ia, ib) = (host(&a), host(&b));
-            note(&format!("nemesis: partition {a}->{b}"));
-            with_net(|net| net.partition_one_way(ia, ib));
-            later(draw(stream, duration), move || {
-                note(&format!("nemesis: heal {a}->{b}"));
-                with_net(|net| net.heal_one_way(ia, ib));
-            });
-        }
-        Action::Hold { duration } => {
-            let (a, b) = pick_pair(stream, hosts);
-            let (ia, ib) = (host(&a), host(&b));
-            note(&format!("nemesis: hold {a}->{b}"));
-            with_net(|net| net.hold(ia, ib));
-            later(draw(stream, duration), move || {
-                note(&format!("nemesis: release {a}->{b}"));
-                with_net(|net| net.release(ia, ib));
+                note(&format!("nemesis: {end:?}"));
+                end.apply();
             });
         }
         Action::ClockSkew { max } => {

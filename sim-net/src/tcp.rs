@@ -561,15 +561,7 @@ impl Network {
                 describe(&segment.src),
                 describe(&dst)
             ));
-            self.send_segment(Segment {
-                from_host: segment.to_host,
-                to_host: segment.from_host,
-                from: server,
-                to: Some(segment.from),
-                src: dst,
-                dst: segment.src,
-                kind: SegmentKind::SynAck,
-            });
+            self.syn_ack(&segment, server, dst);
             return;
         }
         let accepted = {
@@ -604,17 +596,22 @@ impl Network {
             })
         };
         match accepted {
-            Some(server) => self.send_segment(Segment {
-                from_host: segment.to_host,
-                to_host: segment.from_host,
-                from: server,
-                to: Some(segment.from),
-                src: dst,
-                dst: segment.src,
-                kind: SegmentKind::SynAck,
-            }),
+            Some(server) => self.syn_ack(&segment, server, dst),
             None => self.reply_rst(&segment),
         }
+    }
+
+    /// Answers `syn` from the new endpoint `server`, bound at `dst`.
+    fn syn_ack(self: &Rc<Self>, syn: &Segment, server: SocketId, dst: SocketAddr) {
+        self.send_segment(Segment {
+            from_host: syn.to_host,
+            to_host: syn.from_host,
+            from: server,
+            to: Some(syn.from),
+            src: dst,
+            dst: syn.src,
+            kind: SegmentKind::SynAck,
+        });
     }
 
     /// Reads received bytes; end of stream after a FIN; `ConnectionReset`

@@ -3,6 +3,7 @@
 /// Runs the test `name` of the current test binary in a child process with
 /// `SIM_SEED=seed` and `SIM_TRACE`, and returns the trace it wrote. `label`
 /// keeps the files of several calls apart.
+#[allow(dead_code)] // Not every test binary that includes this module uses it.
 pub fn child_trace(name: &str, seed: &str, label: &str) -> Vec<u8> {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let base = dir.join(label);
@@ -17,4 +18,14 @@ pub fn child_trace(name: &str, seed: &str, label: &str) -> Vec<u8> {
     assert!(status.success(), "{name} failed in a child process");
     let file = dir.join(format!("{label}.{name}"));
     std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
+
+/// The text of a panic's payload (its message).
+#[allow(dead_code)] // Not every test binary that includes this module uses it.
+pub fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
 }
