@@ -199,6 +199,9 @@ impl NodeClock {
 /// [`Core::set_after_call`]).
 pub type AfterCall = Rc<dyn Fn(&'static str)>;
 
+/// What a task waits on, for reports (see [`Core::set_wait_describer`]).
+pub type WaitDescriber = Rc<dyn Fn(u64) -> Option<String>>;
+
 /// What runs when a node crashes (see [`Core::on_node_crash`]).
 pub type CrashListener = Rc<dyn Fn(u32)>;
 
@@ -226,6 +229,11 @@ pub struct Core {
     /// What else a crash of a node takes down (its disk's unsynced state),
     /// in registration order.
     crash_listeners: RefCell<Vec<CrashListener>>,
+    wait_describer: RefCell<Option<WaitDescriber>>,
+    /// Per slot: the generation and how many clones of its waker live.
+    waker_counts: RefCell<Vec<(u32, u32)>>,
+    /// Calls to make after the current poll (see [`Core::defer`]).
+    deferred: RefCell<Vec<Box<dyn FnOnce()>>>,
     base_instant: std::time::Instant,
     /// The named streams of the seed tree (`rng::child_seed`), made on
     /// first use: harness decisions and tests draw from these, so a new
@@ -285,6 +293,9 @@ impl Core {
             current_node: StdCell::new(0),
             extensions: RefCell::new(Vec::new()),
             crash_listeners: RefCell::new(Vec::new()),
+            wait_describer: RefCell::new(None),
+            waker_counts: RefCell::new(Vec::new()),
+            deferred: RefCell::new(Vec::new()),
             base_instant: std::time::Instant::now(),
             streams: RefCell::new(BTreeMap::new()),
             after_call: RefCell::new(None),
@@ -629,6 +640,13 @@ impl Core {
         task.cell = Some(cell);
         task.meta = Some(meta);
         let generation = task.generation;
+        {
+            let mut counts = self.waker_counts.borrow_mut();
+            if counts.len() <= slot as usize {
+                counts.resize(slot as usize + 1, (u32::MAX, 0));
+            }
+            counts[slot as usize] = (generation & SLOT_MASK, 0);
+        }
         st.live_tasks += 1;
         if owner == 0 {
             st.ready.push(slot);
@@ -652,6 +670,96 @@ impl Core {
     }
 
     /// Queues a task after a wake. Called by wakers.
+    /// Counts a clone (`+1`) or a drop (`-1`) of a task's waker.
+    #[inline]
+    pub(crate) fn count_waker(&self, slot: u32, generation: u32, delta: i32) {
+        // Its own cell, never borrowed around a clone: a waker may be
+        // cloned while the runtime's state is borrowed.
+        let mut counts = self.waker_counts.borrow_mut();
+        if let Some((g, count)) = counts.get_mut(slot as usize) {
+            if *g == generation {
+                *count = count.wrapping_add_signed(delta);
+            }
+        }
+    }
+
+    /// For a parked task (not ready, not running, not done): how many
+    /// clones of its waker are alive, so how many things could wake it.
+    /// `None` for a task that can run, or is gone.
+    pub fn parked_wakers(&self, id: u64) -> Option<u32> {
+        let st = self.state.borrow();
+        let slot = st.tasks.iter().position(|t| t.id == id)?;
+        let task = &st.tasks[slot];
+        let count = self.waker_counts.borrow().get(slot).map_or(0, |(_, c)| *c);
+        (task.flags & (QUEUED | RUNNING | DONE) == 0).then_some(count)
+    }
+
+    /// Whether `waker` is task `id`'s own (not a combinator's wrapper).
+    pub fn is_own_waker(&self, id: u64, waker: &Waker) -> bool {
+        let st = self.state.borrow();
+        let Some(slot) = st.tasks.iter().position(|t| t.id == id) else {
+            return false;
+        };
+        let own = waker::waker(self.id, slot as u32, st.tasks[slot].generation & SLOT_MASK);
+        // (A packed waker owns nothing: forgetting it leaks nothing, and
+        // its drop must not count.)
+        let same = own.will_wake(waker);
+        std::mem::forget(own);
+        same
+    }
+
+    /// Runs `f` right after the current poll (of a task or the root
+    /// future) returns: a check that needs the task parked.
+    pub fn defer(&self, f: Box<dyn FnOnce()>) {
+        self.deferred.borrow_mut().push(f);
+    }
+
+    fn run_deferred(&self) {
+        // Bounded: what a deferred call defers runs in the next round.
+        for _ in 0..16 {
+            let calls = std::mem::take(&mut *self.deferred.borrow_mut());
+            if calls.is_empty() {
+                return;
+            }
+            for call in calls {
+                call();
+            }
+        }
+    }
+
+    /// "task 3 'name' spawned at file:line:col", for reports.
+    pub fn describe_task(&self, id: u64) -> String {
+        let st = self.state.borrow();
+        match st
+            .tasks
+            .iter()
+            .find(|t| t.id == id)
+            .and_then(|t| t.meta.as_ref())
+        {
+            Some(meta) => format!(
+                "task {id} '{}' spawned at {}:{}:{}",
+                meta.name.as_deref().unwrap_or(meta.kind),
+                meta.location.file(),
+                meta.location.line(),
+                meta.location.column()
+            ),
+            None if id == 0 => "the root future".to_string(),
+            None => format!("task {id}"),
+        }
+    }
+
+    /// Sets what failure reports ask about each pending task: what it
+    /// waits on, and where (the facade's lock and wait registry).
+    pub fn set_wait_describer(&self, describer: WaitDescriber) {
+        *self.wait_describer.borrow_mut() = Some(describer);
+    }
+
+    /// What `task` waits on, if the describer knows.
+    pub fn describe_wait(&self, task: u64) -> Option<String> {
+        let describer = self.wait_describer.borrow().clone()?;
+        describer(task)
+    }
+
     pub(crate) fn wake_slot(&self, slot: u32, generation: u32) {
         let mut st = self.state.borrow_mut();
         if slot == ROOT_SLOT {
@@ -719,7 +827,8 @@ impl Core {
         let previous = self.current_task.replace(id);
         self.budget.set(TASK_BUDGET);
         self.trace(EventKind::Poll, id, Label::None);
-        let waker = waker::waker(self.id, slot, generation);
+        // Never dropped: only clones count as held (see `TaskSlot::wakers`).
+        let waker = std::mem::ManuallyDrop::new(waker::waker(self.id, slot, generation));
         let mut cx = Context::from_waker(&waker);
         crate::sweep::poll_started(id, site);
         let result = cell.poll(&mut cx);
@@ -736,6 +845,9 @@ impl Core {
                 self.trace(EventKind::Complete, id, Label::None);
                 self.finish(slot, cell, false);
             }
+        }
+        if !self.deferred.borrow().is_empty() {
+            self.run_deferred();
         }
     }
 
@@ -1135,11 +1247,12 @@ impl Core {
             let message = format!(
                 "sim: time limit: the run would pass {:?} of virtual time (the next event is at \
                  {:?}) with its root future still pending. Seed {:#x}. Raise the limit with {}=<seconds> \
-                 if the run really needs longer; otherwise something waits forever on a timer.",
+                 if the run really needs longer; otherwise something waits forever on a timer.\n{}",
                 self.config.time_limit,
                 Duration::from_nanos(now_ns),
                 self.config.seed,
                 crate::config::TIME_LIMIT_VAR,
+                self.pending_tasks_report().trim_end(),
             );
             crate::sweep::set_failure_class(crate::sweep::FailureClass::TimeLimit);
             panic!("{message}");
@@ -1270,21 +1383,31 @@ impl Core {
             if due_now {
                 self.fire_due();
             }
+            let over = {
+                let mut st = self.state.borrow_mut();
+                st.steps += 1;
+                st.steps_at_instant += 1;
+                if st.steps > step_limit {
+                    Some(crate::sweep::FailureClass::StepLimit)
+                } else if st.steps_at_instant > self.config.instant_step_limit {
+                    Some(crate::sweep::FailureClass::Livelock)
+                } else {
+                    None
+                }
+            };
+            if let Some(class) = over {
+                drop(_running);
+                let message = if class == crate::sweep::FailureClass::StepLimit {
+                    self.step_limit_message()
+                } else {
+                    self.livelock_message()
+                };
+                crate::sweep::set_failure_class(class);
+                panic!("{message}");
+            }
             let next = {
                 let mut st = self.state.borrow_mut();
                 let st = &mut *st;
-                st.steps += 1;
-                if st.steps > step_limit {
-                    drop(_running);
-                    crate::sweep::set_failure_class(crate::sweep::FailureClass::StepLimit);
-                    panic!("{}", self.step_limit_message());
-                }
-                st.steps_at_instant += 1;
-                if st.steps_at_instant > self.config.instant_step_limit {
-                    drop(_running);
-                    crate::sweep::set_failure_class(crate::sweep::FailureClass::Livelock);
-                    panic!("{}", self.livelock_message());
-                }
                 match st.ready.len() {
                     0 => None,
                     1 => st.ready.pop(),
@@ -1305,6 +1428,9 @@ impl Core {
                     let result = future.as_mut().poll(&mut cx);
                     crate::sweep::poll_finished();
                     self.current_task.set(previous);
+                    if !self.deferred.borrow().is_empty() {
+                        self.run_deferred();
+                    }
                     if let Poll::Ready(output) = result {
                         self.state.borrow_mut().ready.retain(|&s| s != ROOT_SLOT);
                         self.trace.borrow_mut().flush();
@@ -1330,11 +1456,12 @@ impl Core {
         format!(
             "sim: step limit: {} polls without the root future finishing (virtual time {:?}, \
              seed {:#x}). Some task is likely spinning (yielding in a loop) so the clock can \
-             never move. Raise the limit with {}=<count> if the run really needs more.",
+             never move. Raise the limit with {}=<count> if the run really needs more.\n{}",
             self.config.step_limit,
             Duration::from_nanos(self.now_ns.get()),
             self.config.seed,
             crate::config::STEP_LIMIT_VAR,
+            self.pending_tasks_report().trim_end(),
         )
     }
 
@@ -1358,61 +1485,68 @@ impl Core {
             "sim: livelock: {} polls at virtual time {:?} without the clock moving (seed {:#x}). \
              Tasks keep waking each other (a retry or yield loop with no sleep), so no timer can \
              ever fire. Raise the limit with {}=<count> if the run really does that much work \
-             in one instant.",
+             in one instant.\n{}",
             self.config.instant_step_limit,
             Duration::from_nanos(self.now_ns.get()),
             self.config.seed,
             crate::config::INSTANT_STEP_LIMIT_VAR,
+            self.pending_tasks_report().trim_end(),
         )
     }
 
     fn deadlock_report(&self) -> String {
-        use std::fmt::Write;
-        let st = self.state.borrow();
         let mut out = format!(
             "sim: deadlock: the root future is waiting, but no task can run and no timer or \
              event is pending, so nothing can ever wake it (virtual time {:?}, seed {:#x}).\n",
             Duration::from_nanos(self.now_ns.get()),
             self.config.seed
         );
-        let pending: Vec<&TaskSlot> = st
-            .tasks
-            .iter()
-            .filter(|t| t.id != 0 && t.flags & DONE == 0)
-            .collect();
-        if pending.is_empty() {
-            out.push_str("No spawned task is pending; the root future waits alone.\n");
-        } else {
-            let _ = writeln!(out, "Pending tasks ({}):", pending.len());
-            let mut sorted = pending;
-            sorted.sort_by_key(|t| t.id);
-            for task in sorted.iter().take(50) {
-                let meta = task.meta.as_ref().expect("a live task has metadata");
-                let _ = writeln!(
-                    out,
-                    "  task {} '{}' spawned at {}:{}:{}{}",
-                    task.id,
-                    meta.name.as_deref().unwrap_or(meta.kind),
-                    meta.location.file(),
-                    meta.location.line(),
-                    meta.location.column(),
-                    if task.owner != 0 {
-                        " (in a LocalSet that is not being run)"
-                    } else {
-                        ""
-                    }
-                );
-            }
-            if sorted.len() > 50 {
-                let _ = writeln!(out, "  ... and {} more", sorted.len() - 50);
-            }
-        }
-        let _ = write!(
-            out,
+        out.push_str(&self.pending_tasks_report());
+        out.push_str(&format!(
             "Each waits on something no one will ever signal (a channel whose sender is kept \
              alive, a lock never released, a Notify never notified). Replay with SIM_SEED={:#x}.",
             self.config.seed
-        );
+        ));
+        out
+    }
+
+    /// The pending tasks, each with its spawn site and (where the facade
+    /// knows) what it waits for, where, and who holds it; at most 50.
+    pub fn pending_tasks_report(&self) -> String {
+        use std::fmt::Write;
+        let ids: Vec<(u64, bool)> = {
+            let st = self.state.borrow();
+            let mut ids: Vec<(u64, bool)> = st
+                .tasks
+                .iter()
+                .filter(|t| t.id != 0 && t.flags & DONE == 0)
+                .map(|t| (t.id, t.owner != 0))
+                .collect();
+            ids.sort_unstable();
+            ids
+        };
+        if ids.is_empty() {
+            return "No spawned task is pending; the root future waits alone.\n".to_string();
+        }
+        let mut out = format!("Pending tasks ({}):\n", ids.len());
+        for &(id, local) in ids.iter().take(50) {
+            let _ = writeln!(
+                out,
+                "  {}{}",
+                self.describe_task(id),
+                if local {
+                    " (in a LocalSet that is not being run)"
+                } else {
+                    ""
+                }
+            );
+            if let Some(wait) = self.describe_wait(id) {
+                let _ = writeln!(out, "    waits {wait}");
+            }
+        }
+        if ids.len() > 50 {
+            let _ = writeln!(out, "  ... and {} more", ids.len() - 50);
+        }
         out
     }
 

@@ -39,17 +39,36 @@ pub(crate) fn waker(core: u16, slot: u32, generation: u32) -> Waker {
     unsafe { Waker::from_raw(raw) }
 }
 
-static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake, drop_waker);
+static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake_by_ref, drop_waker);
 
+// Clones are counted per task (a clone is something that may wake it), so
+// a report can tell a task that only a lock can wake; the count is a
+// plain increment in the task's slot.
 unsafe fn clone(data: *const ()) -> RawWaker {
+    count(data as usize, 1);
     RawWaker::new(data, &VTABLE)
 }
 
 unsafe fn wake(data: *const ()) {
+    count(data as usize, -1);
     wake_packed(data as usize);
 }
 
-unsafe fn drop_waker(_: *const ()) {}
+unsafe fn wake_by_ref(data: *const ()) {
+    wake_packed(data as usize);
+}
+
+unsafe fn drop_waker(data: *const ()) {
+    count(data as usize, -1);
+}
+
+#[inline]
+fn count(data: usize, delta: i32) {
+    let (core, slot, generation) = unpack(data);
+    if slot != ROOT_SLOT {
+        context::with_core(core, |c| c.count_waker(slot, generation, delta));
+    }
+}
 
 fn wake_packed(data: usize) {
     let (core, slot, generation) = unpack(data);

@@ -70,6 +70,8 @@ struct Waiter {
     needed: usize,
     assigned: usize,
     waker: Option<Waker>,
+    /// The task that waits (0 outside a simulation).
+    task: u64,
 }
 
 struct State {
@@ -78,6 +80,12 @@ struct State {
     queue: VecDeque<u64>,
     waiters: BTreeMap<u64, Waiter>,
     next_id: u64,
+    /// For a lock (`Mutex`, `RwLock`): what it is, for reports; and which
+    /// tasks hold how many permits (the task that acquired them; a guard
+    /// moved to another task still counts for the first). `None` for a
+    /// semaphore or a channel, whose permits anyone may release.
+    lock: Option<&'static str>,
+    holders: Vec<(u64, usize)>,
 }
 
 pub(crate) struct Semaphore {
@@ -100,6 +108,17 @@ impl Semaphore {
     pub(crate) const MAX_PERMITS: usize = usize::MAX >> 3;
 
     pub(crate) const fn new(permits: usize) -> Semaphore {
+        Semaphore::with_lock(permits, None)
+    }
+
+    /// The semaphore of a lock (`kind`: "Mutex", "RwLock"): its holders are
+    /// tracked, so a cycle of tasks waiting on each other's locks is found
+    /// when it forms (see `waits.rs`).
+    pub(crate) const fn new_lock(permits: usize, kind: &'static str) -> Semaphore {
+        Semaphore::with_lock(permits, Some(kind))
+    }
+
+    const fn with_lock(permits: usize, lock: Option<&'static str>) -> Semaphore {
         Semaphore {
             state: StdMutex::new(State {
                 permits,
@@ -107,7 +126,60 @@ impl Semaphore {
                 queue: VecDeque::new(),
                 waiters: BTreeMap::new(),
                 next_id: 1,
+                lock,
+                holders: Vec::new(),
             }),
+        }
+    }
+
+    /// For a lock: the tasks that hold it, and those queued ahead of
+    /// `waiter` (who will hold it first). Also whether the free permits
+    /// would serve `waiter` (then it is not blocked by anyone).
+    pub(crate) fn blockers(&self, waiter: u64) -> (Vec<u64>, bool) {
+        let st = self.lock();
+        let mut tasks: Vec<u64> = st.holders.iter().map(|(task, _)| *task).collect();
+        for id in st.queue.iter().take_while(|id| **id != waiter) {
+            if let Some(w) = st.waiters.get(id) {
+                tasks.push(w.task);
+            }
+        }
+        let free = st
+            .waiters
+            .get(&waiter)
+            .is_some_and(|w| w.assigned == w.needed);
+        (tasks, free)
+    }
+
+    /// The waker a waiter keeps, for telling whose it is.
+    pub(crate) fn waiter_waker(&self, waiter: u64) -> Option<Waker> {
+        self.lock()
+            .waiters
+            .get(&waiter)
+            .and_then(|w| w.waker.clone())
+    }
+
+    fn hold(st: &mut State, task: u64, n: usize) {
+        if st.lock.is_some() {
+            st.holders.push((task, n));
+        }
+    }
+
+    fn unhold(st: &mut State, n: usize) {
+        if st.lock.is_none() || st.holders.is_empty() {
+            return;
+        }
+        if st.holders.len() == 1 && st.holders[0].1 <= n {
+            // A mutex's one holder: no need to ask who releases.
+            st.holders.clear();
+            return;
+        }
+        // The current task's holding first; else the oldest.
+        let me = current_task();
+        let index = st.holders.iter().position(|(t, _)| *t == me).unwrap_or(0);
+        let entry = &mut st.holders[index];
+        entry.1 = entry.1.saturating_sub(n);
+        if entry.1 == 0 {
+            st.holders.remove(index);
         }
     }
 
@@ -150,6 +222,9 @@ impl Semaphore {
             return Err(TryAcquireError::NoPermits);
         }
         st.permits -= n;
+        if st.lock.is_some() {
+            Self::hold(&mut st, current_task(), n);
+        }
         Ok(())
     }
 
@@ -171,6 +246,7 @@ impl Semaphore {
                 Self::MAX_PERMITS
             );
             st.permits = total;
+            Self::unhold(&mut st, n);
             Self::assign(&mut st)
         };
         for w in wakers {
@@ -204,16 +280,26 @@ impl Semaphore {
             if let Some(w) = waiter.waker.take() {
                 wakers.push(w);
             }
+            // Served: it holds the lock from now (it is woken to take it).
+            let (task, needed) = (waiter.task, waiter.needed);
+            Self::hold(st, task, needed);
         }
         wakers
     }
 
     pub(crate) fn acquire(&self, n: usize) -> Acquire<'_> {
+        self.acquire_as(n, "semaphore")
+    }
+
+    /// As `acquire`, naming what is acquired (a lock's type) for reports.
+    pub(crate) fn acquire_as(&self, n: usize, what: &'static str) -> Acquire<'_> {
         Acquire {
             sem: self,
             needed: n,
             id: 0,
             done: false,
+            what,
+            wait: None,
         }
     }
 
@@ -232,6 +318,9 @@ impl Semaphore {
             }
             if st.queue.is_empty() && st.permits >= acq.needed {
                 st.permits -= acq.needed;
+                if st.lock.is_some() {
+                    Self::hold(&mut st, current_task(), acq.needed);
+                }
                 return Poll::Ready(Ok(()));
             }
             let id = st.next_id;
@@ -243,16 +332,23 @@ impl Semaphore {
                 0
             };
             st.permits -= take;
+            let task = current_task();
             st.waiters.insert(
                 id,
                 Waiter {
                     needed: acq.needed,
                     assigned: take,
                     waker: Some(cx.waker().clone()),
+                    task,
                 },
             );
             st.queue.push_back(id);
             acq.id = id;
+            let lock = st.lock;
+            drop(st);
+            if let Some(kind) = lock {
+                acq.wait = super::waits::lock_wait(self, id, kind, acq.what, acq.needed);
+            }
             return Poll::Pending;
         }
         let st = &mut *st;
@@ -263,6 +359,7 @@ impl Semaphore {
         if waiter.assigned == waiter.needed {
             st.waiters.remove(&acq.id);
             acq.id = 0;
+            super::waits::lock_wait_done(&mut acq.wait);
             return Poll::Ready(Ok(()));
         }
         if st.closed {
@@ -271,6 +368,7 @@ impl Semaphore {
             st.queue.retain(|id| *id != acq.id);
             acq.id = 0;
             st.permits += assigned;
+            super::waits::lock_wait_done(&mut acq.wait);
             return Poll::Ready(Err(AcquireError::closed()));
         }
         match &waiter.waker {
@@ -287,6 +385,16 @@ impl Semaphore {
                 return;
             };
             st.queue.retain(|queued| *queued != id);
+            if waiter.assigned == waiter.needed && st.lock.is_some() {
+                // Served but never taken: it holds nothing after all.
+                if let Some(i) = st
+                    .holders
+                    .iter()
+                    .position(|(t, n)| *t == waiter.task && *n == waiter.needed)
+                {
+                    st.holders.remove(i);
+                }
+            }
             // Whatever it was given goes on to the next in line.
             st.permits += waiter.assigned;
             Self::assign(&mut st)
@@ -300,6 +408,8 @@ impl Semaphore {
 struct AcquireState {
     needed: usize,
     id: u64,
+    what: &'static str,
+    wait: Option<super::waits::WaitToken>,
 }
 
 /// The future of `Semaphore::acquire`: resolves once all `needed` permits
@@ -309,6 +419,15 @@ pub(crate) struct Acquire<'a> {
     needed: usize,
     id: u64,
     done: bool,
+    /// The lock's type, for reports.
+    what: &'static str,
+    /// Its registration as a lock wait, while it waits.
+    wait: Option<super::waits::WaitToken>,
+}
+
+/// The running task's id (0 outside a simulation).
+fn current_task() -> u64 {
+    sim_runtime::context::with_current(|core| core.current_task()).unwrap_or(0)
 }
 
 impl Future for Acquire<'_> {
@@ -319,9 +438,12 @@ impl Future for Acquire<'_> {
         let mut state = AcquireState {
             needed: this.needed,
             id: this.id,
+            what: this.what,
+            wait: this.wait.take(),
         };
         let result = this.sem.poll_acquire(&mut state, cx);
         this.id = state.id;
+        this.wait = state.wait;
         if result.is_ready() {
             this.done = true;
         }
@@ -331,6 +453,7 @@ impl Future for Acquire<'_> {
 
 impl Drop for Acquire<'_> {
     fn drop(&mut self) {
+        super::waits::lock_wait_done(&mut self.wait);
         if self.id != 0 && !self.done {
             self.sem.cancel(self.id);
         }

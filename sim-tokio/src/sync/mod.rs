@@ -17,6 +17,7 @@ pub mod oneshot;
 mod rwlock;
 mod semaphore;
 mod set_once;
+mod waits;
 pub mod watch;
 
 pub use barrier::{Barrier, BarrierWaitResult};

@@ -83,7 +83,7 @@ impl<T: ?Sized> Mutex<T> {
         T: Sized,
     {
         Mutex {
-            s: Semaphore::new(1),
+            s: Semaphore::new_lock(1, "Mutex"),
             c: UnsafeCell::new(t),
         }
     }
@@ -94,13 +94,18 @@ impl<T: ?Sized> Mutex<T> {
         T: Sized,
     {
         Mutex {
-            s: Semaphore::new(1),
+            s: Semaphore::new_lock(1, "Mutex"),
             c: UnsafeCell::new(t),
         }
     }
 
     async fn acquire(&self) {
-        if self.s.acquire(1).await.is_err() {
+        if self
+            .s
+            .acquire_as(1, std::any::type_name::<Self>())
+            .await
+            .is_err()
+        {
             unreachable!("a mutex's semaphore is never closed");
         }
     }

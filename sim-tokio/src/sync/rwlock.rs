@@ -118,7 +118,7 @@ impl<T: ?Sized> RwLock<T> {
     {
         RwLock {
             mr: MAX_READS,
-            s: Semaphore::new(MAX_READS as usize),
+            s: Semaphore::new_lock(MAX_READS as usize, "RwLock"),
             c: UnsafeCell::new(value),
         }
     }
@@ -138,7 +138,7 @@ impl<T: ?Sized> RwLock<T> {
         );
         RwLock {
             mr: max_reads,
-            s: Semaphore::new(max_reads as usize),
+            s: Semaphore::new_lock(max_reads as usize, "RwLock"),
             c: UnsafeCell::new(value),
         }
     }
@@ -150,7 +150,7 @@ impl<T: ?Sized> RwLock<T> {
     {
         RwLock {
             mr: MAX_READS,
-            s: Semaphore::new(MAX_READS as usize),
+            s: Semaphore::new_lock(MAX_READS as usize, "RwLock"),
             c: UnsafeCell::new(value),
         }
     }
@@ -167,13 +167,18 @@ impl<T: ?Sized> RwLock<T> {
         };
         RwLock {
             mr: max_reads,
-            s: Semaphore::new(max_reads as usize),
+            s: Semaphore::new_lock(max_reads as usize, "RwLock"),
             c: UnsafeCell::new(value),
         }
     }
 
     async fn acquire(&self, permits: u32) {
-        if self.s.acquire(permits as usize).await.is_err() {
+        if self
+            .s
+            .acquire_as(permits as usize, std::any::type_name::<Self>())
+            .await
+            .is_err()
+        {
             unreachable!("an RwLock's semaphore is never closed");
         }
     }
