@@ -78,6 +78,10 @@ ENVIRONMENT:
     SIM_POLL_COST_MAX_NS     each poll takes up to this much virtual time (default 0)
     SIM_EPOCH_UNIX_S         what SystemTime::now() reads at the start (default
                              1735689600, 2025-01-01)
+    SIM_POLICY               random (default) or pct: how the next ready task is picked
+    SIM_PCT_DEPTH            pct: ordering constraints aimed at (default 3)
+    SIM_PCT_HORIZON          pct: decisions the change points spread over (measured
+                             for #[tokio::test]s; default 10000)
     SIM_ALLOW_THREADS        1: let runs start real threads (gives up determinism)
     SIM_HANG_POLL_S          hang: wall seconds one poll may take (default 5)
     SIM_HANG_RUN_S           hang: wall seconds one run may take (default 300)

@@ -80,13 +80,31 @@ impl Progress for Reporter {
 
 /// The replay command of `seed` for a test.
 pub fn replay_line(result: &TestResult, seed: u64) -> String {
+    // The settings that change a run (SIM_POLICY=pct, a time limit, ...)
+    // come along, so the line replays the same run.
+    let settings: String = crate::identity::sim_settings()
+        .iter()
+        .map(|s| format!("{} ", shell_word(s)))
+        .collect();
     if result.case.whole_binary {
-        return format!("SIM_SEED={seed:#x} {}", result.case.replay_prefix);
+        return format!("{settings}SIM_SEED={seed:#x} {}", result.case.replay_prefix);
     }
     format!(
-        "SIM_SEED={seed:#x} {} -- {} --exact",
+        "{settings}SIM_SEED={seed:#x} {} -- {} --exact",
         result.case.replay_prefix, result.case.name
     )
+}
+
+/// `word` as one shell word: as it is when that is safe, else quoted.
+fn shell_word(word: &str) -> String {
+    let safe = word
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_-=.,:/+@%".contains(c));
+    if safe {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 fn indent(text: &str, by: &str) -> String {

@@ -190,6 +190,36 @@ async fn planted_abort() {
 }
 "#;
 
+const DEEP: &str = r#"
+use std::sync::{Arc, Mutex};
+
+#[tokio::test]
+async fn four_tasks_in_reverse_order() {
+    // The bug needs four tasks of 20 steps to run whole, one after the
+    // other, in the reverse of their spawn order: three orderings in a
+    // long run, which a uniform schedule never stumbles into.
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut tasks = Vec::new();
+    for id in 0..4u8 {
+        let log = log.clone();
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..20 {
+                log.lock().unwrap().push(id);
+                tokio::task::yield_now().await;
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let mut reversed = Vec::new();
+    for id in (0..4u8).rev() {
+        reversed.extend(std::iter::repeat_n(id, 20));
+    }
+    assert!(*log.lock().unwrap() != reversed, "the planted deep bug");
+}
+"#;
+
 const OTHER: &str = r#"
 #[tokio::test]
 async fn lost_update() {
@@ -229,6 +259,7 @@ fn fixture(name: &str) -> PathBuf {
     write(&dir.join("tests/planted.rs"), PLANTED);
     write(&dir.join("tests/other.rs"), OTHER);
     write(&dir.join("tests/bare.rs"), BARE);
+    write(&dir.join("tests/deep.rs"), DEEP);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .args(["generate-lockfile", "--quiet"])
@@ -826,4 +857,35 @@ fn nextest_runs_the_simulation_build() {
         "{text}"
     );
     assert!(std::fs::read(dir.join("Cargo.lock")).unwrap() == lock_before);
+}
+
+#[test]
+fn pct_finds_a_deep_bug_uniform_misses_and_its_replay_line_carries_the_policy() {
+    let dir = fixture("pct");
+    let (output, _, stderr) = sim(&dir, "test --test deep --seeds 300 --no-save", &[]);
+    assert!(output.status.success(), "uniform: {stderr}");
+    let (output, _, stderr) = sim(
+        &dir,
+        "test --test deep --seeds 1000 --no-save",
+        &[("SIM_POLICY", "pct")],
+    );
+    assert!(!output.status.success(), "pct finds it: {stderr}");
+    assert!(stderr.contains("the planted deep bug"), "{stderr}");
+    assert!(
+        stderr.contains("SIM_POLICY=pct"),
+        "the identity names it: {stderr}"
+    );
+    let lines = replay_lines(&stderr, "four_tasks_in_reverse_order");
+    assert!(
+        lines[0].starts_with("SIM_POLICY=pct SIM_SEED="),
+        "{lines:?}"
+    );
+    // The seed replays alone: its replay measures the same horizon.
+    let (replayed, text) = run_replay(&dir, &lines[0]);
+    assert!(!replayed.status.success(), "{text}");
+    assert!(text.contains("the planted deep bug"), "{text}");
+    assert!(
+        text.contains("policy pct (depth 3, horizon "),
+        "the run names its policy: {text}"
+    );
 }

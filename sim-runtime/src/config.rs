@@ -24,6 +24,48 @@ pub const INSTANT_STEP_LIMIT_VAR: &str = "SIM_INSTANT_STEP_LIMIT";
 pub const POLL_COST_VAR: &str = "SIM_POLL_COST_MAX_NS";
 /// The environment variable that lets a run start real OS threads.
 pub const ALLOW_THREADS_VAR: &str = "SIM_ALLOW_THREADS";
+/// The scheduling policy: `random` (the default) or `pct`.
+pub const POLICY_VAR: &str = "SIM_POLICY";
+/// PCT's depth: how many ordering constraints it aims at (default 3).
+pub const PCT_DEPTH_VAR: &str = "SIM_PCT_DEPTH";
+/// PCT's horizon: the scheduling decisions its change points are spread
+/// over (a sweep measures it; see `Policy::Pct`).
+pub const PCT_HORIZON_VAR: &str = "SIM_PCT_HORIZON";
+
+/// PCT's depth when none is given.
+pub const PCT_DEPTH_DEFAULT: u32 = 3;
+/// PCT's horizon when none is given or measured.
+pub const PCT_HORIZON_DEFAULT: u64 = 10_000;
+
+/// How the scheduler picks the next task among the ready ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Policy {
+    /// Every ready task is equally likely (drawn from the seed).
+    #[default]
+    Random,
+    /// Probabilistic concurrency testing (Burckhardt et al., ASPLOS 2010):
+    /// each task draws a priority when first seen, the highest-priority
+    /// ready task always runs, and at `depth - 1` decisions drawn in
+    /// `1..=horizon` the running task drops below every first-drawn
+    /// priority. A bug that needs `depth` orderings is hit with probability
+    /// at least `1 / (n * horizon^(depth - 1))` per run, for `n` tasks.
+    Pct {
+        /// The ordering constraints aimed at (at least 1).
+        depth: u32,
+        /// The scheduling decisions (picks among two or more ready tasks)
+        /// the change points are spread over.
+        horizon: u64,
+    },
+}
+
+impl std::fmt::Display for Policy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Policy::Random => write!(f, "random"),
+            Policy::Pct { depth, horizon } => write!(f, "pct (depth {depth}, horizon {horizon})"),
+        }
+    }
+}
 
 /// What a simulation run is allowed to do, and where its choices come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,6 +91,8 @@ pub struct SimConfig {
     /// Whether the run may start real OS threads (an escape from the
     /// simulation; off by default).
     pub allow_threads: bool,
+    /// How the scheduler picks among ready tasks.
+    pub policy: Policy,
 }
 
 /// 2025-01-01T00:00:00Z: a fixed wall-clock origin, so `SystemTime::now()`
@@ -74,6 +118,7 @@ impl SimConfig {
             poll_cost_max_ns: 0,
             epoch_unix_ns: DEFAULT_EPOCH_UNIX_NS,
             allow_threads: false,
+            policy: Policy::Random,
         }
     }
 
@@ -155,7 +200,72 @@ impl SimConfig {
         if let Some(value) = read_var(ALLOW_THREADS_VAR)? {
             config.allow_threads = matches!(value.trim(), "1" | "true" | "yes");
         }
+        config.policy = match crate::sweep::policy_override() {
+            Some(policy) => policy,
+            None => policy_from_env()?,
+        };
         Ok(config)
+    }
+}
+
+/// The policy `SIM_POLICY`, `SIM_PCT_DEPTH` and `SIM_PCT_HORIZON` ask for.
+///
+/// # Errors
+/// A message naming the variable, its value and the accepted forms.
+pub fn policy_from_env() -> Result<Policy, String> {
+    parse_policy(
+        read_var(POLICY_VAR)?,
+        read_var(PCT_DEPTH_VAR)?,
+        read_var(PCT_HORIZON_VAR)?,
+    )
+}
+
+/// The policy of these values of `SIM_POLICY`, `SIM_PCT_DEPTH` and
+/// `SIM_PCT_HORIZON`.
+fn parse_policy(
+    policy: Option<String>,
+    depth: Option<String>,
+    horizon: Option<String>,
+) -> Result<Policy, String> {
+    match policy.as_deref().map(str::trim) {
+        None | Some("random") => {
+            if let Some(name) = [(PCT_DEPTH_VAR, &depth), (PCT_HORIZON_VAR, &horizon)]
+                .iter()
+                .find(|(_, v)| v.is_some())
+                .map(|(n, _)| n)
+            {
+                return Err(format!(
+                    "sim: {name} is set, but {POLICY_VAR} is not pct: set {POLICY_VAR}=pct to \
+                     use it, or unset {name}"
+                ));
+            }
+            Ok(Policy::Random)
+        }
+        Some("pct") => {
+            let depth = match depth {
+                None => PCT_DEPTH_DEFAULT,
+                Some(v) => v.trim().parse().ok().filter(|d| *d >= 1).ok_or_else(|| {
+                    format!(
+                        "sim: {PCT_DEPTH_VAR}={v:?} is not a valid depth: expected a count of \
+                         ordering constraints, 1 or more, such as {PCT_DEPTH_VAR}=3"
+                    )
+                })?,
+            };
+            let horizon = match horizon {
+                None => PCT_HORIZON_DEFAULT,
+                Some(v) => v.trim().parse().ok().filter(|h| *h >= 1).ok_or_else(|| {
+                    format!(
+                        "sim: {PCT_HORIZON_VAR}={v:?} is not a valid horizon: expected a count \
+                         of scheduling decisions, 1 or more, such as {PCT_HORIZON_VAR}=5000"
+                    )
+                })?,
+            };
+            Ok(Policy::Pct { depth, horizon })
+        }
+        Some(other) => Err(format!(
+            "sim: {POLICY_VAR}={other:?} is not a policy: expected {POLICY_VAR}=random (the \
+             default) or {POLICY_VAR}=pct"
+        )),
     }
 }
 
@@ -190,6 +300,35 @@ pub fn parse_seed(value: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn policies_parse_and_bad_ones_name_their_variable() {
+        let s = |v: &str| Some(v.to_string());
+        assert_eq!(parse_policy(None, None, None), Ok(Policy::Random));
+        assert_eq!(
+            parse_policy(s("pct"), None, None),
+            Ok(Policy::Pct {
+                depth: PCT_DEPTH_DEFAULT,
+                horizon: PCT_HORIZON_DEFAULT
+            })
+        );
+        assert_eq!(
+            parse_policy(s("pct"), s("2"), s("500")),
+            Ok(Policy::Pct {
+                depth: 2,
+                horizon: 500
+            })
+        );
+        let bad = parse_policy(s("fifo"), None, None).unwrap_err();
+        assert!(bad.contains("SIM_POLICY=\"fifo\" is not a policy"), "{bad}");
+        let bad = parse_policy(s("pct"), s("0"), None).unwrap_err();
+        assert!(bad.contains("SIM_PCT_DEPTH=\"0\""), "{bad}");
+        let bad = parse_policy(None, s("3"), None).unwrap_err();
+        assert!(
+            bad.contains("SIM_PCT_DEPTH is set, but SIM_POLICY is not pct"),
+            "{bad}"
+        );
+    }
 
     #[test]
     fn seeds_parse_in_decimal_and_hex() {

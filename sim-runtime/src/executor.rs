@@ -77,6 +77,98 @@ pub trait SchedulePolicy {
     /// Returns an index into `ready` (the ids of the ready tasks, in queue
     /// order; `0` is the root future).
     fn choose(&mut self, ready: &[u32], rng: &mut Rng) -> usize;
+
+    /// A task was spawned into `slot` (which an ended task may have held).
+    fn spawned(&mut self, _slot: u32) {}
+}
+
+/// PCT (see [`crate::config::Policy::Pct`]): priorities by slot, drawn on
+/// first sight from the run's `pct` stream, and `depth - 1` change points.
+pub struct Pct {
+    /// Priority by slot (0: not drawn yet). First draws are at least
+    /// `depth`; demoted tasks get `1..depth`.
+    priorities: Vec<u64>,
+    root_priority: u64,
+    /// The decisions at which the running task is demoted, ascending.
+    change_points: Vec<u64>,
+    decisions: u64,
+    depth: u32,
+    rng: Rng,
+}
+
+impl Pct {
+    /// PCT of `depth` over `horizon` decisions, drawn from `seed`'s `pct`
+    /// stream.
+    pub fn new(seed: u64, depth: u32, horizon: u64) -> Pct {
+        let mut rng = Rng::named(seed, "pct");
+        let mut change_points: Vec<u64> =
+            (1..depth).map(|_| 1 + rng.below(horizon.max(1))).collect();
+        change_points.sort_unstable();
+        Pct {
+            priorities: Vec::new(),
+            root_priority: 0,
+            change_points,
+            decisions: 0,
+            depth: depth.max(1),
+            rng,
+        }
+    }
+
+    fn draw(&mut self) -> u64 {
+        // Far above the demoted range; ties (1 in 2^63) break by position.
+        (self.rng.next_u64() >> 1) + u64::from(self.depth)
+    }
+
+    fn priority(&mut self, slot: u32) -> u64 {
+        if slot == ROOT_SLOT {
+            if self.root_priority == 0 {
+                self.root_priority = self.draw();
+            }
+            return self.root_priority;
+        }
+        let index = slot as usize;
+        if index >= self.priorities.len() {
+            self.priorities.resize(index + 1, 0);
+        }
+        if self.priorities[index] == 0 {
+            self.priorities[index] = self.draw();
+        }
+        self.priorities[index]
+    }
+}
+
+impl SchedulePolicy for Pct {
+    fn choose(&mut self, ready: &[u32], _rng: &mut Rng) -> usize {
+        self.decisions += 1;
+        let mut best = 0;
+        let mut best_priority = 0;
+        for (index, &slot) in ready.iter().enumerate() {
+            let p = self.priority(slot);
+            if p > best_priority {
+                best = index;
+                best_priority = p;
+            }
+        }
+        // A change point: the chosen task drops below every first draw (the
+        // i-th change point gives priority depth - i).
+        if let Some(i) = self.change_points.iter().position(|&c| c == self.decisions) {
+            let low = u64::from(self.depth) - 1 - i as u64;
+            let slot = ready[best];
+            if slot == ROOT_SLOT {
+                self.root_priority = low.max(1);
+            } else {
+                self.priorities[slot as usize] = low.max(1);
+            }
+        }
+        best
+    }
+
+    fn spawned(&mut self, slot: u32) {
+        // A new task in a reused slot draws its own priority.
+        if let Some(p) = self.priorities.get_mut(slot as usize) {
+            *p = 0;
+        }
+    }
 }
 
 /// The default policy: every ready task is equally likely.
@@ -104,6 +196,8 @@ struct State {
     ready: Vec<u32>,
     root_queued: bool,
     sched_rng: Rng,
+    /// Picks among two or more ready tasks so far.
+    decisions: u64,
     user_rng: Rng,
     policy: Box<dyn SchedulePolicy>,
     events: EventQueue,
@@ -125,6 +219,9 @@ pub struct RunSummary {
     pub end_ns: u64,
     /// The SHA-256 of the trace, in hex.
     pub trace_hash: String,
+    /// Scheduling decisions: picks among two or more ready tasks (what a
+    /// PCT horizon counts).
+    pub decisions: u64,
 }
 
 thread_local! {
@@ -311,11 +408,17 @@ impl Core {
                 root_queued: false,
                 sched_rng: Rng::new(seed, 1),
                 user_rng: Rng::new(seed, 2),
-                policy: Box::new(UniformRandom),
+                policy: match config.policy {
+                    crate::config::Policy::Random => Box::new(UniformRandom),
+                    crate::config::Policy::Pct { depth, horizon } => {
+                        Box::new(Pct::new(seed, depth, horizon))
+                    }
+                },
                 events: EventQueue::default(),
                 next_task_id: 1,
                 locals: Vec::new(),
                 steps: 0,
+                decisions: 0,
                 steps_at_instant: 0,
             }),
             trace: RefCell::new(Trace::new(trace_path)),
@@ -640,6 +743,7 @@ impl Core {
         task.cell = Some(cell);
         task.meta = Some(meta);
         let generation = task.generation;
+        st.policy.spawned(slot);
         {
             let mut counts = self.waker_counts.borrow_mut();
             if counts.len() <= slot as usize {
@@ -1061,6 +1165,7 @@ impl Core {
             if local.ready.is_empty() {
                 return false;
             }
+            st.decisions += 1;
             let index = st.policy.choose(&local.ready, &mut st.sched_rng);
             local.ready.swap_remove(index)
         };
@@ -1412,6 +1517,7 @@ impl Core {
                     0 => None,
                     1 => st.ready.pop(),
                     _ => {
+                        st.decisions += 1;
                         let index = st.policy.choose(&st.ready, &mut st.sched_rng);
                         Some(st.ready.swap_remove(index))
                     }
@@ -1599,10 +1705,16 @@ impl Core {
                 events: trace.len(),
                 end_ns: self.now_ns.get(),
                 trace_hash: trace.hash_hex(),
+                decisions: self.state.borrow().decisions,
             }
         };
         if self.run_name == "main" || crate::sweep::verbose() {
-            crate::seed::report(&self.run_name, &summary, self.trace.borrow().path());
+            crate::seed::report(
+                &self.run_name,
+                &summary,
+                self.trace.borrow().path(),
+                self.config.policy,
+            );
         }
         crate::sweep::run_finished(&summary);
         LAST_SUMMARY.with(|s| *s.borrow_mut() = Some(summary));

@@ -72,13 +72,22 @@ pub fn announce(seed: u64, test_name: Option<&str>) {
 }
 
 /// Prints how a run ended: its events, virtual time and trace hash.
-pub fn report(name: &str, summary: &RunSummary, path: Option<&std::path::Path>) {
+pub fn report(
+    name: &str,
+    summary: &RunSummary,
+    path: Option<&std::path::Path>,
+    policy: crate::config::Policy,
+) {
     let file = match path {
         Some(path) => format!(", trace file {}", path.display()),
         None => String::new(),
     };
+    let policy = match policy {
+        crate::config::Policy::Random => String::new(),
+        pct => format!(", policy {pct}"),
+    };
     write_stderr(&format!(
-        "sim: {name}: seed {:#x}: {} events, virtual time {:?}, trace sha256 {}{file}\n",
+        "sim: {name}: seed {:#x}: {} events, virtual time {:?}, trace sha256 {}{policy}{file}\n",
         summary.seed,
         summary.events,
         Duration::from_nanos(summary.end_ns),

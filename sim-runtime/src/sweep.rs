@@ -135,6 +135,9 @@ impl FailureClass {
 thread_local! {
     /// The seed every run on this thread takes (a sweep's seed thread).
     static SEED_OVERRIDE: Cell<Option<u64>> = const { Cell::new(None) };
+    /// A seed thread's policy, when the sweep decides it: the measuring
+    /// run's `random`, or `pct` with the measured horizon.
+    static POLICY_OVERRIDE: Cell<Option<crate::config::Policy>> = const { Cell::new(None) };
     /// Whether this thread runs one seed of an in-process sweep.
     static SWEEP_THREAD: Cell<bool> = const { Cell::new(false) };
     /// The class the runtime gave its own failure, set just before it panics.
@@ -188,6 +191,35 @@ pub fn fill_before_run(buf: &mut [u8]) -> bool {
 /// The seed an in-process sweep gave this thread, if any.
 pub fn seed_override() -> Option<u64> {
     SEED_OVERRIDE.with(Cell::get)
+}
+
+/// The policy a sweep decided for this thread's run, if any.
+pub fn policy_override() -> Option<crate::config::Policy> {
+    POLICY_OVERRIDE.with(Cell::get)
+}
+
+/// PCT's horizon, measured as the reference harness does: seed 0 runs
+/// once under the random schedule, and its scheduling decisions times 1.5,
+/// at least 100 and at least room for the change points, are the horizon.
+/// Fixing the measuring seed keeps a found seed replayable alone: its
+/// replay measures the same horizon.
+fn measure_pct_horizon<R: Termination + 'static>(depth: u32, body: fn() -> R) -> u64 {
+    let measuring = std::thread::Builder::new()
+        .name("sim-pct-horizon".to_string())
+        .spawn(move || {
+            SWEEP_THREAD.with(|s| s.set(true));
+            SEED_OVERRIDE.with(|s| s.set(Some(0)));
+            POLICY_OVERRIDE.with(|p| p.set(Some(crate::config::Policy::Random)));
+            let _ = std::panic::catch_unwind(move || {
+                let _ = body();
+            });
+            crate::executor::last_run().map_or(0, |run| run.decisions)
+        })
+        .expect("a thread for the horizon's measuring run");
+    let decisions = measuring.join().unwrap_or(0);
+    (decisions.saturating_mul(3) / 2)
+        .max(100)
+        .max(u64::from(depth) * 2)
 }
 
 /// Records the class of a failure the runtime is about to raise as a panic.
@@ -738,13 +770,28 @@ pub fn run_test<R: Termination + 'static>(should_panic: ShouldPanic, body: fn() 
     };
     write_record(&Record::Sweep);
     let name = std::thread::current().name().map(str::to_string);
+    // PCT without a given horizon: measure it once for this test.
+    let policy = match crate::config::policy_from_env() {
+        Ok(crate::config::Policy::Pct { depth, .. })
+            if std::env::var(crate::config::PCT_HORIZON_VAR).is_err() =>
+        {
+            Some(crate::config::Policy::Pct {
+                depth,
+                horizon: measure_pct_horizon(depth, body),
+            })
+        }
+        _ => None,
+    };
     for &seed in &plan.seeds {
         write_record(&Record::Begin(seed));
         let mut builder = std::thread::Builder::new();
         if let Some(name) = &name {
             builder = builder.name(name.clone());
         }
-        let seed_thread = builder.spawn(move || run_seed(seed, should_panic, body));
+        let seed_thread = builder.spawn(move || {
+            POLICY_OVERRIDE.with(|p| p.set(policy));
+            run_seed(seed, should_panic, body)
+        });
         let record = match seed_thread.map(|t| t.join()) {
             Ok(Ok(record)) => record,
             Ok(Err(payload)) => Record::Fail {
