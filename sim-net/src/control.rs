@@ -14,7 +14,7 @@
 //! - routes: one name over several hosts, one host per resolution (so per
 //!   connection), changeable over time.
 
-use crate::net::{describe, HostId, Network, Socket, SocketId};
+use crate::net::{HostId, Network, Socket, SocketId};
 use crate::tcp::{Phase, Segment, SegmentKind};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, SocketAddr};
@@ -128,7 +128,10 @@ impl Network {
     /// the segment unchanged (no budget, or it fits), or what fits and the
     /// rest, with the link held between them.
     pub(crate) fn spend_hold_budget(self: &Rc<Self>, segment: Segment) -> Option<Segment> {
-        let SegmentKind::Data(ref data) = segment.kind else {
+        let SegmentKind::Data {
+            bytes: ref data, ..
+        } = segment.kind
+        else {
             return Some(segment);
         };
         let key = (segment.from_host, segment.to_host);
@@ -154,12 +157,15 @@ impl Network {
         // The budget runs out in this segment: what fits goes, the link
         // holds, and the rest waits behind it.
         self.state.borrow_mut().controls.hold_after.remove(&key);
-        let SegmentKind::Data(data) = segment.kind else {
+        let SegmentKind::Data { msg, bytes: data } = segment.kind else {
             unreachable!("matched above")
         };
         let (first, rest) = data.split_at(budget as usize);
         let base = Segment {
-            kind: SegmentKind::Data(first.to_vec()),
+            kind: SegmentKind::Data {
+                msg,
+                bytes: first.to_vec(),
+            },
             ..segment
         };
         let rest = rest.to_vec();
@@ -181,7 +187,7 @@ impl Network {
                 to: to_id,
                 src,
                 dst,
-                kind: SegmentKind::Data(rest),
+                kind: SegmentKind::Data { msg, bytes: rest },
             });
         }
         None
@@ -231,8 +237,8 @@ impl Network {
             }
             self.note(&format!(
                 "reset {}<>{}: {name}",
-                describe(&view.src),
-                describe(&view.dst)
+                self.describe(&view.src),
+                self.describe(&view.dst)
             ));
             self.abort_end(id);
             done.insert(id);
@@ -260,7 +266,10 @@ impl Network {
     /// Whether a reset rule takes this data segment: if so, its connection
     /// is reset and the segment is gone.
     pub(crate) fn reset_by_rule(self: &Rc<Self>, segment: &Segment) -> bool {
-        let SegmentKind::Data(ref data) = segment.kind else {
+        let SegmentKind::Data {
+            bytes: ref data, ..
+        } = segment.kind
+        else {
             return false;
         };
         let rules: Vec<(String, ConnPredicate)> = {
@@ -281,8 +290,8 @@ impl Network {
         };
         self.note(&format!(
             "reset {}>{} len={}: rule {name}",
-            describe(&segment.src),
-            describe(&segment.dst),
+            self.describe(&segment.src),
+            self.describe(&segment.dst),
             data.len()
         ));
         {

@@ -92,12 +92,17 @@ pub(crate) struct NetState {
     pub(crate) rng: Rng,
     /// Scripted controls in force (see [`crate::control`]).
     pub(crate) controls: crate::control::Controls,
+    /// The last message number handed out (`Network::next_msg`).
+    pub(crate) next_msg: u64,
 }
 
 /// The network of one simulation.
 pub struct Network {
     pub(crate) state: RefCell<NetState>,
     pub(crate) signals: RefCell<crate::signal::Signals>,
+    /// Host names by index, apart from the state: trace lines name hosts
+    /// while the state is borrowed.
+    names_by_index: RefCell<Vec<String>>,
 }
 
 /// The first synthetic address: hosts get `10.0.0.1`, `10.0.0.2`, ...
@@ -145,11 +150,13 @@ impl Network {
             free: Vec::new(),
             rng: Rng::new(core.config().seed, 3),
             controls: Default::default(),
+            next_msg: 0,
         };
         state.add_host("main");
         Network {
             state: RefCell::new(state),
             signals: RefCell::new(crate::signal::Signals::default()),
+            names_by_index: RefCell::new(vec!["main".to_string()]),
         }
     }
 
@@ -159,7 +166,10 @@ impl Network {
     /// When the name is taken or there are too many hosts.
     #[track_caller]
     pub fn add_host(&self, name: &str) -> HostId {
-        self.state.borrow_mut().add_host(name)
+        let id = self.state.borrow_mut().add_host(name);
+        self.names_by_index.borrow_mut().push(name.to_string());
+        with_core(|core| core.set_node_name(id.0, name));
+        id
     }
 
     /// The host of the running task.
@@ -256,6 +266,26 @@ impl Network {
             "dns {name} {}",
             if failing { "fails" } else { "resolves" }
         ));
+    }
+
+    /// The next message number (for trace lines that pair a send with its
+    /// delivery).
+    pub(crate) fn next_msg(&self) -> u64 {
+        let mut st = self.state.borrow_mut();
+        st.next_msg += 1;
+        st.next_msg
+    }
+
+    /// Records a network event about `data` in the trace: the text is
+    /// hashed, the file also shows the payload's first bytes.
+    pub(crate) fn note_data(&self, text: &str, data: &[u8]) {
+        with_core(|core| {
+            core.trace(
+                EventKind::Note,
+                core.current_task(),
+                Label::Data { text, data },
+            )
+        });
     }
 
     /// Records a network event in the trace.
@@ -643,7 +673,17 @@ pub(crate) fn source_ip(st: &NetState, host: u32, dst: IpAddr) -> IpAddr {
     }
 }
 
-/// Formats a socket address for the trace with the host's name.
-pub(crate) fn describe(addr: &SocketAddr) -> String {
-    addr.to_string()
+impl Network {
+    /// A socket address for the trace: `host:port` for a simulated host's
+    /// address, as it is otherwise (loopback, a literal elsewhere).
+    pub(crate) fn describe(&self, addr: &SocketAddr) -> String {
+        if let IpAddr::V4(v4) = addr.ip() {
+            if let Some(index) = u32::from(v4).checked_sub(FIRST_ADDR) {
+                if let Some(name) = self.names_by_index.borrow().get(index as usize) {
+                    return format!("{name}:{}", addr.port());
+                }
+            }
+        }
+        addr.to_string()
+    }
 }

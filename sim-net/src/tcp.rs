@@ -13,7 +13,7 @@
 
 use crate::control::Throttle;
 use crate::link::LinkMode;
-use crate::net::{describe, source_ip, ConnectPolicy, HostId, Network, Parked, Socket, SocketId};
+use crate::net::{source_ip, ConnectPolicy, HostId, Network, Parked, Socket, SocketId};
 use std::collections::VecDeque;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
@@ -118,9 +118,16 @@ impl TcpEnd {
 }
 
 pub(crate) enum SegmentKind {
-    Syn { listener_addr: SocketAddr },
+    Syn {
+        listener_addr: SocketAddr,
+    },
     SynAck,
-    Data(Vec<u8>),
+    /// Bytes, with the network's message number (the trace pairs a send
+    /// with its delivery by it).
+    Data {
+        msg: u64,
+        bytes: Vec<u8>,
+    },
     Fin,
     Rst,
 }
@@ -138,11 +145,19 @@ pub(crate) struct Segment {
 }
 
 impl Segment {
+    /// ` #<msg>` for data, nothing for control segments.
+    fn msg_tag(&self) -> String {
+        match self.kind {
+            SegmentKind::Data { msg, .. } => format!(" #{msg}"),
+            _ => String::new(),
+        }
+    }
+
     fn word(&self) -> &'static str {
         match self.kind {
             SegmentKind::Syn { .. } => "syn",
             SegmentKind::SynAck => "syn-ack",
-            SegmentKind::Data(_) => "data",
+            SegmentKind::Data { .. } => "data",
             SegmentKind::Fin => "fin",
             SegmentKind::Rst => "rst",
         }
@@ -192,7 +207,7 @@ impl Network {
         }));
         st.hosts[host as usize].tcp_ports.insert(port, id.index);
         drop(st);
-        self.note(&format!("tcp-listen {}", describe(&local)));
+        self.note(&format!("tcp-listen {}", self.describe(&local)));
         Ok(id)
     }
 
@@ -284,7 +299,7 @@ impl Network {
         match listener.backlog.pop_front() {
             Some(accepted) => {
                 drop(st);
-                self.note(&format!("tcp-accept {}", describe(&accepted.1)));
+                self.note(&format!("tcp-accept {}", self.describe(&accepted.1)));
                 Poll::Ready(Ok(accepted))
             }
             None => {
@@ -338,8 +353,8 @@ impl Network {
         };
         self.note(&format!(
             "tcp-connect {}>{}",
-            describe(&local),
-            describe(&dst)
+            self.describe(&local),
+            self.describe(&dst)
         ));
         self.send_segment(Segment {
             from_host: host.0,
@@ -378,10 +393,11 @@ impl Network {
         let (latency, mode, _) = self.link_draw(segment.from_host, segment.to_host);
         if mode != LinkMode::Up {
             self.note(&format!(
-                "hold tcp-{} {}>{}",
+                "hold tcp-{}{} {}>{}",
                 segment.word(),
-                describe(&segment.src),
-                describe(&segment.dst)
+                segment.msg_tag(),
+                self.describe(&segment.src),
+                self.describe(&segment.dst)
             ));
             self.park(segment.from_host, segment.to_host, Parked::Tcp(segment));
             return;
@@ -404,19 +420,25 @@ impl Network {
                 end.last_arrival_ns = at;
             }
         }
-        if let SegmentKind::Data(ref data) = segment.kind {
-            self.note(&format!(
-                "send {}>{} len={}",
-                describe(&segment.src),
-                describe(&segment.dst),
-                data.len()
-            ));
+        if let SegmentKind::Data {
+            msg,
+            bytes: ref data,
+        } = segment.kind
+        {
+            let text = format!(
+                "send #{msg} {}>{} len={} fnv={:08x}",
+                self.describe(&segment.src),
+                self.describe(&segment.dst),
+                data.len(),
+                sim_runtime::trace::fnv32(data)
+            );
+            self.note_data(&text, data);
         }
         let net = self.clone();
         let label = match segment.kind {
             SegmentKind::Syn { .. } => "tcp-syn",
             SegmentKind::SynAck => "tcp-syn-ack",
-            SegmentKind::Data(_) => "tcp-deliver",
+            SegmentKind::Data { .. } => "tcp-deliver",
             SegmentKind::Fin => "tcp-fin",
             SegmentKind::Rst => "tcp-rst",
         };
@@ -452,7 +474,13 @@ impl Network {
         }
         if !alive {
             // A crashed host answers nothing.
-            self.note(&format!("drop tcp-{} to a crashed host", segment.word()));
+            self.note(&format!(
+                "lost tcp-{}{} {}>{}: the host is down",
+                segment.word(),
+                segment.msg_tag(),
+                self.describe(&segment.src),
+                self.describe(&segment.dst)
+            ));
             return;
         }
         match segment.kind {
@@ -470,8 +498,13 @@ impl Network {
                     self.reply_rst(&segment);
                 }
             }
-            SegmentKind::Data(ref data) => {
+            SegmentKind::Data {
+                msg,
+                bytes: ref data,
+            } => {
                 let len = data.len();
+                // The send line has the addresses: the number pairs them.
+                self.note(&format!("deliver #{msg}"));
                 let mut st = self.state.borrow_mut();
                 if let Some(Socket::Tcp(sender)) = st.get_mut(segment.from) {
                     sender.in_flight -= len;
@@ -479,7 +512,7 @@ impl Network {
                 let target = segment.to.and_then(|to| st.get_mut(to));
                 match target {
                     Some(Socket::Tcp(end)) if !end.closed && !end.reset => {
-                        let SegmentKind::Data(data) = segment.kind else {
+                        let SegmentKind::Data { bytes: data, .. } = segment.kind else {
                             unreachable!()
                         };
                         end.recv.extend(data);
@@ -490,9 +523,9 @@ impl Network {
                     _ => {
                         drop(st);
                         self.note(&format!(
-                            "reset {}>{}: no socket",
-                            describe(&segment.src),
-                            describe(&segment.dst)
+                            "lost #{msg} {}>{}: no socket, reset",
+                            self.describe(&segment.src),
+                            self.describe(&segment.dst)
                         ));
                         self.reply_rst(&segment);
                     }
@@ -524,8 +557,8 @@ impl Network {
                 drop(st);
                 self.note(&format!(
                     "reset {}>{}",
-                    describe(&segment.src),
-                    describe(&segment.dst)
+                    self.describe(&segment.src),
+                    self.describe(&segment.dst)
                 ));
             }
         }
@@ -537,8 +570,8 @@ impl Network {
             ConnectPolicy::BlackHole => {
                 self.note(&format!(
                     "drop tcp-syn {}>{}: black hole",
-                    describe(&segment.src),
-                    describe(&dst)
+                    self.describe(&segment.src),
+                    self.describe(&dst)
                 ));
                 return;
             }
@@ -558,8 +591,8 @@ impl Network {
             };
             self.note(&format!(
                 "accept {}>{}: a silent port",
-                describe(&segment.src),
-                describe(&dst)
+                self.describe(&segment.src),
+                self.describe(&dst)
             ));
             self.syn_ack(&segment, server, dst);
             return;
@@ -813,7 +846,10 @@ impl Network {
                 to: peer_id,
                 src: local,
                 dst: peer,
-                kind: SegmentKind::Data(chunk.to_vec()),
+                kind: SegmentKind::Data {
+                    msg: self.next_msg(),
+                    bytes: chunk.to_vec(),
+                },
             });
         }
         Poll::Ready(Ok(n))
@@ -927,8 +963,8 @@ impl Network {
             if matches!(segment.kind, SegmentKind::Rst) {
                 self.note(&format!(
                     "reset {}>{}: closed with unread data",
-                    describe(&segment.src),
-                    describe(&segment.dst)
+                    self.describe(&segment.src),
+                    self.describe(&segment.dst)
                 ));
             }
             let to_host = self.route(segment.from_host, segment.dst);

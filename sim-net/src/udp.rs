@@ -1,7 +1,7 @@
 //! UDP: datagrams, which a link may drop, duplicate or reorder.
 
 use crate::link::LinkMode;
-use crate::net::{describe, HostId, Network, Parked, Socket, SocketId};
+use crate::net::{HostId, Network, Parked, Socket, SocketId};
 use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
@@ -25,6 +25,8 @@ pub(crate) struct UdpState {
 }
 
 pub(crate) struct Datagram {
+    /// The network's message number (copies of a duplicate share it).
+    pub(crate) msg: u64,
     pub(crate) from_host: u32,
     pub(crate) to_host: u32,
     pub(crate) src: SocketAddr,
@@ -173,12 +175,13 @@ impl Network {
             // Nobody has the address: the datagram goes nowhere, silently.
             self.note(&format!(
                 "drop udp {}>{}: no such host",
-                describe(&src),
-                describe(&dst)
+                self.describe(&src),
+                self.describe(&dst)
             ));
             return Ok(buf.len());
         };
         self.send_datagram(Datagram {
+            msg: self.next_msg(),
             from_host: host,
             to_host: to.0,
             src,
@@ -193,17 +196,19 @@ impl Network {
         match mode {
             LinkMode::Partitioned => {
                 self.note(&format!(
-                    "drop udp {}>{}: partition",
-                    describe(&datagram.src),
-                    describe(&datagram.dst)
+                    "lost udp #{} {}>{}: partition",
+                    datagram.msg,
+                    self.describe(&datagram.src),
+                    self.describe(&datagram.dst)
                 ));
                 return;
             }
             LinkMode::Held => {
                 self.note(&format!(
-                    "hold udp {}>{}",
-                    describe(&datagram.src),
-                    describe(&datagram.dst)
+                    "hold udp #{} {}>{}",
+                    datagram.msg,
+                    self.describe(&datagram.src),
+                    self.describe(&datagram.dst)
                 ));
                 self.park(datagram.from_host, datagram.to_host, Parked::Udp(datagram));
                 return;
@@ -212,29 +217,34 @@ impl Network {
         }
         if config.udp_drop_rate > 0.0 && self.chance() < config.udp_drop_rate {
             self.note(&format!(
-                "drop udp {}>{} len={}",
-                describe(&datagram.src),
-                describe(&datagram.dst),
+                "lost udp #{} {}>{} len={}: dropped",
+                datagram.msg,
+                self.describe(&datagram.src),
+                self.describe(&datagram.dst),
                 datagram.data.len()
             ));
             return;
         }
         let copies = if config.udp_dup_rate > 0.0 && self.chance() < config.udp_dup_rate {
             self.note(&format!(
-                "dup udp {}>{}",
-                describe(&datagram.src),
-                describe(&datagram.dst)
+                "dup udp #{} {}>{}",
+                datagram.msg,
+                self.describe(&datagram.src),
+                self.describe(&datagram.dst)
             ));
             2
         } else {
             1
         };
-        self.note(&format!(
-            "send udp {}>{} len={}",
-            describe(&datagram.src),
-            describe(&datagram.dst),
-            datagram.data.len()
-        ));
+        let text = format!(
+            "send udp #{} {}>{} len={} fnv={:08x}",
+            datagram.msg,
+            self.describe(&datagram.src),
+            self.describe(&datagram.dst),
+            datagram.data.len(),
+            sim_runtime::trace::fnv32(&datagram.data)
+        );
+        self.note_data(&text, &datagram.data);
         let now = self.now_ns();
         for copy in 0..copies {
             // Each copy draws its own latency: datagrams reorder freely.
@@ -248,15 +258,17 @@ impl Network {
                 let extra =
                     config.latency_max.as_nanos() as u64 + (self.chance() * 1_000_000.0) as u64 + 1;
                 self.note(&format!(
-                    "reorder udp {}>{}: {} ns late",
-                    describe(&datagram.src),
-                    describe(&datagram.dst),
+                    "reorder udp #{} {}>{}: {} ns late",
+                    datagram.msg,
+                    self.describe(&datagram.src),
+                    self.describe(&datagram.dst),
                     extra
                 ));
                 delay += extra;
             }
             let net = self.clone();
             let d = Datagram {
+                msg: datagram.msg,
                 from_host: datagram.from_host,
                 to_host: datagram.to_host,
                 src: datagram.src,
@@ -272,12 +284,24 @@ impl Network {
     }
 
     fn deliver_datagram(self: &Rc<Self>, d: Datagram) {
+        let lost = |net: &Network, why: &str| {
+            net.note(&format!(
+                "lost udp #{} {}>{}: {why}",
+                d.msg,
+                net.describe(&d.src),
+                net.describe(&d.dst)
+            ))
+        };
         let mut st = self.state.borrow_mut();
         let host = &st.hosts[d.to_host as usize];
         if !host.alive {
+            drop(st);
+            lost(self, "the host is down");
             return;
         }
         let Some(&index) = host.udp_ports.get(&d.dst.port()) else {
+            drop(st);
+            lost(self, "no socket on the port");
             return;
         };
         let generation = st.sockets[index as usize].generation;
@@ -288,17 +312,22 @@ impl Network {
             .is_some_and(|peer| peer != d.src && !(peer.ip().is_unspecified()))
         {
             // A connected socket takes only its peer's datagrams.
+            drop(st);
+            lost(self, "the socket is connected to another peer");
             return;
         }
         if u.queue.len() >= QUEUE_MAX {
             drop(st);
-            self.note(&format!(
-                "drop udp {}>{}: receive buffer full",
-                describe(&d.src),
-                describe(&d.dst)
-            ));
+            lost(self, "receive buffer full");
             return;
         }
+        drop(st);
+        // The send line has the addresses: the message number pairs them.
+        self.note(&format!("deliver udp #{}", d.msg));
+        let mut st = self.state.borrow_mut();
+        let Some(Socket::Udp(u)) = st.get_mut(SocketId { index, generation }) else {
+            return;
+        };
         u.queue.push_back((d.data, d.src));
         if let Some(w) = u.waker.take() {
             w.wake();

@@ -558,6 +558,11 @@ impl Core {
         self.current_task.get()
     }
 
+    /// Names host `node` in the trace file's lines.
+    pub fn set_node_name(&self, node: u32, name: &str) {
+        self.trace.borrow_mut().set_node_name(node, name);
+    }
+
     /// Records an event in the trace, stamped with the current task if
     /// `task` is `None`.
     #[inline]
@@ -733,7 +738,7 @@ impl Core {
         };
         self.trace
             .borrow_mut()
-            .record_spawn(self.now_ns.get(), id, &meta);
+            .record_spawn(self.now_ns.get(), id, &meta, node);
         let task = &mut st.tasks[slot as usize];
         debug_assert!(task.id == 0 && task.cell.is_none(), "a free slot is empty");
         task.id = id;

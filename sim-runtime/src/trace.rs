@@ -8,15 +8,18 @@
 //! With `SIM_TRACE=<path>` the events are also written as text, one per line:
 //!
 //! ```text
-//! <seq> <virtual time in ns> <kind> <task> <label>
-//! 0 0 spawn 1 worker@examples/src/main.rs:12:5
-//! 1 0 poll 0 -
+//! <seq> <ns> <seconds>s <host> <kind> <task>:<task name> <label>
+//! 0 0 0.000000000s main spawn 1:worker worker@examples/src/main.rs:12:5
+//! 1 0 0.000000000s main poll 0:root -
 //! ```
 //!
 //! Task `0` is the future given to `block_on`; other tasks count up from 1 in
-//! spawn order. A label of `-` means none. Nothing in a line depends on wall
-//! time, process ids or addresses, so one seed writes the same file in every
-//! process.
+//! spawn order. The host is the task's (`main` for the root future, and for
+//! the simulation's own callbacks). A label of `-` means none. Nothing in a
+//! line depends on wall time, process ids or addresses, so one seed writes
+//! the same file in every process. The hash covers each event's kind, task
+//! id, virtual time and label, not the host or task names (they follow from
+//! the spawn events) nor the payload bytes a network line shows.
 //!
 //! Which file a run writes: a run on the process's main thread writes
 //! `<path>` itself. A run on any other thread (the test harness runs each
@@ -93,6 +96,15 @@ pub enum Label<'a> {
     Str(&'a str),
     /// A number (a timer id, a time in ns).
     Num(u64),
+    /// Text and the payload it is about: the hash covers the text (which
+    /// should carry the payload's length and digest); the file also shows
+    /// the payload's first `SIM_TRACE_BYTES` bytes (default 32), escaped.
+    Data {
+        /// What happened (`send #4 a:49152>b:80 len=7 fnv=1f2e3d4c`).
+        text: &'a str,
+        /// The payload.
+        data: &'a [u8],
+    },
     /// A timer's id and deadline (written as `timer=<id> at=<ns>`).
     Timer {
         /// The timer's id (its event sequence number).
@@ -114,6 +126,10 @@ pub struct Trace {
     writer: Option<BufWriter<File>>,
     path: Option<PathBuf>,
     line: Vec<u8>,
+    /// For the text file only: host names by node, and each task's node
+    /// and name by id (task 0, the root future, is on node 0).
+    node_names: Vec<String>,
+    tasks: Vec<(u32, Box<str>)>,
 }
 
 impl Trace {
@@ -140,7 +156,21 @@ impl Trace {
             writer,
             path,
             line: Vec::with_capacity(128),
+            node_names: vec!["main".to_string()],
+            tasks: vec![(0, "root".into())],
         }
+    }
+
+    /// Names host `node` in the text file's lines (the hash has no names).
+    pub fn set_node_name(&mut self, node: u32, name: &str) {
+        if self.writer.is_none() {
+            return;
+        }
+        let index = node as usize;
+        if self.node_names.len() <= index {
+            self.node_names.resize(index + 1, String::new());
+        }
+        self.node_names[index] = name.to_string();
     }
 
     /// How many events were recorded.
@@ -178,6 +208,12 @@ impl Trace {
                 self.pending.push(2);
                 self.pending.extend_from_slice(&value.to_le_bytes());
             }
+            Label::Data { text, .. } => {
+                self.pending.push(1);
+                self.pending
+                    .extend_from_slice(&(text.len() as u32).to_le_bytes());
+                self.pending.extend_from_slice(text.as_bytes());
+            }
             Label::Timer { id, at_ns } => {
                 self.pending.push(3);
                 self.pending.extend_from_slice(&id.to_le_bytes());
@@ -194,17 +230,47 @@ impl Trace {
         self.seq += 1;
     }
 
-    /// Starts a text line: `<seq> <time> <kind> <task> `.
+    /// Starts a text line: `<seq> <ns> <seconds>s <host> <kind> <task>:<name> `.
     fn begin_line(&mut self, now_ns: u64, kind: EventKind, task: u64) {
+        let (node, name) = self
+            .tasks
+            .get(task as usize)
+            .map_or((0, "?"), |(node, name)| (*node, &**name));
+        let host = self
+            .node_names
+            .get(node as usize)
+            .filter(|n| !n.is_empty())
+            .map_or("?", String::as_str);
         let line = &mut self.line;
         line.clear();
         push_u64(line, self.seq);
         line.push(b' ');
         push_u64(line, now_ns);
         line.push(b' ');
+        push_u64(line, now_ns / 1_000_000_000);
+        line.push(b'.');
+        let fraction = now_ns % 1_000_000_000;
+        for divisor in [
+            100_000_000,
+            10_000_000,
+            1_000_000,
+            100_000,
+            10_000,
+            1_000,
+            100,
+            10,
+            1,
+        ] {
+            line.push(b'0' + ((fraction / divisor) % 10) as u8);
+        }
+        line.extend_from_slice(b"s ");
+        push_word(line, host);
+        line.push(b' ');
         line.extend_from_slice(kind.name().as_bytes());
         line.push(b' ');
         push_u64(line, task);
+        line.push(b':');
+        push_word(line, name);
         line.push(b' ');
     }
 
@@ -228,6 +294,28 @@ impl Trace {
                 line.extend(text.bytes().map(|b| if b == b'\n' { b' ' } else { b }))
             }
             Label::Num(value) => push_u64(line, value),
+            Label::Data { text, data } => {
+                line.extend(text.bytes().map(|b| if b == b'\n' { b' ' } else { b }));
+                line.extend_from_slice(b" data=\"");
+                let shown = data.len().min(trace_bytes());
+                for &b in &data[..shown] {
+                    match b {
+                        b'"' => line.extend_from_slice(b"\\\""),
+                        b'\\' => line.extend_from_slice(b"\\\\"),
+                        0x20..=0x7e => line.push(b),
+                        _ => {
+                            const DIGITS: &[u8; 16] = b"0123456789abcdef";
+                            line.extend_from_slice(b"\\x");
+                            line.push(DIGITS[(b >> 4) as usize]);
+                            line.push(DIGITS[(b & 15) as usize]);
+                        }
+                    }
+                }
+                line.push(b'"');
+                if shown < data.len() {
+                    line.extend_from_slice(b"...");
+                }
+            }
             Label::Timer { id, at_ns } => {
                 line.extend_from_slice(b"timer=");
                 push_u64(line, id);
@@ -335,7 +423,13 @@ impl Trace {
     /// Records a spawn without formatting its label unless a file is
     /// written: spawning is hot, and the hash needs only the parts.
     #[inline]
-    pub fn record_spawn(&mut self, now_ns: u64, task: u64, meta: &crate::task::TaskMeta) {
+    pub fn record_spawn(
+        &mut self,
+        now_ns: u64,
+        task: u64,
+        meta: &crate::task::TaskMeta,
+        node: u32,
+    ) {
         let name = meta.name.as_deref().unwrap_or(meta.kind);
         let file = meta.location.file();
         self.pending.push(EventKind::Spawn as u8);
@@ -355,10 +449,41 @@ impl Trace {
             self.pending.clear();
         }
         if self.writer.is_some() {
+            let index = task as usize;
+            if self.tasks.len() <= index {
+                self.tasks.resize(index + 1, (0, "?".into()));
+            }
+            self.tasks[index] = (node, name.into());
             self.write_spawn_line(now_ns, task, name, meta.location);
         }
         self.seq += 1;
     }
+}
+
+/// How many payload bytes a trace line shows (`SIM_TRACE_BYTES`, default 32).
+fn trace_bytes() -> usize {
+    static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| {
+        std::env::var("SIM_TRACE_BYTES")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(32)
+    })
+}
+
+/// FNV-1a over `data`: the short digest network lines carry.
+pub fn fnv32(data: &[u8]) -> u32 {
+    data.iter().fold(0x811c_9dc5u32, |hash, &byte| {
+        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
+    })
+}
+
+/// `word` with whitespace as `_`, so a line splits at its spaces.
+fn push_word(out: &mut Vec<u8>, word: &str) {
+    out.extend(
+        word.bytes()
+            .map(|b| if b.is_ascii_whitespace() { b'_' } else { b }),
+    );
 }
 
 #[cfg(test)]
