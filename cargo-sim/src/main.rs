@@ -7,6 +7,7 @@
 //!   (`runner.rs`, `report.rs`). Failing seeds are kept in the package's
 //!   `sim-regressions/` and run first next time (`regressions.rs`).
 //! - `cargo sim diff A B`: the first event where two traces differ.
+//! - `cargo sim timeline TRACE`: a trace as an HTML timeline.
 //! - `cargo sim <any other cargo command>`: that command, as a simulation
 //!   build (`cargo sim run`, `cargo sim clippy`, `cargo sim nextest run`).
 //!
@@ -28,6 +29,7 @@ mod report;
 mod runner;
 mod seeds;
 mod signals;
+mod timeline;
 
 use clap::Parser;
 use std::path::PathBuf;
@@ -42,6 +44,11 @@ COMMANDS:
                      build the tests as a simulation build and run every selected
                      test once per seed (see `cargo sim test --help`)
     diff A B         print the first event where two trace files differ
+    timeline TRACE [-o PAGE.html] [--last N]
+                     draw a trace file as a self-contained HTML page: a lane per
+                     host, arrows from sends to deliveries, stubs for losses,
+                     bands for partitions and crashes (the last N events,
+                     default 2000)
     <cargo command>  any other cargo command as a simulation build: run, build,
                      check, clippy, bench, doc, nextest run, ...
 
@@ -55,6 +62,7 @@ TEST OPTIONS (cargo sim test; every other argument goes to cargo test):
     --partition K/N          run share K of N of the seeds (a CI matrix)
     --no-doc                 skip doc tests
     --no-save                do not save failing seeds to sim-regressions/
+    --timeline DIR           write each failing seed's timeline (HTML) into DIR
     -v, --verbose            print every run's lines and every test's output
 
 EXAMPLES:
@@ -159,10 +167,22 @@ struct TestOptions {
     /// Print every run's lines and every test's output.
     #[arg(long, short = 'v')]
     verbose: bool,
+    /// Write the timeline (an HTML page, as `cargo sim timeline` draws it)
+    /// of each failing test's first failing seed into this directory; the
+    /// seed runs once more to write its trace.
+    #[arg(long, value_name = "DIR")]
+    timeline: Option<PathBuf>,
 }
 
 /// The options of `TestOptions` that take a value.
-const VALUE_OPTIONS: &[&str] = &["--seeds", "--jobs", "-j", "--junit", "--partition"];
+const VALUE_OPTIONS: &[&str] = &[
+    "--seeds",
+    "--jobs",
+    "-j",
+    "--junit",
+    "--partition",
+    "--timeline",
+];
 /// The options of `TestOptions` that are flags.
 const FLAG_OPTIONS: &[&str] = &[
     "--keep-going",
@@ -236,6 +256,7 @@ fn main() -> ExitCode {
     let result = match args[0].as_str() {
         "test" => test_command(&args[1..]),
         "diff" => diff_command(&args[1..]),
+        "timeline" => timeline::command(&args[1..]),
         _ => passthrough(&args),
     };
     match result {
@@ -629,6 +650,19 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
             "{}",
             report::failure_report(result, options.keep_going, saved.as_deref())
         );
+        if let Some(dir) = &options.timeline {
+            if let Some((index, _)) = result.failures().into_iter().next() {
+                let seed = result.case.seeds[index];
+                match runner::trace_seed(&config, &binaries, &result.case, seed)
+                    .and_then(|trace| timeline::for_failure(&trace, dir, &result.case.name, seed))
+                {
+                    Ok(line) => eprintln!("  {line}"),
+                    Err(message) => {
+                        eprintln!("cargo sim: no timeline for {}: {message}", result.case.name)
+                    }
+                }
+            }
+        }
     }
     for failure in &doc_failures {
         eprintln!("{failure}");

@@ -6,6 +6,7 @@
 //! Plain build only: these tests run cargo.
 #![cfg(not(simulation))]
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -220,6 +221,40 @@ async fn four_tasks_in_reverse_order() {
 }
 "#;
 
+const CLUSTER: &str = r#"
+use std::time::Duration;
+use tokio::sim::{Fault, Sim};
+
+#[test]
+fn a_cluster_that_fails_after_a_partition() {
+    let mut sim = Sim::new();
+    sim.host("server", || async {
+        let socket = tokio::net::UdpSocket::bind("0.0.0.0:9").await.unwrap();
+        let mut buf = [0u8; 16];
+        loop {
+            let (n, from) = socket.recv_from(&mut buf).await.unwrap();
+            socket.send_to(&buf[..n], from).await.unwrap();
+        }
+    });
+    sim.at(Duration::from_millis(300), Fault::partition("client", "server"));
+    sim.at(Duration::from_millis(700), Fault::heal("client", "server"));
+    sim.client("client", async {
+        let socket = tokio::net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+        let mut answered = 0;
+        for i in 0..10u8 {
+            socket.send_to(&[i], "server:9").await.unwrap();
+            let mut buf = [0u8; 16];
+            if tokio::time::timeout(Duration::from_millis(50), socket.recv(&mut buf)).await.is_ok() {
+                answered += 1;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(answered, 10, "every ping answered");
+    });
+    sim.run();
+}
+"#;
+
 const OTHER: &str = r#"
 #[tokio::test]
 async fn lost_update() {
@@ -260,6 +295,7 @@ fn fixture(name: &str) -> PathBuf {
     write(&dir.join("tests/other.rs"), OTHER);
     write(&dir.join("tests/bare.rs"), BARE);
     write(&dir.join("tests/deep.rs"), DEEP);
+    write(&dir.join("tests/cluster.rs"), CLUSTER);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .args(["generate-lockfile", "--quiet"])
@@ -887,5 +923,125 @@ fn pct_finds_a_deep_bug_uniform_misses_and_its_replay_line_carries_the_policy() 
     assert!(
         text.contains("policy pct (depth 3, horizon "),
         "the run names its policy: {text}"
+    );
+}
+
+/// Debian's Chromium, installed through the package manager when missing.
+fn ensure_chromium() -> PathBuf {
+    let path = PathBuf::from("/usr/bin/chromium");
+    if !path.exists() {
+        let install = |args: &[&str]| {
+            Command::new("apt-get")
+                .args(args)
+                .env("DEBIAN_FRONTEND", "noninteractive")
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if !install(&["install", "-y", "-q", "chromium"]) {
+            assert!(install(&["update", "-q"]), "apt-get update failed");
+            assert!(
+                install(&["install", "-y", "-q", "chromium"]),
+                "apt-get install chromium failed: the timeline test needs Debian's chromium"
+            );
+        }
+    }
+    path
+}
+
+/// The `<body>` attributes of `page` after its scripts ran, in headless
+/// Chromium.
+fn rendered_body(page: &Path) -> BTreeMap<String, String> {
+    let chromium = ensure_chromium();
+    let profile = tmp().join("chromium-profile");
+    let _ = std::fs::remove_dir_all(&profile);
+    let output = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&output.stdout).into_owned();
+    let start = dom
+        .find("<body")
+        .unwrap_or_else(|| panic!("no body in the DOM: {dom}"));
+    let tag = &dom[start..start + dom[start..].find('>').unwrap()];
+    tag.split_whitespace()
+        .filter_map(|attr| attr.split_once("=\""))
+        .map(|(k, v)| (k.to_string(), v.trim_end_matches('"').to_string()))
+        .collect()
+}
+
+#[test]
+fn a_failing_seeds_timeline_renders_in_headless_chromium() {
+    let dir = fixture("timeline");
+    let pages = tmp().join("timelines");
+    let _ = std::fs::remove_dir_all(&pages);
+    let timeline_arg = format!("--timeline={}", pages.display());
+    let (output, _, stderr) = sim_args(
+        &dir,
+        &[
+            "test",
+            "--test",
+            "cluster",
+            "--seeds",
+            "1",
+            "--no-save",
+            &timeline_arg,
+        ],
+        &[],
+    );
+    assert!(!output.status.success(), "the cluster test fails: {stderr}");
+    let page = pages.join("a_cluster_that_fails_after_a_partition-0x0.html");
+    assert!(page.exists(), "{stderr}");
+    let summary = stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("timeline: "))
+        .unwrap_or_else(|| panic!("no timeline line: {stderr}"));
+    // What the trace says: its messages delivered and lost.
+    let trace = std::fs::read_to_string(page.with_extension("trace")).unwrap();
+    let notes: Vec<&str> = trace.lines().filter(|l| l.contains(" note ")).collect();
+    let delivered: std::collections::BTreeSet<&str> = notes
+        .iter()
+        .filter_map(|l| l.split(" deliver udp #").nth(1))
+        .collect();
+    let lost = notes.iter().filter(|l| l.contains(" lost udp #")).count();
+    assert!(lost > 0, "the partition lost pings: {trace}");
+    let body = rendered_body(&page);
+    assert_eq!(
+        body.get("data-errors").map(String::as_str),
+        Some("0"),
+        "{body:?}"
+    );
+    assert_eq!(
+        body.get("data-drawn").map(String::as_str),
+        Some("1"),
+        "{body:?}"
+    );
+    assert_eq!(
+        body["data-lanes"], "3",
+        "the simulation, client and server: {body:?}"
+    );
+    assert_eq!(body["data-arrows"], delivered.len().to_string(), "{body:?}");
+    assert_eq!(body["data-stubs"], lost.to_string(), "{body:?}");
+    assert_eq!(
+        body["data-marks"],
+        trace.lines().count().to_string(),
+        "{body:?}"
+    );
+    // Two bands: the partition's two directions.
+    assert_eq!(body["data-bands"], "2", "{body:?}");
+    assert!(
+        summary.contains(&format!("{} arrows", delivered.len())),
+        "{summary}"
     );
 }

@@ -113,3 +113,38 @@ fn the_readme_shows_this_example_and_its_output() {
         .collect();
     assert_eq!(expected, printed, "the README's harness output is stale");
 }
+
+#[test]
+fn the_readme_trace_excerpt_is_this_examples_trace() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let base = dir.join("readme-trace");
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["the_client_rides_out_a_partition", "--exact"])
+        .env("SIM_SEED", "0x2a")
+        .env("SIM_TRACE", &base)
+        .env_remove("SIM_TRACE_BYTES")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let trace =
+        std::fs::read_to_string(dir.join("readme-trace.the_client_rides_out_a_partition")).unwrap();
+    let lines: Vec<&str> = trace.lines().collect();
+    let readme = readme();
+    let block = between(
+        &readme,
+        "<!-- trace-excerpt:start",
+        "<!-- trace-excerpt:end",
+    );
+    let shown: Vec<&str> = block
+        .lines()
+        .skip_while(|l| !l.starts_with("```text"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("```"))
+        .collect();
+    assert!(shown.len() >= 5, "{block}");
+    for line in shown {
+        assert!(lines.contains(&line), "not in the trace: {line}");
+    }
+}
