@@ -414,6 +414,12 @@ fn a_sweep_finds_each_flaky_test_and_its_replay_reproduces() {
         assert!(text.contains("1 test in 1 binary × 1 seed"), "{text}");
         assert!(text.contains(&format!("seed {seed}: panic")), "{text}");
         assert!(text.contains("an update was lost"), "{text}");
+        // The report ends with what happened just before the failure.
+        assert!(
+            text.contains("The last events of the run before it:")
+                || text.contains("The last events of the last run before it:"),
+            "{text}"
+        );
         // Its own replay line is the same line: it does not grow.
         assert_eq!(replay_lines(&text, test), lines, "{text}");
         // The seed is kept, and runs first next time.

@@ -63,6 +63,14 @@ pub(crate) fn unregister(id: u16) -> Option<Rc<Core>> {
         .flatten()
 }
 
+/// The runtimes alive on this thread, newest last (for failure reports
+/// after a `block_on` returned).
+pub fn alive() -> Vec<Rc<Core>> {
+    REGISTRY
+        .try_with(|r| r.borrow().clone())
+        .unwrap_or_default()
+}
+
 /// Finds a runtime of this thread by id.
 #[inline]
 pub fn lookup(id: u16) -> Option<Rc<Core>> {

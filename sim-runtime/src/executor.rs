@@ -226,7 +226,14 @@ pub struct RunSummary {
 
 thread_local! {
     static LAST_SUMMARY: RefCell<Option<RunSummary>> = const { RefCell::new(None) };
+    /// The last events of the last run that ended on this thread.
+    static LAST_RECENT: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
     static RUNS_ON_THREAD: StdCell<u64> = const { StdCell::new(0) };
+}
+
+/// The last events (at most 16) of the last run that ended on this thread.
+pub fn last_run_recent_events() -> Vec<String> {
+    LAST_RECENT.with(|r| r.borrow().clone())
 }
 
 /// The summary of the last run that finished on this thread.
@@ -570,6 +577,42 @@ impl Core {
         self.trace
             .borrow_mut()
             .record(self.now_ns.get(), kind, task, label);
+    }
+
+    /// The last events of the run (at most 16), oldest first.
+    pub fn recent_events(&self) -> Vec<String> {
+        let lines = self
+            .trace
+            .try_borrow()
+            .map(|t| t.recent_lines())
+            .unwrap_or_default();
+        // Name the tasks still known ("task 3 'server'").
+        let Ok(st) = self.state.try_borrow() else {
+            return lines;
+        };
+        lines
+            .into_iter()
+            .map(|line| {
+                let Some((head, rest)) = line.split_once(" task ") else {
+                    return line;
+                };
+                let (id, tail) = rest.split_once(' ').unwrap_or((rest, ""));
+                let name = id.parse::<u64>().ok().and_then(|id| {
+                    if id == 0 {
+                        return Some("root");
+                    }
+                    st.tasks
+                        .iter()
+                        .find(|t| t.id == id)
+                        .and_then(|t| t.meta.as_ref())
+                        .map(|m| m.name.as_deref().unwrap_or(m.kind))
+                });
+                match name {
+                    Some(name) => format!("{head} task {id} '{name}' {tail}"),
+                    None => line,
+                }
+            })
+            .collect()
     }
 
     /// The SHA-256 of the trace so far.
@@ -1722,6 +1765,8 @@ impl Core {
             );
         }
         crate::sweep::run_finished(&summary);
+        let recent = self.trace.borrow().recent_lines();
+        LAST_RECENT.with(|r| *r.borrow_mut() = recent);
         LAST_SUMMARY.with(|s| *s.borrow_mut() = Some(summary));
     }
 

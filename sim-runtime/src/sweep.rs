@@ -575,10 +575,29 @@ fn install_panic_hook() {
                 .unwrap_or_else(|| "an unknown place".to_string());
             let thread = std::thread::current();
             let name = thread.name().unwrap_or("<unnamed>");
-            let text = format!(
+            let mut text = format!(
                 "thread '{name}' panicked at {location}:\n{}",
                 payload_text(info.payload())
             );
+            // Inside a run: what happened just before.
+            // Inside a run: what happened just before; after one: how the
+            // last run on this thread ended.
+            let (recent, when) = match crate::context::with_current(|core| core.recent_events()) {
+                Some(recent) => (recent, "of the run before it"),
+                None => match crate::context::alive().last() {
+                    Some(core) => (core.recent_events(), "of the last run before it"),
+                    None => (
+                        crate::executor::last_run_recent_events(),
+                        "of the last run, as it ended",
+                    ),
+                },
+            };
+            let recent_text = if recent.is_empty() {
+                String::new()
+            } else {
+                format!("\nThe last events {when}:\n  {}", recent.join("\n  "))
+            };
+            text.push_str(&recent_text);
             previous(info);
             if SWEEP_THREAD.with(Cell::get) {
                 // The sweep's record carries it, with the seed; the output
@@ -602,6 +621,9 @@ fn install_panic_hook() {
                     test.unwrap_or("main"),
                     crate::seed::replay_command(seed, test)
                 );
+            }
+            if !recent_text.is_empty() {
+                eprintln!("{}", recent_text.trim_start());
             }
             if reporting() {
                 let class = FAILURE.with(Cell::get).unwrap_or(if escapes.is_empty() {

@@ -114,6 +114,26 @@ pub enum Label<'a> {
     },
 }
 
+/// How many recent events a trace keeps for failure reports.
+const RECENT_MAX: usize = 16;
+/// How many bytes of a recent event's text label are kept.
+const RECENT_LABEL_BYTES: usize = 64;
+
+/// One recent event, kept in a fixed-size slot (no allocation per event).
+#[derive(Clone, Copy)]
+struct Recent {
+    seq: u64,
+    now_ns: u64,
+    kind: EventKind,
+    task: u64,
+    /// 0: none, 1: text, 2: number, 3: timer.
+    form: u8,
+    a: u64,
+    b: u64,
+    len: u8,
+    text: [u8; RECENT_LABEL_BYTES],
+}
+
 /// Bytes gathered before they are fed to the hasher: hashing in blocks of a
 /// few KiB costs less per event than one `update` call per event.
 const HASH_CHUNK_BYTES: usize = 4096;
@@ -130,6 +150,8 @@ pub struct Trace {
     /// and name by id (task 0, the root future, is on node 0).
     node_names: Vec<String>,
     tasks: Vec<(u32, Box<str>)>,
+    /// The last events, as a ring (for "the last events before it").
+    recent: Vec<Recent>,
 }
 
 impl Trace {
@@ -158,7 +180,78 @@ impl Trace {
             line: Vec::with_capacity(128),
             node_names: vec!["main".to_string()],
             tasks: vec![(0, "root".into())],
+            recent: Vec::with_capacity(RECENT_MAX),
         }
+    }
+
+    fn remember(&mut self, now_ns: u64, kind: EventKind, task: u64, label: Label<'_>) {
+        let mut slot = Recent {
+            seq: self.seq,
+            now_ns,
+            kind,
+            task,
+            form: 0,
+            a: 0,
+            b: 0,
+            len: 0,
+            text: [0; RECENT_LABEL_BYTES],
+        };
+        match label {
+            Label::None => {}
+            Label::Str(text) | Label::Data { text, .. } => {
+                let n = text.len().min(RECENT_LABEL_BYTES);
+                slot.form = 1;
+                slot.len = n as u8;
+                slot.text[..n].copy_from_slice(&text.as_bytes()[..n]);
+            }
+            Label::Num(value) => {
+                slot.form = 2;
+                slot.a = value;
+            }
+            Label::Timer { id, at_ns } => {
+                slot.form = 3;
+                slot.a = id;
+                slot.b = at_ns;
+            }
+        }
+        if self.recent.len() < RECENT_MAX {
+            self.recent.push(slot);
+        } else {
+            self.recent[(self.seq as usize) % RECENT_MAX] = slot;
+        }
+    }
+
+    /// The last events (at most 16), oldest first, one line each:
+    /// `#<seq> <seconds>s <kind> task <id> <label>`.
+    pub fn recent_lines(&self) -> Vec<String> {
+        let mut recent = self.recent.clone();
+        recent.sort_by_key(|r| r.seq);
+        recent
+            .iter()
+            .map(|r| {
+                let label = match r.form {
+                    1 => {
+                        let text = String::from_utf8_lossy(&r.text[..r.len as usize]).into_owned();
+                        if r.len as usize == RECENT_LABEL_BYTES {
+                            format!("{text}...")
+                        } else {
+                            text
+                        }
+                    }
+                    2 => r.a.to_string(),
+                    3 => format!("timer={} at={}", r.a, r.b),
+                    _ => "-".to_string(),
+                };
+                format!(
+                    "#{} {}.{:09}s {} task {} {label}",
+                    r.seq,
+                    r.now_ns / 1_000_000_000,
+                    r.now_ns % 1_000_000_000,
+                    r.kind.name(),
+                    r.task
+                )
+            })
+            .collect()
     }
 
     /// Names host `node` in the text file's lines (the hash has no names).
@@ -191,6 +284,7 @@ impl Trace {
     /// Records one event.
     #[inline]
     pub fn record(&mut self, now_ns: u64, kind: EventKind, task: u64, label: Label<'_>) {
+        self.remember(now_ns, kind, task, label);
         self.pending.push(kind as u8);
         self.pending.extend_from_slice(&task.to_le_bytes());
         self.pending.extend_from_slice(&now_ns.to_le_bytes());
@@ -432,6 +526,7 @@ impl Trace {
     ) {
         let name = meta.name.as_deref().unwrap_or(meta.kind);
         let file = meta.location.file();
+        self.remember(now_ns, EventKind::Spawn, task, Label::Str(name));
         self.pending.push(EventKind::Spawn as u8);
         self.pending.extend_from_slice(&task.to_le_bytes());
         self.pending.extend_from_slice(&now_ns.to_le_bytes());
