@@ -117,7 +117,7 @@ pub enum Label<'a> {
 /// How many recent events a trace keeps for failure reports.
 const RECENT_MAX: usize = 16;
 /// How many bytes of a recent event's text label are kept.
-const RECENT_LABEL_BYTES: usize = 64;
+const RECENT_LABEL_BYTES: usize = 40;
 
 /// One recent event, kept in a fixed-size slot (no allocation per event).
 #[derive(Clone, Copy)]
@@ -184,20 +184,30 @@ impl Trace {
         }
     }
 
+    #[inline]
     fn remember(&mut self, now_ns: u64, kind: EventKind, task: u64, label: Label<'_>) {
-        let mut slot = Recent {
-            seq: self.seq,
-            now_ns,
-            kind,
-            task,
-            form: 0,
-            a: 0,
-            b: 0,
-            len: 0,
-            text: [0; RECENT_LABEL_BYTES],
-        };
+        let index = (self.seq as usize) % RECENT_MAX;
+        if self.recent.len() <= index {
+            self.recent.push(Recent {
+                seq: 0,
+                now_ns: 0,
+                kind,
+                task: 0,
+                form: 0,
+                a: 0,
+                b: 0,
+                len: 0,
+                text: [0; RECENT_LABEL_BYTES],
+            });
+        }
+        // In place: a few stores, and a short copy for a text label.
+        let slot = &mut self.recent[index];
+        slot.seq = self.seq;
+        slot.now_ns = now_ns;
+        slot.kind = kind;
+        slot.task = task;
         match label {
-            Label::None => {}
+            Label::None => slot.form = 0,
             Label::Str(text) | Label::Data { text, .. } => {
                 let n = text.len().min(RECENT_LABEL_BYTES);
                 slot.form = 1;
@@ -213,11 +223,6 @@ impl Trace {
                 slot.a = id;
                 slot.b = at_ns;
             }
-        }
-        if self.recent.len() < RECENT_MAX {
-            self.recent.push(slot);
-        } else {
-            self.recent[(self.seq as usize) % RECENT_MAX] = slot;
         }
     }
 
