@@ -28,6 +28,7 @@ mod regressions;
 mod report;
 mod runner;
 mod seeds;
+mod shrink;
 mod signals;
 mod timeline;
 
@@ -63,6 +64,8 @@ TEST OPTIONS (cargo sim test; every other argument goes to cargo test):
     --no-doc                 skip doc tests
     --no-save                do not save failing seeds to sim-regressions/
     --timeline DIR           write each failing seed's timeline (HTML) into DIR
+    --shrink DIR             shrink each failing harness seed (fewer faults, fast
+                             links) and write what remains, as a scenario, to DIR
     -v, --verbose            print every run's lines and every test's output
 
 EXAMPLES:
@@ -90,6 +93,7 @@ ENVIRONMENT:
     SIM_PCT_DEPTH            pct: ordering constraints aimed at (default 3)
     SIM_PCT_HORIZON          pct: decisions the change points spread over (measured
                              for #[tokio::test]s; default 10000)
+    SIM_TRACE_BYTES          payload bytes a trace line shows (default 32)
     SIM_ALLOW_THREADS        1: let runs start real threads (gives up determinism)
     SIM_HANG_POLL_S          hang: wall seconds one poll may take (default 5)
     SIM_HANG_RUN_S           hang: wall seconds one run may take (default 300)
@@ -172,6 +176,11 @@ struct TestOptions {
     /// seed runs once more to write its trace.
     #[arg(long, value_name = "DIR")]
     timeline: Option<PathBuf>,
+    /// Shrink each failing harness test's first failing seed: leave out
+    /// the faults it does not need, make links fast if it still fails,
+    /// and write what remains (and the settings that replay it) to DIR.
+    #[arg(long, value_name = "DIR")]
+    shrink: Option<PathBuf>,
 }
 
 /// The options of `TestOptions` that take a value.
@@ -182,6 +191,7 @@ const VALUE_OPTIONS: &[&str] = &[
     "--junit",
     "--partition",
     "--timeline",
+    "--shrink",
 ];
 /// The options of `TestOptions` that are flags.
 const FLAG_OPTIONS: &[&str] = &[
@@ -650,6 +660,17 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
             "{}",
             report::failure_report(result, options.keep_going, saved.as_deref())
         );
+        if let Some(dir) = &options.shrink {
+            if let Some((index, _)) = result.failures().into_iter().next() {
+                let seed = result.case.seeds[index];
+                match shrink::shrink(&config, &binaries, &result.case, seed, dir) {
+                    Ok(report) => eprintln!("  {report}"),
+                    Err(message) => {
+                        eprintln!("cargo sim: cannot shrink {}: {message}", result.case.name)
+                    }
+                }
+            }
+        }
         if let Some(dir) = &options.timeline {
             if let Some((index, _)) = result.failures().into_iter().next() {
                 let seed = result.case.seeds[index];

@@ -407,6 +407,76 @@ fn has_sweep_work(state: &TestState, config: &SweepConfig) -> bool {
     }
 }
 
+/// What one more run of one seed did.
+#[derive(Debug)]
+pub struct OneRun {
+    /// Its failure (class and message), if it failed.
+    pub failure: Option<(FailureClass, String)>,
+    /// Trace events of its last run.
+    pub events: u64,
+}
+
+/// Runs `seed` of `case` once more with `env` added, and reads how it went.
+pub fn run_one(
+    config: &SweepConfig,
+    binaries: &[TestBinary],
+    case: &TestCase,
+    seed: u64,
+    env: &[(String, String)],
+) -> Result<OneRun, String> {
+    let binary = &binaries[case.binary];
+    let records = config.work_dir.join(format!("one-{seed:016x}.records"));
+    let _ = std::fs::remove_file(&records);
+    let mut command = Command::new(&binary.path);
+    if !case.whole_binary {
+        command.args([
+            case.name.as_str(),
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ]);
+    }
+    command
+        .envs(binary.cargo_env())
+        .current_dir(&binary.manifest_dir)
+        .env(sweep::OUT_VAR, &records)
+        .env(sweep::SEEDS_VAR, format!("{seed:#x}"))
+        .env(sweep::REPLAY_VAR, &case.replay_prefix)
+        .env(sweep::PARENT_VAR, std::process::id().to_string())
+        .env("SIM_SEED", format!("{seed:#x}"))
+        .env_remove("SIM_TRACE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot start {}: {e}", binary.path.display()))?;
+    let text = std::fs::read_to_string(&records).unwrap_or_default();
+    let mut failure = None;
+    let mut panic = None;
+    let mut passed = false;
+    let mut events = 0;
+    for record in text.lines().filter_map(Record::parse) {
+        match record {
+            Record::Fail { class, message, .. } => failure = Some((class, message)),
+            Record::Pass { .. } => passed = true,
+            Record::Panic { class, message, .. } => panic = Some((class, message)),
+            Record::Run { events: e, .. } => events = e,
+            _ => {}
+        }
+    }
+    if failure.is_none() && !passed && !status.success() {
+        failure = Some(panic.unwrap_or((
+            FailureClass::Crash,
+            format!("the test process ended with {status}"),
+        )));
+    }
+    Ok(OneRun { failure, events })
+}
+
 /// Runs `seed` of `case` once more, writing its trace, and returns the
 /// trace file (the last run's, when the test ran several).
 pub fn trace_seed(

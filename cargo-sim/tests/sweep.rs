@@ -255,6 +255,48 @@ fn a_cluster_that_fails_after_a_partition() {
 }
 "#;
 
+const SHRINKABLE: &str = r#"
+use std::time::Duration;
+use tokio::sim::{Fault, Nemesis, Sim};
+
+#[test]
+fn pings_time_out_under_a_partition() {
+    let mut sim = Sim::new();
+    sim.host("server", || async {
+        let socket = tokio::net::UdpSocket::bind("0.0.0.0:9").await.unwrap();
+        let mut buf = [0u8; 16];
+        loop {
+            let (n, from) = socket.recv_from(&mut buf).await.unwrap();
+            socket.send_to(&buf[..n], from).await.unwrap();
+        }
+    });
+    sim.host("bystander", || async {
+        std::future::pending::<()>().await;
+    });
+    // The cause: a partition from 1 s to 2 s.
+    sim.at(Duration::from_secs(1), Fault::partition("client", "server"));
+    sim.at(Duration::from_secs(2), Fault::heal("client", "server"));
+    // Noise: the bystander crashes and its clock jumps, all the time.
+    let s = Duration::from_millis;
+    sim.nemesis(
+        Nemesis::new()
+            .crash_restart(&["bystander"], s(100)..s(300), s(50)..s(100))
+            .clock_jump(&["bystander"], s(100)..s(300), 1_000),
+    );
+    sim.client("client", async {
+        let socket = tokio::net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+        for i in 0..30u8 {
+            socket.send_to(&[i], "server:9").await.unwrap();
+            let mut buf = [0u8; 16];
+            let answered = tokio::time::timeout(Duration::from_millis(50), socket.recv(&mut buf)).await;
+            assert!(answered.is_ok(), "ping {i} timed out");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    sim.run();
+}
+"#;
+
 const OTHER: &str = r#"
 #[tokio::test]
 async fn lost_update() {
@@ -296,6 +338,7 @@ fn fixture(name: &str) -> PathBuf {
     write(&dir.join("tests/bare.rs"), BARE);
     write(&dir.join("tests/deep.rs"), DEEP);
     write(&dir.join("tests/cluster.rs"), CLUSTER);
+    write(&dir.join("tests/shrinkable.rs"), SHRINKABLE);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .args(["generate-lockfile", "--quiet"])
@@ -1050,4 +1093,60 @@ fn a_failing_seeds_timeline_renders_in_headless_chromium() {
         summary.contains(&format!("{} arrows", delivered.len())),
         "{summary}"
     );
+}
+
+#[test]
+fn shrinking_leaves_out_the_faults_a_failure_does_not_need() {
+    let dir = fixture("shrink");
+    let out = tmp().join("shrunk");
+    let _ = std::fs::remove_dir_all(&out);
+    let shrink_arg = format!("--shrink={}", out.display());
+    let (output, _, stderr) = sim_args(
+        &dir,
+        &[
+            "test",
+            "--test",
+            "shrinkable",
+            "--seeds",
+            "1",
+            "--no-save",
+            &shrink_arg,
+        ],
+        &[],
+    );
+    assert!(!output.status.success(), "{stderr}");
+    let report: Vec<&str> = stderr
+        .lines()
+        .skip_while(|l| {
+            !l.trim_start()
+                .starts_with("shrunk pings_time_out_under_a_partition")
+        })
+        .collect();
+    assert!(!report.is_empty(), "{stderr}");
+    // Only the partition remains (the failure comes before its heal); the
+    // bystander's noise goes.
+    let scenario: Vec<&str> = report
+        .iter()
+        .filter(|l| l.trim_start().starts_with("sim.at("))
+        .copied()
+        .collect();
+    assert_eq!(scenario.len(), 1, "{stderr}");
+    assert!(
+        scenario[0].contains(
+            "sim.at(Duration::from_nanos(1000000000), Fault::Partition(\"client\".into(), \"server\".into()));"
+        ),
+        "{stderr}"
+    );
+    assert!(report[0].contains("-> 1 faults (1 units"), "{}", report[0]);
+    // The replay line runs the small run, and it fails the same way.
+    let replay = report
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("replay: "))
+        .unwrap();
+    let (replayed, text) = run_replay(&dir, replay);
+    assert!(!replayed.status.success(), "{text}");
+    assert!(text.contains("timed out"), "{text}");
+    let file = out.join("pings_time_out_under_a_partition-0x0.shrink");
+    let saved = std::fs::read_to_string(&file).unwrap();
+    assert!(saved.contains("SIM_SHRINK_SKIP="), "{saved}");
 }

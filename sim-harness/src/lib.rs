@@ -21,6 +21,7 @@ mod liveness;
 pub mod nemesis;
 pub mod observe;
 pub mod rollout;
+pub mod shrink;
 pub mod sim;
 pub mod swarm;
 

@@ -1,6 +1,7 @@
 //! The liveness phase: after the workload, the harness stops injecting
 //! faults, heals the network among a core of hosts, lifts the scripted
-//! controls and restarts the crashed hosts in it. Then each `eventually` property must hold within its
+//! controls, stops the core's disks from failing (error and corruption
+//! rates to zero) and restarts the crashed hosts in it. Then each `eventually` property must hold within its
 //! bound of virtual time; one that does not fails the run with class
 //! `liveness`, naming the property.
 
@@ -61,6 +62,21 @@ pub(crate) async fn phase(core: Vec<HostId>, properties: Vec<Property>) {
         net.note("liveness phase: faults stop, the core heals");
         net.heal_all(|host| core.contains(&host));
         net.clear_controls();
+        // Disks stop failing too (their latency and capacity stay): a
+        // fault-free core is what liveness is judged on.
+        for &host in &core {
+            let config = sim_fs::with_disk_on(host.0, |disk| disk.config().clone());
+            let healed = sim_fs::DiskConfig {
+                read_error_rate: 0.0,
+                write_error_rate: 0.0,
+                sync_error_rate: 0.0,
+                corruption_rate: 0.0,
+                ..config.clone()
+            };
+            if healed != config {
+                sim_fs::set_disk_config(host.0, healed);
+            }
+        }
         for &host in &core {
             net.set_connect_policy(host, ConnectPolicy::Normal);
         }

@@ -383,11 +383,11 @@ fn host(name: &str) -> HostId {
 pub(crate) fn start(nemesis: Nemesis) {
     for (index, generator) in nemesis.generators.into_iter().enumerate() {
         let stream = Rc::<str>::from(format!("nemesis {index}"));
-        schedule_next(stream, Rc::new(generator));
+        schedule_next(stream, Rc::new(generator), 0);
     }
 }
 
-fn schedule_next(stream: Rc<str>, generator: Rc<Generator>) {
+fn schedule_next(stream: Rc<str>, generator: Rc<Generator>, occurrence: u64) {
     let wait = draw(&stream, &generator.every);
     with_net(|net| {
         net.after(
@@ -397,11 +397,21 @@ fn schedule_next(stream: Rc<str>, generator: Rc<Generator>) {
                 if !active() {
                     return;
                 }
-                act(&stream, &generator);
-                schedule_next(stream, generator);
+                // Each occurrence draws its hosts and durations from a
+                // stream of its own, so leaving one out (shrinking) shifts
+                // no other.
+                if let Some(unit) = crate::shrink::begin_unit() {
+                    act(&format!("{stream} #{occurrence}"), &generator, unit);
+                }
+                schedule_next(stream, generator, occurrence + 1);
             }),
         )
     });
+}
+
+/// Remembers, for shrinking, that unit `unit` applied `fault` now.
+fn record(unit: u64, fault: crate::Fault) {
+    crate::shrink::applied(unit, &fault);
 }
 
 fn later(delay: Duration, f: impl FnOnce() + 'static) {
@@ -440,7 +450,8 @@ fn note(text: &str) {
     with_net(|net| net.note(text));
 }
 
-fn act(stream: &str, generator: &Generator) {
+fn act(stream: &str, generator: &Generator, unit: u64) {
+    use crate::Fault;
     let hosts = &generator.hosts;
     match &generator.action {
         Action::CrashRestart { downtime } => {
@@ -449,11 +460,13 @@ fn act(stream: &str, generator: &Generator) {
             if !with_net(|net| net.is_alive(id)) {
                 return;
             }
+            record(unit, Fault::Crash(name.clone()));
             with_net(|net| {
                 net.note(&format!("nemesis: crash {name}"));
                 net.crash(id);
             });
             later(draw(stream, downtime), move || {
+                record(unit, Fault::Restart(name.clone()));
                 with_net(|net| {
                     net.note(&format!("nemesis: restart {name}"));
                     crate::sim::restart(net, id);
@@ -467,6 +480,7 @@ fn act(stream: &str, generator: &Generator) {
                 return;
             }
             let downtime = draw(stream, downtime);
+            record(unit, Fault::Signal(name.clone(), SIGTERM));
             with_net(|net| {
                 net.note(&format!("nemesis: SIGTERM {name}"));
                 net.signal(id, SIGTERM);
@@ -474,11 +488,13 @@ fn act(stream: &str, generator: &Generator) {
             later(*grace, move || {
                 with_net(|net| {
                     if net.is_alive(id) {
+                        record(unit, Fault::Crash(name.clone()));
                         net.note(&format!("nemesis: crash {name} after its grace period"));
                         net.crash(id);
                     }
                 });
                 later(downtime, move || {
+                    record(unit, Fault::Restart(name.clone()));
                     with_net(|net| {
                         net.note(&format!("nemesis: restart {name}"));
                         crate::sim::restart(net, id);
@@ -518,6 +534,13 @@ fn act(stream: &str, generator: &Generator) {
                     names(&side_a),
                     names(&side_b)
                 ));
+                record(
+                    unit,
+                    Fault::Split(
+                        side_a.iter().map(|&h| net.host_name(h)).collect(),
+                        side_b.iter().map(|&h| net.host_name(h)).collect(),
+                    ),
+                );
                 for &(a, b) in &pairs {
                     net.partition(a, b);
                 }
@@ -526,6 +549,7 @@ fn act(stream: &str, generator: &Generator) {
                 with_net(|net| {
                     net.note("nemesis: heal the split");
                     for &(a, b) in &pairs {
+                        record(unit, Fault::Heal(net.host_name(a), net.host_name(b)));
                         net.heal(a, b);
                     }
                 })
@@ -540,6 +564,7 @@ fn act(stream: &str, generator: &Generator) {
                     .filter(|&h| h != id)
                     .collect()
             });
+            record(unit, Fault::Isolate(name.clone()));
             with_net(|net| {
                 net.note(&format!("nemesis: isolate {name}"));
                 for &other in &others {
@@ -550,6 +575,7 @@ fn act(stream: &str, generator: &Generator) {
                 with_net(|net| {
                     net.note(&format!("nemesis: heal {name}"));
                     for &other in &others {
+                        record(unit, Fault::Heal(name.clone(), net.host_name(other)));
                         net.heal(id, other);
                     }
                 })
@@ -558,7 +584,6 @@ fn act(stream: &str, generator: &Generator) {
         Action::Partition { duration }
         | Action::PartitionOneWay { duration }
         | Action::Hold { duration } => {
-            use crate::Fault;
             let (a, b) = pick_pair(stream, hosts);
             let (start, end) = match &generator.action {
                 Action::Partition { .. } => {
@@ -571,29 +596,38 @@ fn act(stream: &str, generator: &Generator) {
                 _ => (Fault::Hold(a.clone(), b.clone()), Fault::Release(a, b)),
             };
             note(&format!("nemesis: {start:?}"));
+            record(unit, start.clone());
             start.apply();
             later(draw(stream, duration), move || {
                 note(&format!("nemesis: {end:?}"));
+                record(unit, end.clone());
                 end.apply();
             });
         }
         Action::ClockSkew { max } => {
             let name = pick(stream, hosts);
             let skew = draw(stream, &(Duration::ZERO..*max));
-            crate::Fault::ClockSkew(name, skew).apply();
+            let fault = Fault::ClockSkew(name, skew);
+            record(unit, fault.clone());
+            fault.apply();
         }
         Action::ClockJump { max_ms } => {
             let name = pick(stream, hosts);
-            crate::Fault::WallClockJump(name, signed(stream, *max_ms)).apply();
+            let fault = Fault::WallClockJump(name, signed(stream, *max_ms));
+            record(unit, fault.clone());
+            fault.apply();
         }
         Action::ClockDrift { max_ppm } => {
             let name = pick(stream, hosts);
-            crate::Fault::ClockDrift(name, signed(stream, *max_ppm as u64)).apply();
+            let fault = Fault::ClockDrift(name, signed(stream, *max_ppm as u64));
+            record(unit, fault.clone());
+            fault.apply();
         }
         Action::DiskFaults { config, duration } => {
             let name = pick(stream, hosts);
             let node = host(&name).0;
             note(&format!("nemesis: disk faults on {name}: {config:?}"));
+            record(unit, Fault::Disk(name.clone(), config.clone()));
             break_disk(node, |_, _| config.clone());
             later(draw(stream, duration), move || {
                 note(&format!("nemesis: {name}'s disk heals"));

@@ -221,6 +221,47 @@ impl Fault {
     }
 }
 
+impl Fault {
+    /// The fault as Rust code (`Fault::Crash("db".into())`), for a scenario
+    /// test a shrunk run prints.
+    pub fn to_code(&self) -> String {
+        let q = |s: &String| format!("{s:?}.into()");
+        let list = |v: &[String]| {
+            format!(
+                "vec![{}]",
+                v.iter()
+                    .map(|s| format!("{s:?}.into()"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        match self {
+            Fault::Partition(a, b) => format!("Fault::Partition({}, {})", q(a), q(b)),
+            Fault::PartitionOneWay(a, b) => format!("Fault::PartitionOneWay({}, {})", q(a), q(b)),
+            Fault::Heal(a, b) => format!("Fault::Heal({}, {})", q(a), q(b)),
+            Fault::HealOneWay(a, b) => format!("Fault::HealOneWay({}, {})", q(a), q(b)),
+            Fault::Hold(a, b) => format!("Fault::Hold({}, {})", q(a), q(b)),
+            Fault::Release(a, b) => format!("Fault::Release({}, {})", q(a), q(b)),
+            Fault::Crash(h) => format!("Fault::Crash({})", q(h)),
+            Fault::Restart(h) => format!("Fault::Restart({})", q(h)),
+            Fault::Isolate(h) => format!("Fault::Isolate({})", q(h)),
+            Fault::Signal(h, n) => format!("Fault::Signal({}, {n})", q(h)),
+            Fault::Split(a, b) => format!("Fault::Split({}, {})", list(a), list(b)),
+            Fault::ClockSkew(h, d) => {
+                format!(
+                    "Fault::ClockSkew({}, Duration::from_nanos({}))",
+                    q(h),
+                    d.as_nanos()
+                )
+            }
+            Fault::WallClockJump(h, ms) => format!("Fault::WallClockJump({}, {ms})", q(h)),
+            Fault::ClockDrift(h, ppm) => format!("Fault::ClockDrift({}, {ppm})", q(h)),
+            // The rest as Debug writes them (strings may need `.into()`).
+            other => format!("Fault::{other:?}"),
+        }
+    }
+}
+
 /// Factories of the hosts, so restarts can run them again.
 #[derive(Default)]
 struct Factories(RefCell<BTreeMap<u32, (Factory, &'static Location<'static>)>>);
@@ -708,6 +749,14 @@ impl Sim {
                     if let Some(config) = default_link {
                         net.set_default_link(config);
                     }
+                    if crate::shrink::fast_links() {
+                        net.note("shrink: every link's latency is 0");
+                        net.set_default_link(LinkConfig {
+                            latency_min: Duration::ZERO,
+                            latency_max: Duration::ZERO,
+                            ..LinkConfig::default()
+                        });
+                    }
                     for (name, factory, location) in hosts {
                         let id = net.add_host(&name);
                         factories().0.borrow_mut().insert(id.0, (factory, location));
@@ -716,7 +765,11 @@ impl Sim {
                         .iter()
                         .map(|(name, _, _)| net.add_host(name))
                         .collect();
-                    for (from, to, config) in links {
+                    for (from, to, mut config) in links {
+                        if crate::shrink::fast_links() {
+                            config.latency_min = Duration::ZERO;
+                            config.latency_max = Duration::ZERO;
+                        }
                         net.set_link(host(net, &from), host(net, &to), config);
                     }
                     for (name, config) in disks {
@@ -726,7 +779,16 @@ impl Sim {
                         start_host(HostId(index));
                     }
                     for (at, fault) in faults {
-                        net.after(at, "fault", Box::new(move || fault.apply()));
+                        net.after(
+                            at,
+                            "fault",
+                            Box::new(move || {
+                                if let Some(unit) = crate::shrink::begin_unit() {
+                                    crate::shrink::applied(unit, &fault);
+                                    fault.apply();
+                                }
+                            }),
+                        );
                     }
                     client_ids
                 });

@@ -1,0 +1,90 @@
+//! What `cargo sim test --shrink` needs from a harness run. Each fault the
+//! harness injects, a `Sim::at` fault or one action of the nemesis (a
+//! crash and its restart, a cut and its heal), is a unit with a number, in
+//! the order the units begin. The runner then asks for the same seed with
+//! some units left out, and with links made fast:
+//!
+//! - `SIM_SHRINK_SKIP=3,7`: units 3 and 7 do nothing;
+//! - `SIM_SHRINK_FAST_LINKS=1`: every link's latency is 0;
+//! - `SIM_SHRINK_OUT=<file>`: the run appends each fault it applies, as
+//!   `<unit> <virtual ns> <Rust code>` (a line for a `Sim::at` scenario).
+//!
+//! Leaving units out shifts no other unit's times: each generator draws
+//! from its own stream of the seed tree.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeSet;
+use std::rc::Rc;
+
+/// The units to skip.
+pub const SKIP_VAR: &str = "SIM_SHRINK_SKIP";
+/// `1`: every link's latency is 0.
+pub const FAST_LINKS_VAR: &str = "SIM_SHRINK_FAST_LINKS";
+/// Where to write the faults applied.
+pub const OUT_VAR: &str = "SIM_SHRINK_OUT";
+
+#[derive(Default)]
+struct State {
+    next: Cell<u64>,
+    skip: RefCell<Option<BTreeSet<u64>>>,
+}
+
+fn state() -> Option<Rc<State>> {
+    sim_runtime::context::with_current(|core| core.extension(State::default))
+}
+
+fn skip_set() -> BTreeSet<u64> {
+    std::env::var(SKIP_VAR)
+        .ok()
+        .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// A new unit begins: its number, or `None` when it is to be skipped.
+pub(crate) fn begin_unit() -> Option<u64> {
+    let Some(state) = state() else {
+        return Some(0);
+    };
+    let unit = state.next.get();
+    state.next.set(unit + 1);
+    let mut skip = state.skip.borrow_mut();
+    let skip = skip.get_or_insert_with(skip_set);
+    if skip.contains(&unit) {
+        sim_runtime::context::with_current(|core| {
+            core.trace(
+                sim_runtime::EventKind::Note,
+                core.current_task(),
+                sim_runtime::Label::Str(&format!("shrink: fault unit {unit} left out")),
+            )
+        });
+        return None;
+    }
+    Some(unit)
+}
+
+/// Unit `unit` applies `fault` now: a scenario line appended to the
+/// `SIM_SHRINK_OUT` file at once (a failing run still lists its faults).
+pub(crate) fn applied(unit: u64, fault: &crate::Fault) {
+    let Some(path) = std::env::var_os(OUT_VAR) else {
+        return;
+    };
+    let now = sim_runtime::context::with_current(|core| core.now_ns()).unwrap_or(0);
+    let line = format!(
+        "{unit} {now} sim.at(Duration::from_nanos({now}), {});\n",
+        fault.to_code()
+    );
+    // The runner's file: on the real disk, whatever the run's disks are.
+    let _ = sim_runtime::files::outside(|| {
+        use std::io::Write;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(line.as_bytes()))
+    });
+}
+
+/// Whether links are made fast.
+pub(crate) fn fast_links() -> bool {
+    std::env::var(FAST_LINKS_VAR).is_ok_and(|v| v == "1")
+}
