@@ -12,6 +12,8 @@
 //!   ([`control::Conns`]).
 //! - [`rollout`]: a new version over the replicas behind a route
 //!   ([`rollout::Rollout`]).
+//! - [`shrink`]: fault units, left out or listed for
+//!   `cargo sim test --shrink`.
 
 #![warn(missing_docs)]
 
