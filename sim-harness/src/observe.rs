@@ -1,8 +1,8 @@
 //! Observation: what service code publishes for the checkers to read.
 //!
 //! `tokio::sim::publish("leader", term)` records, for the publishing task's
-//! host, that `leader` is now `term`. Checkers ([`crate::checker`]) and
-//! liveness properties ([`crate::liveness`]) read the board through
+//! host, that `leader` is now `term`. Checkers ([`crate::Sim::check`]) and
+//! liveness properties ([`crate::Sim::eventually`]) read the board through
 //! [`Observations`], so no test handle is threaded through a service's
 //! constructors. Each publication is a `note` in the trace, and the
 //! checkers run right after it.
