@@ -94,6 +94,9 @@ ENVIRONMENT:
     SIM_PCT_HORIZON          pct: decisions the change points spread over (measured
                              for #[tokio::test]s; default 10000)
     SIM_TRACE_BYTES          payload bytes a trace line shows (default 32)
+    SIM_SHRINK_SKIP          harness fault units left out (a shrunk run's replay line)
+    SIM_SHRINK_FAST_LINKS    1: every harness link at 0 ms (a shrunk run's replay line)
+    SIM_SHRINK_OUT           where a run lists its faults (set by --shrink)
     SIM_ALLOW_THREADS        1: let runs start real threads (gives up determinism)
     SIM_HANG_POLL_S          hang: wall seconds one poll may take (default 5)
     SIM_HANG_RUN_S           hang: wall seconds one run may take (default 300)

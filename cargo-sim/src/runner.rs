@@ -485,35 +485,11 @@ pub fn trace_seed(
     case: &TestCase,
     seed: u64,
 ) -> Result<PathBuf, String> {
-    let binary = &binaries[case.binary];
     let dir = config.work_dir.join(format!("timeline-{seed:016x}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let mut command = Command::new(&binary.path);
-    if !case.whole_binary {
-        command.args([
-            case.name.as_str(),
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ]);
-    }
-    let status = command
-        .envs(binary.cargo_env())
-        .current_dir(&binary.manifest_dir)
-        .env(sweep::OUT_VAR, dir.join("records"))
-        .env(sweep::SEEDS_VAR, format!("{seed:#x}"))
-        .env(sweep::REPLAY_VAR, &case.replay_prefix)
-        .env(sweep::PARENT_VAR, std::process::id().to_string())
-        .env(sweep::TRACE_DIR_VAR, &dir)
-        .env("SIM_SEED", format!("{seed:#x}"))
-        .env_remove("SIM_TRACE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map_err(|e| format!("cannot start {}: {e}", binary.path.display()))?;
-    let _ = status;
+    let env = [(sweep::TRACE_DIR_VAR.to_string(), dir.display().to_string())];
+    run_one(config, binaries, case, seed, &env)?;
     let mut traces: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map_err(|e| e.to_string())?
         .flatten()

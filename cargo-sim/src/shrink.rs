@@ -9,7 +9,7 @@
 
 use crate::compile::TestBinary;
 use crate::runner::{self, SweepConfig, TestCase};
-use sim_runtime::sweep::FailureClass;
+use sim_runtime::sweep::{FailureClass, SHRINK_FAST_LINKS_VAR, SHRINK_OUT_VAR, SHRINK_SKIP_VAR};
 use std::path::Path;
 
 /// The most units tried: a run with more faults than this shrinks its
@@ -54,16 +54,12 @@ fn settings(skip: &[u64], fast: bool) -> Vec<(String, String)> {
     let mut env = Vec::new();
     if !skip.is_empty() {
         let list: Vec<String> = skip.iter().map(u64::to_string).collect();
-        env.push((sim_harness_var("SKIP"), list.join(",")));
+        env.push((SHRINK_SKIP_VAR.to_string(), list.join(",")));
     }
     if fast {
-        env.push((sim_harness_var("FAST_LINKS"), "1".to_string()));
+        env.push((SHRINK_FAST_LINKS_VAR.to_string(), "1".to_string()));
     }
     env
-}
-
-fn sim_harness_var(name: &str) -> String {
-    format!("SIM_SHRINK_{name}")
 }
 
 /// Shrinks `seed` of `case`; returns the report to print.
@@ -78,7 +74,7 @@ pub fn shrink(
     let listed = |skip: &[u64], fast: bool| -> Result<(runner::OneRun, Vec<FaultLine>), String> {
         let _ = std::fs::remove_file(&list);
         let mut env = settings(skip, fast);
-        env.push((sim_harness_var("OUT"), list.display().to_string()));
+        env.push((SHRINK_OUT_VAR.to_string(), list.display().to_string()));
         let run = runner::run_one(config, binaries, case, seed, &env)?;
         let text = std::fs::read_to_string(&list).unwrap_or_default();
         Ok((run, unit_lines(&text)))
@@ -169,17 +165,7 @@ pub fn shrink(
     }
     report.push_str(&code.join("\n"));
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let clean: String = case
-        .name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let clean = sim_runtime::trace::file_name_part(&case.name);
     let file = dir.join(format!("{clean}-{seed:#x}.shrink"));
     let mut text =
         String::from("# cargo sim test --shrink: the settings that replay the small run\n");

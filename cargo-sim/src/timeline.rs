@@ -400,16 +400,7 @@ pub fn write(trace: &Path, out: &Path, last: usize, title: &str) -> Result<Strin
 /// The page of a failing seed's trace, as `<dir>/<test>-<seed>.html`.
 pub fn for_failure(trace: &Path, dir: &Path, test: &str, seed: u64) -> Result<String, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let clean: String = test
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let clean = sim_runtime::trace::file_name_part(test);
     let out = dir.join(format!("{clean}-{seed:#x}.html"));
     // The trace beside its page, for `cargo sim diff` and for reading.
     let copy = out.with_extension("trace");

@@ -12,12 +12,7 @@ use tokio::runtime::Builder;
 use tokio::sync::{Mutex, RwLock};
 
 fn panic_message(f: impl FnOnce()) -> String {
-    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("the run must fail");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
+    common::panic_text(catch_unwind(AssertUnwindSafe(f)).expect_err("the run must fail"))
 }
 
 fn run(seed: u64, body: impl std::future::Future<Output = ()>) {
@@ -71,7 +66,24 @@ fn a_lock_order_deadlock_is_reported_when_it_forms_despite_a_live_ticker() {
         "{message}"
     );
     let this = file!();
-    for (task, line) in [("transfer", 48), ("audit", 56)] {
+    // The lines of the two second `lock().await`s, found in this file.
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/deadlock_reports.rs"
+    ))
+    .unwrap();
+    let line_of = |marker: &str| {
+        source
+            .lines()
+            .position(|l| l.ends_with(marker))
+            .map(|i| i + 1)
+            .unwrap()
+    };
+    let waits = [
+        ("transfer", line_of("// transfer waits here")),
+        ("audit", line_of("// audit waits here")),
+    ];
+    for (task, line) in waits {
         assert!(
             message.contains(&format!("'{task}' spawned at {this}")),
             "{message}"
@@ -202,3 +214,7 @@ fn the_time_limit_report_lists_the_tasks_and_their_lock_waits() {
         "{message}"
     );
 }
+
+// Last, so that the lines above (spawn sites in traces and reports) keep
+// their numbers.
+mod common;

@@ -116,20 +116,8 @@ fn the_readme_shows_this_example_and_its_output() {
 
 #[test]
 fn the_readme_trace_excerpt_is_this_examples_trace() {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let base = dir.join("readme-trace");
-    let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["the_client_rides_out_a_partition", "--exact"])
-        .env("SIM_SEED", "0x2a")
-        .env("SIM_TRACE", &base)
-        .env_remove("SIM_TRACE_BYTES")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let trace =
-        std::fs::read_to_string(dir.join("readme-trace.the_client_rides_out_a_partition")).unwrap();
+    let trace = common::child_trace("the_client_rides_out_a_partition", "0x2a", "readme-trace");
+    let trace = String::from_utf8(trace).unwrap();
     let lines: Vec<&str> = trace.lines().collect();
     let readme = readme();
     let block = between(
@@ -148,3 +136,7 @@ fn the_readme_trace_excerpt_is_this_examples_trace() {
         assert!(lines.contains(&line), "not in the trace: {line}");
     }
 }
+
+// Last, so that the lines above (spawn sites in traces and reports) keep
+// their numbers.
+mod common;

@@ -16,12 +16,9 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 use std::rc::Rc;
 
-/// The units to skip.
-pub const SKIP_VAR: &str = "SIM_SHRINK_SKIP";
-/// `1`: every link's latency is 0.
-pub const FAST_LINKS_VAR: &str = "SIM_SHRINK_FAST_LINKS";
-/// Where to write the faults applied.
-pub const OUT_VAR: &str = "SIM_SHRINK_OUT";
+use sim_runtime::sweep::{
+    SHRINK_FAST_LINKS_VAR as FAST_LINKS_VAR, SHRINK_OUT_VAR as OUT_VAR, SHRINK_SKIP_VAR as SKIP_VAR,
+};
 
 #[derive(Default)]
 struct State {

@@ -656,15 +656,17 @@ impl Network {
         buf: &mut [u8],
         peek: bool,
     ) -> Poll<io::Result<usize>> {
-        let now_ns = self.now_ns();
         let mut st = self.state.borrow_mut();
         let st = &mut *st;
+        let throttled = !st.controls.read_rate.is_empty();
         let Some(Socket::Tcp(end)) = st.get_mut(id) else {
             return Poll::Ready(Err(not_connected()));
         };
         if !end.recv.is_empty() {
             let mut n = buf.len().min(end.recv.len());
-            if !peek {
+            // A read throttle (a scripted control) gives this read its turn.
+            if !peek && throttled {
+                let now_ns = self.now_ns();
                 let (host, next) = (end.host, end.read_next_ns);
                 match st.controls.read_take(host, now_ns, next, n) {
                     Throttle::Take(allowed) => n = allowed,

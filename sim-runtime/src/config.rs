@@ -37,6 +37,15 @@ pub const PCT_DEPTH_DEFAULT: u32 = 3;
 /// PCT's horizon when none is given or measured.
 pub const PCT_HORIZON_DEFAULT: u64 = 10_000;
 
+/// PCT's horizon for a run whose random-schedule twin made `decisions`
+/// scheduling decisions: 1.5 times as many, at least 100 and at least room
+/// for the change points (the reference harness's measure).
+pub fn pct_horizon(decisions: u64, depth: u32) -> u64 {
+    (decisions.saturating_mul(3) / 2)
+        .max(100)
+        .max(u64::from(depth) * 2)
+}
+
 /// How the scheduler picks the next task among the ready ones.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Policy {

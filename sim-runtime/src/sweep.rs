@@ -54,6 +54,13 @@ pub const PARENT_VAR: &str = "SIM_SWEEP_PARENT";
 pub const REPLAY_VAR: &str = "SIM_REPLAY_PREFIX";
 /// `1`: print every run's seed and hash lines, not only a failure's.
 pub const VERBOSE_VAR: &str = "SIM_VERBOSE";
+/// Harness fault units to leave out (`cargo sim test --shrink`; see
+/// `sim_harness::shrink`): `3,7`.
+pub const SHRINK_SKIP_VAR: &str = "SIM_SHRINK_SKIP";
+/// `1`: every harness link's latency is 0 (a shrunk run).
+pub const SHRINK_FAST_LINKS_VAR: &str = "SIM_SHRINK_FAST_LINKS";
+/// Where a harness run appends the faults it applied (the shrinker's).
+pub const SHRINK_OUT_VAR: &str = "SIM_SHRINK_OUT";
 /// Wall-clock seconds one poll may take before it is a hang (default 5).
 pub const HANG_POLL_VAR: &str = "SIM_HANG_POLL_S";
 /// Wall-clock seconds one run (`block_on`) may take before it is a hang
@@ -217,9 +224,7 @@ fn measure_pct_horizon<R: Termination + 'static>(depth: u32, body: fn() -> R) ->
         })
         .expect("a thread for the horizon's measuring run");
     let decisions = measuring.join().unwrap_or(0);
-    (decisions.saturating_mul(3) / 2)
-        .max(100)
-        .max(u64::from(depth) * 2)
+    crate::config::pct_horizon(decisions, depth)
 }
 
 /// Records the class of a failure the runtime is about to raise as a panic.

@@ -486,6 +486,20 @@ fn hex(bytes: &[u8]) -> String {
     out
 }
 
+/// `name` as part of a file name: characters other than `[A-Za-z0-9_.-]`
+/// become `_` (`tests::echo` becomes `tests__echo`).
+pub fn file_name_part(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// The file a run writes its trace to, by the rule in the module docs.
 ///
 /// `thread_name` is `None` for the main thread; `run_index` counts the
@@ -495,16 +509,7 @@ pub fn trace_path(base: &str, thread_name: Option<&str>, run_index: u64) -> Path
         None if base.contains("{name}") => base.replace("{name}", "main"),
         None => base.to_string(),
         Some(name) => {
-            let clean: String = name
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
+            let clean = file_name_part(name);
             if base.contains("{name}") {
                 base.replace("{name}", &clean)
             } else {

@@ -11,6 +11,7 @@ pub fn child_trace(name: &str, seed: &str, label: &str) -> Vec<u8> {
         .args([name, "--exact", "--test-threads", "1"])
         .env("SIM_SEED", seed)
         .env("SIM_TRACE", &base)
+        .env_remove("SIM_TRACE_BYTES")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status()

@@ -133,7 +133,7 @@ fn main() {
     for (name, bug) in bugs {
         // The horizon, as a sweep measures it.
         let (_, decisions) = run_once(SimConfig::with_seed(0), bug);
-        let horizon = (decisions * 3 / 2).max(100);
+        let horizon = sim_runtime::config::pct_horizon(decisions, DEPTH);
         let policies = [
             ("random".to_string(), Policy::Random),
             (
