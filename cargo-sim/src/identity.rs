@@ -36,7 +36,12 @@ pub fn sim_settings() -> Vec<String> {
         .filter(|(k, _)| {
             !matches!(
                 k.as_str(),
-                "SIM_SEED" | "SIM_TRACE" | "SIM_VERBOSE" | "SIM_TOKIO_PATH" | "SIM_CARGO_ARGS"
+                "SIM_SEED"
+                    | "SIM_TRACE"
+                    | "SIM_RECORD"
+                    | "SIM_VERBOSE"
+                    | "SIM_TOKIO_PATH"
+                    | "SIM_CARGO_ARGS"
             ) && !k.starts_with("SIM_SWEEP")
                 && k != "SIM_REPLAY_PREFIX"
         })

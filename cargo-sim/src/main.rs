@@ -64,8 +64,9 @@ TEST OPTIONS (cargo sim test; every other argument goes to cargo test):
     --no-doc                 skip doc tests
     --no-save                do not save failing seeds to sim-regressions/
     --timeline DIR           write each failing seed's timeline (HTML) into DIR
-    --shrink DIR             shrink each failing harness seed (fewer faults, fast
-                             links) and write what remains, as a scenario, to DIR
+    --shrink DIR             shrink each failing seed (FIFO schedule, fewer faults,
+                             fast links) and write what remains, as a scenario
+                             and as a decision file, to DIR
     -v, --verbose            print every run's lines and every test's output
 
 EXAMPLES:
@@ -74,6 +75,8 @@ EXAMPLES:
     cargo sim test --seeds 0x2a,7 -p app    two seeds, one package
     SIM_SEED=0x2a cargo sim test -p app --test api -- lost_update --exact
                                             replay one test at one seed
+    SIM_REPLAY=shrunk/lost_update-0x2a.decisions cargo sim test -p app --test api
+                                            replay a decision file
     cargo sim test --seeds 1000 --check-determinism
     cargo sim test --seeds 10000 --partition 2/4 --junit sim.xml
     cargo sim run -p app --bin server       a binary on the simulator
@@ -94,6 +97,11 @@ ENVIRONMENT:
     SIM_PCT_HORIZON          pct: decisions the change points spread over (measured
                              for #[tokio::test]s; default 10000)
     SIM_TRACE_BYTES          payload bytes a trace line shows (default 32)
+    SIM_TRACE_LOGS           error|warn|info|debug|trace: the service's tracing
+                             events at this level go into the trace file
+    SIM_RECORD               write each run's decision file to this path
+    SIM_REPLAY               replay the run a decision file records (its seed,
+                             settings and choices)
     SIM_SHRINK_SKIP          harness fault units left out (a shrunk run's replay line)
     SIM_SHRINK_FAST_LINKS    1: every harness link at 0 ms (a shrunk run's replay line)
     SIM_SHRINK_OUT           where a run lists its faults (set by --shrink)
@@ -445,8 +453,13 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         }
     };
     let started = std::time::Instant::now();
+    let replay_file = std::env::var_os(sim_runtime::decision::REPLAY_VAR).filter(|f| !f.is_empty());
     let mut seed_list = match (&options.seeds, std::env::var("SIM_SEED")) {
         (Some(spec), _) => seeds::parse_seeds(spec)?,
+        // A decision file's replay runs the seed it was recorded with.
+        (None, _) if replay_file.is_some() => vec![sim_runtime::decision::file_seed(
+            std::path::Path::new(replay_file.as_ref().expect("checked")),
+        )?],
         (None, Ok(seed)) => vec![sim_runtime::config::parse_seed(&seed)?],
         (None, Err(_)) => vec![sim_runtime::interpose::real_random_u64()],
     };
@@ -510,7 +523,8 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
             let mut seeds: Vec<u64> = Vec::new();
             // A replay (`SIM_SEED=... cargo sim test`) runs its one seed,
             // exactly; a sweep or a plain run starts with the saved ones.
-            let replay = options.seeds.is_none() && std::env::var_os("SIM_SEED").is_some();
+            let replay = options.seeds.is_none()
+                && (std::env::var_os("SIM_SEED").is_some() || replay_file.is_some());
             if !replay && partition.is_none_or(|p| p.index == 1) {
                 seeds.extend(regressions::load(binary, &name));
             }

@@ -1,14 +1,28 @@
-//! `cargo sim test --shrink DIR`: a failing harness seed made small. The
-//! seed runs once more listing the harness's fault units (each `Sim::at`
-//! fault, each action of the nemesis; see `sim_harness::shrink`); then each
-//! unit is left out in turn, latest first, and stays out while the same
-//! failure (class, and checker or panic site) still happens; then links are
-//! made fast (0 ms) if the failure survives that too. What remains is
-//! printed as `Sim::at` lines to paste into a scenario test, and written
-//! with the settings that replay it to `DIR/<test>-<seed>.shrink`.
+//! `cargo sim test --shrink DIR`: a failing seed made small.
+//!
+//! 1. The schedule: the seed runs with every task pick FIFO (a decision
+//!    file whose `schedule` stream is `rest=min`; everything else from the
+//!    seed). If the same failure (class, and checker or panic site) still
+//!    happens, every later run keeps that schedule.
+//! 2. The faults: the seed runs once more listing the harness's fault
+//!    units (each `Sim::at` fault, each action of the nemesis; see
+//!    `sim_harness::shrink`); then each unit is left out in turn, latest
+//!    first, and stays out while the same failure still happens; then
+//!    links are made fast (0 ms) if the failure survives that too.
+//! 3. If the failure needed its schedule, the small run is recorded
+//!    (`SIM_RECORD`) and a bisection finds the shortest prefix of its picks
+//!    after which every pick can be FIFO; then each pick of that prefix,
+//!    latest first, becomes FIFO where the failure stays. What is left are
+//!    the picks the failure needs.
+//!
+//! What remains is printed as `Sim::at` lines to paste into a scenario
+//! test, and written with the settings to `DIR/<test>-<seed>.shrink`; the
+//! decision file that replays the small run alone is
+//! `DIR/<test>-<seed>.decisions` (`SIM_REPLAY=<it>`).
 
 use crate::compile::TestBinary;
 use crate::runner::{self, SweepConfig, TestCase};
+use sim_runtime::decision::{Log, Rest, Stream, Value, Values, RECORD_VAR, REPLAY_VAR, SCHEDULE};
 use sim_runtime::sweep::{FailureClass, SHRINK_FAST_LINKS_VAR, SHRINK_OUT_VAR, SHRINK_SKIP_VAR};
 use std::path::Path;
 
@@ -17,6 +31,10 @@ use std::path::Path;
 const UNITS_MAX: usize = 200;
 /// The most passes over the remaining faults.
 const PASSES_MAX: usize = 4;
+/// The most runs spent bisecting the schedule (2^24 picks need 24).
+const SCHEDULE_TRIES_MAX: usize = 24;
+/// The most kept picks tried one by one as FIFO picks.
+const PICKS_TRIED_MAX: usize = 64;
 
 /// What must stay the same for a smaller run to count: the class, and the
 /// checker's name or the panic's site.
@@ -62,6 +80,28 @@ fn settings(skip: &[u64], fast: bool) -> Vec<(String, String)> {
     env
 }
 
+/// A decision file for `seed` whose schedule keeps the first `k` of
+/// `picks` and is FIFO after them (everything else as `log` has it).
+fn schedule_prefix(log: &Log, k: u64) -> Log {
+    let mut log = log.clone();
+    let stream = log
+        .streams
+        .entry(SCHEDULE.to_string())
+        .or_insert_with(|| Stream {
+            rest: Rest::Min,
+            values: Default::default(),
+            cut: false,
+        });
+    stream.values = stream.values.prefix(k);
+    stream.rest = Rest::Min;
+    stream.cut = false;
+    log
+}
+
+fn write_log(path: &Path, log: &Log) -> Result<(), String> {
+    std::fs::write(path, log.to_text()).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
 /// Shrinks `seed` of `case`; returns the report to print.
 pub fn shrink(
     config: &SweepConfig,
@@ -71,39 +111,60 @@ pub fn shrink(
     dir: &Path,
 ) -> Result<String, String> {
     let list = config.work_dir.join(format!("shrink-{seed:016x}.faults"));
-    let listed = |skip: &[u64], fast: bool| -> Result<(runner::OneRun, Vec<FaultLine>), String> {
-        let _ = std::fs::remove_file(&list);
+    // Every run of the shrink: the units left out, fast links, and the
+    // decision file that drives the schedule, if any.
+    let env_of = |skip: &[u64], fast: bool, decisions: Option<&Path>| {
         let mut env = settings(skip, fast);
+        if let Some(file) = decisions {
+            env.push((REPLAY_VAR.to_string(), file.display().to_string()));
+        }
+        env
+    };
+    let listed = |env: Vec<(String, String)>| -> Result<(runner::OneRun, Vec<FaultLine>), String> {
+        let _ = std::fs::remove_file(&list);
+        let mut env = env;
         env.push((SHRINK_OUT_VAR.to_string(), list.display().to_string()));
         let run = runner::run_one(config, binaries, case, seed, &env)?;
         let text = std::fs::read_to_string(&list).unwrap_or_default();
         Ok((run, unit_lines(&text)))
     };
-    let (first, lines) = listed(&[], false)?;
+    let (first, lines) = listed(Vec::new())?;
     let Some(failure) = first.failure.as_ref() else {
         return Err("the seed passed when run again".to_string());
     };
     let wanted = key(failure);
+    let same = |env: Vec<(String, String)>| -> Result<bool, String> {
+        let run = runner::run_one(config, binaries, case, seed, &env)?;
+        Ok(run.failure.as_ref().map(key) == Some(wanted.clone()))
+    };
+    let mut tries = 0;
+    // An all-FIFO schedule first: when the failure needs no particular
+    // interleaving, every later run keeps it (the rest from the seed).
+    let fifo_file = config.work_dir.join(format!("shrink-{seed:016x}.fifo"));
+    let fifo_log = schedule_prefix(
+        &Log {
+            seed,
+            ..Log::default()
+        },
+        0,
+    );
+    write_log(&fifo_file, &fifo_log)?;
+    tries += 1;
+    let fifo = same(env_of(&[], false, Some(&fifo_file)))?;
+    let schedule_file = fifo.then_some(fifo_file.as_path());
+
     let mut units: Vec<u64> = lines.iter().map(|(u, _, _)| *u).collect();
     units.sort_unstable();
     units.dedup();
-    if units.is_empty() {
-        return Ok(format!(
-            "shrink {} seed {seed:#x}: nothing to shrink (the run injected no harness faults)",
-            case.name
-        ));
-    }
-    let same = |skip: &[u64], fast: bool| -> Result<bool, String> {
-        let run = runner::run_one(config, binaries, case, seed, &settings(skip, fast))?;
-        Ok(run.failure.as_ref().map(key) == Some(wanted.clone()))
-    };
     let mut skip: Vec<u64> = Vec::new();
     let mut fast = false;
-    let mut tries = 0;
     let mut candidates = units.clone();
     // Passes until nothing more can go: leaving faults out can move the
     // failure later, where faults the first run never reached begin.
     for pass in 0..PASSES_MAX {
+        if units.is_empty() {
+            break;
+        }
         let mut changed = false;
         for &unit in candidates.iter().rev().take(UNITS_MAX) {
             if crate::signals::received().is_some() || skip.contains(&unit) {
@@ -113,25 +174,127 @@ pub fn shrink(
             trial.push(unit);
             trial.sort_unstable();
             tries += 1;
-            if same(&trial, fast)? {
+            if same(env_of(&trial, fast, schedule_file))? {
                 skip = trial;
                 changed = true;
             }
         }
         if pass == 0 {
             tries += 1;
-            fast = same(&skip, true)?;
+            fast = same(env_of(&skip, true, schedule_file))?;
             changed |= fast;
         }
         if !changed {
             break;
         }
-        let (_, now) = listed(&skip, fast)?;
+        let (_, now) = listed(env_of(&skip, fast, schedule_file))?;
         candidates = now.iter().map(|(u, _, _)| *u).collect();
         candidates.sort_unstable();
         candidates.dedup();
     }
-    let (last, remaining) = listed(&skip, fast)?;
+
+    // The decision file of the small run: the FIFO one, or the run
+    // recorded and its schedule bisected toward FIFO.
+    let mut schedule_note = String::new();
+    let small: Option<Log> = if fifo {
+        schedule_note = ", every pick FIFO".to_string();
+        Some(fifo_log)
+    } else {
+        let record_base = config.work_dir.join(format!("shrink-{seed:016x}.record"));
+        let mut env = env_of(&skip, fast, None);
+        env.push((RECORD_VAR.to_string(), record_base.display().to_string()));
+        runner::run_one(config, binaries, case, seed, &env)?;
+        let thread = (!case.whole_binary).then_some(case.name.as_str());
+        let path = sim_runtime::trace::trace_path(&record_base.display().to_string(), thread, 1);
+        let recorded = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|text| Log::parse(&text).ok());
+        match recorded {
+            None => None,
+            Some(log) => {
+                let picks = log.streams.get(SCHEDULE).map_or(0, |s| s.values.len());
+                let trial_file = config
+                    .work_dir
+                    .join(format!("shrink-{seed:016x}.decisions"));
+                let mut try_prefix = |k: u64| -> Result<bool, String> {
+                    write_log(&trial_file, &schedule_prefix(&log, k))?;
+                    tries += 1;
+                    same(env_of(&skip, fast, Some(&trial_file)))
+                };
+                // Bisect the shortest kept prefix: `hi` reproduces (the
+                // whole record replays the run), `lo` does not (0, the
+                // FIFO schedule, did not).
+                let (mut lo, mut hi) = (0, picks);
+                let mut spent = 0;
+                while hi - lo > 1
+                    && spent < SCHEDULE_TRIES_MAX
+                    && crate::signals::received().is_none()
+                {
+                    let mid = lo + (hi - lo) / 2;
+                    spent += 1;
+                    if try_prefix(mid)? {
+                        hi = mid;
+                    } else {
+                        lo = mid;
+                    }
+                }
+                // Then each kept pick, latest first, becomes a FIFO pick
+                // where the failure stays.
+                let mut small = schedule_prefix(&log, hi);
+                let mut kept = small.streams[SCHEDULE].values.to_vec();
+                let mut tried = 0;
+                for i in (0..kept.len()).rev() {
+                    if tried >= PICKS_TRIED_MAX || crate::signals::received().is_some() {
+                        break;
+                    }
+                    if kept[i] == Value::Min {
+                        continue;
+                    }
+                    tried += 1;
+                    let mut trial = kept.clone();
+                    trial[i] = Value::Min;
+                    let mut log = small.clone();
+                    log.streams
+                        .get_mut(SCHEDULE)
+                        .expect("made by schedule_prefix")
+                        .values = Values::from_slice(&trial);
+                    write_log(&trial_file, &log)?;
+                    tries += 1;
+                    if same(env_of(&skip, fast, Some(&trial_file)))? {
+                        kept = trial;
+                        small = log;
+                    }
+                }
+                let chosen = kept.iter().filter(|v| **v != Value::Min).count();
+                schedule_note =
+                    format!(", schedule {picks} picks -> {chosen} not FIFO (of the first {hi})");
+                Some(small)
+            }
+        }
+    };
+    let replay_file = match small {
+        Some(mut log) => {
+            // The file replays alone: the settings ride along.
+            log.settings
+                .retain(|(k, _)| k != SHRINK_SKIP_VAR && k != SHRINK_FAST_LINKS_VAR);
+            log.settings.extend(settings(&skip, fast));
+            let clean = sim_runtime::trace::file_name_part(&case.name);
+            let file = dir.join(format!("{clean}-{seed:#x}.decisions"));
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            write_log(&file, &log)?;
+            Some(file)
+        }
+        None => None,
+    };
+    let (last, remaining) = listed(env_of(&skip, fast, replay_file.as_deref()))?;
+    if last.failure.as_ref().map(key) != Some(wanted.clone()) {
+        return Err(format!(
+            "the shrunk run of seed {seed:#x} no longer fails as the first did ({} {})",
+            wanted.0.as_str(),
+            wanted.1
+        ));
+    }
     let kept: Vec<u64> = {
         let mut k: Vec<u64> = remaining.iter().map(|(u, _, _)| *u).collect();
         k.sort_unstable();
@@ -139,11 +302,19 @@ pub fn shrink(
         k
     };
     let env = settings(&skip, fast);
-    let replay_env: String = env.iter().map(|(k, v)| format!("{k}={v} ")).collect();
+    // The decision file carries the settings and the seed.
+    let replay_env: String = match &replay_file {
+        Some(file) => format!("{REPLAY_VAR}={}", file.display()),
+        None => {
+            let mut line: String = env.iter().map(|(k, v)| format!("{k}={v} ")).collect();
+            line.push_str(&format!("SIM_SEED={seed:#x}"));
+            line
+        }
+    };
     let mut report = format!(
         "shrunk {} seed {seed:#x}: {} faults ({} units) -> {} faults ({} units, {} left out), \
-         {} -> {} events{} ({tries} runs)\n  \
-         replay: {replay_env}SIM_SEED={seed:#x} {} -- {} --exact\n  the faults that remain, as a scenario:\n",
+         {} -> {} events{}{schedule_note} ({tries} runs)\n  \
+         replay: {replay_env} {} -- {} --exact\n  the faults that remain, as a scenario:\n",
         case.name,
         lines.len(),
         units.len(),
@@ -180,5 +351,11 @@ pub fn shrink(
     }
     std::fs::write(&file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
     report.push_str(&format!("\n  written to {}", file.display()));
+    if let Some(decisions) = &replay_file {
+        report.push_str(&format!(
+            "\n  the decisions that replay it: {}",
+            decisions.display()
+        ));
+    }
     Ok(report)
 }

@@ -30,10 +30,15 @@ pub struct Event {
     pub line: String,
 }
 
-/// Parses a trace file's line: `<seq> <ns> <secs>s <host> <kind> <task>:<name> <label>`.
+/// Parses a trace file's line: `<seq> <ns> <secs>s <host> <kind> <task>:<name> <label>`
+/// (`-` for the sequence number of a log line).
 pub fn parse_line(line: &str) -> Option<Event> {
     let mut parts = line.splitn(7, ' ');
-    let seq = parts.next()?.parse().ok()?;
+    // A service's log line (`SIM_TRACE_LOGS`) has `-`: a mark, not an event.
+    let seq = match parts.next()? {
+        "-" => u64::MAX,
+        number => number.parse().ok()?,
+    };
     let ns = parts.next()?.parse().ok()?;
     let _secs = parts.next()?;
     let host = parts.next()?.to_string();
@@ -462,6 +467,7 @@ mod tests {
             "6 50 0.000000050s main note 0:root heal a->b",
             "7 60 0.000000060s b note 2:b send #3 b:2>a:1 len=1 fnv=0 data=\"y\"",
             "8 70 0.000000070s main note 0:root crash b",
+            "- 75 0.000000075s a log 1:a INFO app: a service's log line",
         ]);
         let d = draw(&trace, 100);
         assert_eq!(d.lanes, ["(simulation)", "a", "b"]);
@@ -470,10 +476,12 @@ mod tests {
         assert_eq!(d.stubs[0].3, "partition");
         assert_eq!(d.stubs[1].3, "in flight at the end");
         assert_eq!(d.bands.len(), 2, "{:?}", d.bands);
-        assert_eq!(d.marks.len(), 9);
+        // The log line is a mark on its host's lane.
+        assert_eq!(d.marks.len(), 10);
+        assert_eq!(d.marks[9], (9, 1));
         // The window: the last 3 events only.
         let d = draw(&trace, 3);
-        assert_eq!((d.shown, d.total), (3, 9));
+        assert_eq!((d.shown, d.total), (3, 10));
         assert!(d.arrows.is_empty());
     }
 }

@@ -295,6 +295,27 @@ fn pings_time_out_under_a_partition() {
     });
     sim.run();
 }
+
+/// Fails only when three workers finish in reverse order: never under a
+/// FIFO schedule, once in six seeds under the random one.
+#[tokio::test]
+async fn workers_finish_in_reverse() {
+    let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut handles = Vec::new();
+    for i in 0..3 {
+        let order = order.clone();
+        handles.push(tokio::spawn(async move {
+            for _ in 0..5 {
+                tokio::task::yield_now().await;
+            }
+            order.lock().unwrap().push(i);
+        }));
+    }
+    for handle in handles {
+        handle.await.unwrap();
+    }
+    assert_ne!(*order.lock().unwrap(), vec![2, 1, 0], "the workers finished in reverse");
+}
 "#;
 
 const OTHER: &str = r#"
@@ -1111,6 +1132,8 @@ fn shrinking_leaves_out_the_faults_a_failure_does_not_need() {
             "1",
             "--no-save",
             &shrink_arg,
+            "--",
+            "pings_time_out_under_a_partition",
         ],
         &[],
     );
@@ -1149,4 +1172,71 @@ fn shrinking_leaves_out_the_faults_a_failure_does_not_need() {
     let file = out.join("pings_time_out_under_a_partition-0x0.shrink");
     let saved = std::fs::read_to_string(&file).unwrap();
     assert!(saved.contains("SIM_SHRINK_SKIP="), "{saved}");
+    // The failure needs no particular schedule: every pick goes FIFO, and
+    // the decision file (what the replay line names) carries the settings.
+    assert!(report[0].contains("every pick FIFO"), "{}", report[0]);
+    assert!(replay.starts_with("SIM_REPLAY="), "{replay}");
+    let decisions = out.join("pings_time_out_under_a_partition-0x0.decisions");
+    let saved = std::fs::read_to_string(&decisions).unwrap();
+    assert!(saved.contains("\nset SIM_SHRINK_SKIP="), "{saved}");
+    assert!(
+        saved.contains("\nstream\tschedule\trest=min\t\n"),
+        "{saved}"
+    );
+}
+
+#[test]
+fn shrinking_a_race_keeps_the_picks_it_needs_and_makes_the_rest_fifo() {
+    // A fixture of its own: the tests run at once, and each builds its own.
+    let dir = fixture("shrink-race");
+    let out = tmp().join("shrunk-race");
+    let _ = std::fs::remove_dir_all(&out);
+    let shrink_arg = format!("--shrink={}", out.display());
+    let (output, _, stderr) = sim_args(
+        &dir,
+        &[
+            "test",
+            "--test",
+            "shrinkable",
+            "--seeds",
+            "100",
+            "--no-save",
+            &shrink_arg,
+            "--",
+            "workers_finish_in_reverse",
+        ],
+        &[],
+    );
+    assert!(!output.status.success(), "{stderr}");
+    let report: Vec<&str> = stderr
+        .lines()
+        .skip_while(|l| {
+            !l.trim_start()
+                .starts_with("shrunk workers_finish_in_reverse")
+        })
+        .collect();
+    assert!(!report.is_empty(), "{stderr}");
+    // FIFO alone passes, so a prefix of the schedule stays.
+    let picks: Vec<u64> = report[0]
+        .split("schedule ")
+        .nth(1)
+        .map(|rest| {
+            rest.split(|c: char| !c.is_ascii_digit())
+                .filter(|w| !w.is_empty())
+                .take(2)
+                .map(|n| n.parse().unwrap())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(picks.len(), 2, "{}", report[0]);
+    assert!(picks[1] < picks[0] && picks[1] > 0, "{}", report[0]);
+    assert!(report[0].contains(" not FIFO"), "{}", report[0]);
+    let replay = report
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("replay: "))
+        .unwrap();
+    assert!(replay.starts_with("SIM_REPLAY="), "{replay}");
+    let (replayed, text) = run_replay(&dir, replay);
+    assert!(!replayed.status.success(), "{text}");
+    assert!(text.contains("the workers finished in reverse"), "{text}");
 }

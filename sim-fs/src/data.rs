@@ -6,7 +6,6 @@
 //! before an earlier one, and a write can be torn at a sector boundary,
 //! but a sector never holds bytes it never held in the page cache.
 
-use sim_runtime::rng::Rng;
 use std::collections::BTreeMap;
 
 /// The unit a disk writes atomically.
@@ -155,8 +154,8 @@ impl FileData {
     }
 
     /// A crash: the file becomes one state the disk could hold, drawn from
-    /// `rng`.
-    pub(crate) fn crash(&mut self, rng: &mut Rng) -> CrashOutcome {
+    /// `draw` (a draw in `0..n`).
+    pub(crate) fn crash(&mut self, draw: &mut dyn FnMut(u64) -> u64) -> CrashOutcome {
         let len_before = self.len();
         if !self.is_dirty() {
             self.data.clone_from(&self.durable);
@@ -168,7 +167,7 @@ impl FileData {
         }
         // Length changes are metadata, journaled in order: some prefix of
         // them made it.
-        let made_it = rng.below(self.lengths.len() as u64 + 1) as usize;
+        let made_it = draw(self.lengths.len() as u64 + 1) as usize;
         let len = if made_it == 0 {
             self.durable.len() as u64
         } else {
@@ -185,7 +184,7 @@ impl FileData {
         let dirty = std::mem::take(&mut self.dirty);
         for (sector, versions) in dirty {
             // 0: none of the writes to this sector reached the disk.
-            let pick = rng.below(versions.len() as u64 + 1) as usize;
+            let pick = draw(versions.len() as u64 + 1) as usize;
             if pick == versions.len() {
                 outcome.sectors_kept += 1;
             } else {
@@ -204,6 +203,7 @@ impl FileData {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sim_runtime::rng::Rng;
 
     #[test]
     fn synced_data_survives_every_crash() {
@@ -213,7 +213,7 @@ mod tests {
             f.write_at(0, &[1; 1500]);
             f.sync();
             f.write_at(1000, &[2; 1000]);
-            f.crash(&mut rng);
+            f.crash(&mut |n| rng.below(n));
             assert!(f.data.len() == 1500 || f.data.len() == 2000);
             assert!(f.data[..1000].iter().all(|&b| b == 1), "seed {seed}");
         }
@@ -230,7 +230,7 @@ mod tests {
             f.write_at(0, &[1; 2048]);
             f.sync();
             f.write_at(0, &[2; 2048]);
-            f.crash(&mut rng);
+            f.crash(&mut |n| rng.below(n));
             let twos = f.data.iter().filter(|&&b| b == 2).count();
             assert_eq!(f.data.len(), 2048);
             // Sector granularity: every sector is all old or all new.
@@ -259,7 +259,7 @@ mod tests {
         // ...a later sync has nothing to write...
         f.sync();
         // ...and a crash shows they never reached the disk.
-        f.crash(&mut rng);
+        f.crash(&mut |n| rng.below(n));
         assert_eq!(f.data, b"durable!");
     }
 
@@ -274,7 +274,7 @@ mod tests {
             f.set_len(100);
             f.set_len(1024);
             f.write_at(600, &[9; 10]);
-            let outcome = f.crash(&mut rng);
+            let outcome = f.crash(&mut |n| rng.below(n));
             // Past the cut, no byte written before the cut (the 8s)
             // appears: the durable 7s, zeros or the later 9s only.
             assert!(

@@ -12,6 +12,7 @@
 
 use crate::config::DiskConfig;
 use crate::data::FileData;
+use sim_runtime::decision;
 use sim_runtime::interpose::FakeStat;
 use sim_runtime::rng::Rng;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -422,7 +423,12 @@ impl Disk {
     pub fn draw_latency_ns(&mut self) -> u64 {
         let (min, max) = (self.config.latency_min_us, self.config.latency_max_us);
         let us = if max > min {
-            min + self.rng.below(max - min + 1)
+            let node = self.node;
+            min + decision::below(
+                || format!("disk {node} latency"),
+                &mut self.rng,
+                max - min + 1,
+            )
         } else {
             min
         };
@@ -431,7 +437,8 @@ impl Disk {
 
     fn chance(&mut self, rate: f64) -> bool {
         // A zero rate draws nothing, so it changes nothing else in a run.
-        rate > 0.0 && (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 <= rate
+        let node = self.node;
+        rate > 0.0 && decision::unit(|| format!("disk {node} chance"), &mut self.rng) <= rate
     }
 
     fn alloc(&mut self, body: Body, mode: u32) -> Ino {
@@ -1067,7 +1074,12 @@ impl Disk {
             _ => unreachable!("checked to be a file"),
         };
         if n > 0 && self.chance(self.config.corruption_rate) {
-            let bit = self.rng.below(n as u64 * 8);
+            let node = self.node;
+            let bit = decision::below(
+                || format!("disk {node} damage"),
+                &mut self.rng,
+                n as u64 * 8,
+            );
             buf[(bit / 8) as usize] ^= 1 << (bit % 8);
             self.notes.push(format!(
                 "fs corrupt read ino={} bit={}",
@@ -1206,7 +1218,12 @@ impl Disk {
     pub fn crash(&mut self) {
         self.boot += 1;
         let pending = self.journal.len();
-        let kept = self.rng.below(pending as u64 + 1) as usize;
+        let node = self.node;
+        let kept = decision::below(
+            || format!("disk {node} crash"),
+            &mut self.rng,
+            pending as u64 + 1,
+        ) as usize;
         self.commit(kept);
         self.journal.clear();
         self.notes.push(format!(
@@ -1250,7 +1267,10 @@ impl Disk {
         for ino in files {
             let inode = self.inodes.get_mut(&ino).expect("a live inode");
             if let Body::File(f) = &mut inode.body {
-                let outcome = f.crash(&mut self.rng);
+                let rng = &mut self.rng;
+                let node = self.node;
+                let outcome =
+                    f.crash(&mut |n| decision::below(|| format!("disk {node} crash"), rng, n));
                 self.used_bytes += f.len();
                 if outcome.sectors_lost + outcome.sectors_kept > 0
                     || outcome.len_before != outcome.len_after

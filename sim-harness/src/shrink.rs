@@ -31,8 +31,9 @@ fn state() -> Option<Rc<State>> {
 }
 
 fn skip_set() -> BTreeSet<u64> {
-    std::env::var(SKIP_VAR)
+    sim_runtime::decision::var(SKIP_VAR)
         .ok()
+        .flatten()
         .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
         .unwrap_or_default()
 }
@@ -83,5 +84,5 @@ pub(crate) fn applied(unit: u64, fault: &crate::Fault) {
 
 /// Whether links are made fast.
 pub(crate) fn fast_links() -> bool {
-    std::env::var(FAST_LINKS_VAR).is_ok_and(|v| v == "1")
+    sim_runtime::decision::var(FAST_LINKS_VAR).is_ok_and(|v| v.as_deref() == Some("1"))
 }

@@ -5,6 +5,7 @@
 use crate::link::{LinkConfig, LinkMode};
 use crate::tcp::{Segment, TcpEnd, TcpListenerState};
 use crate::udp::{Datagram, UdpState};
+use sim_runtime::decision;
 use sim_runtime::rng::Rng;
 use sim_runtime::{Core, EventKind, Label};
 use std::cell::RefCell;
@@ -502,7 +503,7 @@ impl Network {
             // Loopback is immediate, as on a real machine.
             0
         } else {
-            min + st.rng.below(max - min + 1)
+            min + decision::below(|| "net latency".into(), &mut st.rng, max - min + 1)
         };
         (latency, mode, config)
     }
@@ -518,7 +519,7 @@ impl Network {
     /// A uniform draw in `[0, 1)` from the network's stream.
     pub(crate) fn chance(&self) -> f64 {
         let mut st = self.state.borrow_mut();
-        (st.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        decision::unit(|| "net chance".into(), &mut st.rng)
     }
 
     /// Schedules `f` on the event queue `delay_ns` from now.

@@ -117,6 +117,44 @@ pub const DEFAULT_STEP_LIMIT: u64 = 200_000_000;
 pub const DEFAULT_INSTANT_STEP_LIMIT: u64 = 2_000_000;
 
 impl SimConfig {
+    /// The settings that differ from the defaults, as the variables that
+    /// ask for them (what a decision file records), and the shrinker's.
+    pub fn settings(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        match self.policy {
+            Policy::Random => out.push((POLICY_VAR, "random".to_string())),
+            Policy::Pct { depth, horizon } => {
+                out.push((POLICY_VAR, "pct".to_string()));
+                out.push((PCT_DEPTH_VAR, depth.to_string()));
+                out.push((PCT_HORIZON_VAR, horizon.to_string()));
+            }
+        }
+        if self.time_limit != DEFAULT_TIME_LIMIT {
+            out.push((TIME_LIMIT_VAR, self.time_limit.as_secs().to_string()));
+        }
+        if self.step_limit != DEFAULT_STEP_LIMIT {
+            out.push((STEP_LIMIT_VAR, self.step_limit.to_string()));
+        }
+        if self.instant_step_limit != DEFAULT_INSTANT_STEP_LIMIT {
+            out.push((INSTANT_STEP_LIMIT_VAR, self.instant_step_limit.to_string()));
+        }
+        if self.poll_cost_max_ns != 0 {
+            out.push((POLL_COST_VAR, self.poll_cost_max_ns.to_string()));
+        }
+        if self.epoch_unix_ns != DEFAULT_EPOCH_UNIX_NS {
+            out.push((EPOCH_VAR, (self.epoch_unix_ns / 1_000_000_000).to_string()));
+        }
+        for var in [
+            crate::sweep::SHRINK_SKIP_VAR,
+            crate::sweep::SHRINK_FAST_LINKS_VAR,
+        ] {
+            if let Ok(Some(value)) = crate::decision::var(var) {
+                out.push((var, value));
+            }
+        }
+        out
+    }
+
     /// A configuration with the given seed and the default limits.
     pub fn with_seed(seed: u64) -> SimConfig {
         SimConfig {
@@ -148,6 +186,24 @@ impl SimConfig {
     /// panicking.
     pub fn try_from_env() -> Result<SimConfig, String> {
         let seed = match std::env::var(SEED_VAR) {
+            // A replay runs the seed its decision file was recorded with.
+            given if crate::decision::replay_seed()?.is_some() => {
+                let seed = crate::decision::replay_seed()?.expect("checked");
+                let asked = match crate::sweep::seed_override() {
+                    Some(s) => Some(s),
+                    None => given.ok().map(|v| parse_seed(&v)).transpose()?,
+                };
+                if let Some(asked) = asked.filter(|&a| a != seed) {
+                    return Err(format!(
+                        "sim: {}={} was recorded with seed {seed:#x}, but this run asks for \
+                         seed {asked:#x} ({SEED_VAR} or a sweep): unset one of them, or set \
+                         {SEED_VAR}={seed:#x}",
+                        crate::decision::REPLAY_VAR,
+                        std::env::var(crate::decision::REPLAY_VAR).unwrap_or_default()
+                    ));
+                }
+                seed
+            }
             // A sweep's seed thread takes its seed from the sweep.
             _ if crate::sweep::seed_override().is_some() => {
                 crate::sweep::seed_override().expect("checked")
@@ -278,14 +334,9 @@ fn parse_policy(
     }
 }
 
+/// A setting: the environment's, or a replayed decision file's.
 fn read_var(name: &str) -> Result<Option<String>, String> {
-    match std::env::var(name) {
-        Ok(value) => Ok(Some(value)),
-        Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(value)) => {
-            Err(format!("sim: {name}={value:?} is not valid unicode"))
-        }
-    }
+    crate::decision::var(name)
 }
 
 /// Parses a seed: a u64 in decimal, or in hex with a `0x` prefix.

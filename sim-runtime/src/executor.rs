@@ -351,6 +351,12 @@ pub struct Core {
     any_clock: StdCell<bool>,
     /// Set by [`Core::fail_run`]: the loop stops at its next turn.
     failed: StdCell<bool>,
+    /// The decision log, when the run records or replays one.
+    decisions: RefCell<Option<crate::decision::Decisions>>,
+    deciding: StdCell<bool>,
+    replaying: StdCell<bool>,
+    /// The `tracing` dispatcher that writes logs into the trace file.
+    logs: RefCell<Option<crate::logs::Installed>>,
     failure: RefCell<Option<(crate::sweep::FailureClass, String)>>,
     state: RefCell<State>,
     trace: RefCell<Trace>,
@@ -382,6 +388,17 @@ impl Core {
             crate::seed::announce(config.seed, thread_name);
         }
         let seed = config.seed;
+        let decisions = crate::decision::Decisions::new(
+            seed,
+            run_index,
+            crate::decision::record_path(thread_name, run_index),
+        )
+        .map(|mut d| {
+            for (name, value) in config.settings() {
+                d.set(name, value);
+            }
+            d
+        });
         let core = Rc::new(Core {
             id: context::next_core_id(),
             paused: StdCell::new(options.start_paused),
@@ -406,6 +423,10 @@ impl Core {
             clocks: RefCell::new(BTreeMap::new()),
             any_clock: StdCell::new(false),
             failed: StdCell::new(false),
+            deciding: StdCell::new(decisions.is_some()),
+            replaying: StdCell::new(decisions.as_ref().is_some_and(|d| d.replaying())),
+            decisions: RefCell::new(decisions),
+            logs: RefCell::new(None),
             failure: RefCell::new(None),
             state: RefCell::new(State {
                 tasks: Vec::new(),
@@ -449,6 +470,11 @@ impl Core {
             core
         };
         core.trace(EventKind::Start, 0, Label::Num(seed));
+        if core.trace.borrow().path().is_some() {
+            if let Some(level) = crate::logs::level_from_env() {
+                *core.logs.borrow_mut() = Some(crate::logs::install(level));
+            }
+        }
         context::register(core.clone());
         core
     }
@@ -579,6 +605,14 @@ impl Core {
             .record(self.now_ns.get(), kind, task, label);
     }
 
+    /// Writes a line of the service's log into the trace file (not an
+    /// event: the hash does not cover it). See [`crate::logs`].
+    pub fn trace_log(&self, text: &str) {
+        if let Ok(mut trace) = self.trace.try_borrow_mut() {
+            trace.log(self.now_ns.get(), self.current_task.get(), text);
+        }
+    }
+
     /// The last events of the run (at most 16), oldest first.
     pub fn recent_events(&self) -> Vec<String> {
         let lines = self
@@ -624,7 +658,71 @@ impl Core {
     /// that are scheduling decisions, like `select!`'s branch order).
     #[inline]
     pub fn sched_below(&self, n: u64) -> u64 {
+        if self.deciding.get() {
+            return self.decide(crate::decision::SELECT, n, || {
+                self.state.borrow_mut().sched_rng.below(n)
+            });
+        }
         self.state.borrow_mut().sched_rng.below(n)
+    }
+
+    /// The next choice in `0..n` (`n == 0`: any 64 bits) of `stream` in the
+    /// decision log: the replayed value, clamped to the range, or `draw()`.
+    /// Without a log, `draw()`.
+    pub fn decide(&self, stream: &str, n: u64, draw: impl FnOnce() -> u64) -> u64 {
+        if !self.deciding.get() {
+            return draw();
+        }
+        let mut decisions = self.decisions.borrow_mut();
+        let Some(decisions) = decisions.as_mut() else {
+            return draw();
+        };
+        let value = decisions.next(stream, || crate::decision::Value::Num(draw()));
+        crate::decision::clamp(value, n)
+    }
+
+    /// Picks the next task among the ready ones (two or more) through the
+    /// decision log: its index in `ready`. The log names a pick by the
+    /// task's id (0: the root future), so that a replay whose earlier picks
+    /// were edited still means the same tasks; an id that is not ready, or
+    /// `min`, is the first ready task.
+    fn pick(&self, ready: &[u32], tasks: &[TaskSlot], choose: impl FnOnce() -> usize) -> usize {
+        use crate::decision::Value;
+        let id_of = |slot: u32| {
+            if slot == ROOT_SLOT {
+                0
+            } else {
+                tasks[slot as usize].id
+            }
+        };
+        let chosen = StdCell::new(None);
+        let mut decisions = self.decisions.borrow_mut();
+        let decisions = decisions
+            .as_mut()
+            .expect("picks through the log only with one");
+        let value = decisions.next(crate::decision::SCHEDULE, || {
+            let index = choose();
+            chosen.set(Some(index));
+            Value::Num(id_of(ready[index]))
+        });
+        if let Some(index) = chosen.get() {
+            return index;
+        }
+        match value {
+            Value::Min => 0,
+            Value::Num(id) => ready.iter().position(|&s| id_of(s) == id).unwrap_or(0),
+        }
+    }
+
+    /// Takes `ready[index]` out of a ready queue. A replay keeps the queue
+    /// in wake order (so its first task is the FIFO pick); otherwise the
+    /// last task fills the gap, as the policies' draws expect.
+    fn take_ready(&self, ready: &mut Vec<u32>, index: usize) -> u32 {
+        if self.replaying.get() {
+            ready.remove(index)
+        } else {
+            ready.swap_remove(index)
+        }
     }
 
     /// Sets `node`'s clock offsets from now on.
@@ -698,12 +796,18 @@ impl Core {
             n > 0,
             "a draw from stream {label:?} needs a non-empty range"
         );
+        if self.deciding.get() {
+            return self.decide(label, n, || self.with_stream(label, |rng| rng.below(n)));
+        }
         self.with_stream(label, |rng| rng.below(n))
     }
 
     /// The next 64 bits from the stream named `label` (see
     /// [`Core::stream_below`]).
     pub fn stream_u64(&self, label: &str) -> u64 {
+        if self.deciding.get() {
+            return self.decide(label, 0, || self.with_stream(label, Rng::next_u64));
+        }
         self.with_stream(label, Rng::next_u64)
     }
 
@@ -722,7 +826,20 @@ impl Core {
     /// Fills `buf` from the run's stream for user randomness (what
     /// `getrandom` returns during a run).
     pub fn fill_random(&self, buf: &mut [u8]) {
-        self.state.borrow_mut().user_rng.fill(buf);
+        if !self.deciding.get() {
+            self.state.borrow_mut().user_rng.fill(buf);
+            return;
+        }
+        // Drawn as a run does, then logged 8 bytes per value; a replay
+        // takes the bytes from the log.
+        let mut drawn = vec![0u8; buf.len()];
+        self.state.borrow_mut().user_rng.fill(&mut drawn);
+        for (chunk, fresh) in buf.chunks_mut(8).zip(drawn.chunks(8)) {
+            let mut bytes = [0u8; 8];
+            bytes[..fresh.len()].copy_from_slice(fresh);
+            let value = self.decide(crate::decision::RANDOM, 0, || u64::from_le_bytes(bytes));
+            chunk.copy_from_slice(&value.to_le_bytes()[..chunk.len()]);
+        }
     }
 
     /// Replaces the scheduling policy.
@@ -1214,8 +1331,14 @@ impl Core {
                 return false;
             }
             st.decisions += 1;
-            let index = st.policy.choose(&local.ready, &mut st.sched_rng);
-            local.ready.swap_remove(index)
+            if self.deciding.get() && local.ready.len() > 1 {
+                let (policy, rng) = (&mut st.policy, &mut st.sched_rng);
+                let index = self.pick(&local.ready, &st.tasks, || policy.choose(&local.ready, rng));
+                self.take_ready(&mut local.ready, index)
+            } else {
+                let index = st.policy.choose(&local.ready, &mut st.sched_rng);
+                local.ready.swap_remove(index)
+            }
         };
         let previous = self.set_current_local(owner);
         self.poll_task(slot);
@@ -1564,6 +1687,12 @@ impl Core {
                 match st.ready.len() {
                     0 => None,
                     1 => st.ready.pop(),
+                    _ if self.deciding.get() => {
+                        st.decisions += 1;
+                        let (policy, rng, ready) = (&mut st.policy, &mut st.sched_rng, &st.ready);
+                        let index = self.pick(ready, &st.tasks, || policy.choose(ready, rng));
+                        Some(self.take_ready(&mut st.ready, index))
+                    }
                     _ => {
                         st.decisions += 1;
                         let index = st.policy.choose(&st.ready, &mut st.sched_rng);
@@ -1745,6 +1874,7 @@ impl Core {
         };
         drop(cells);
         self.trace(EventKind::End, 0, Label::None);
+        self.logs.borrow_mut().take();
         let summary = {
             let mut trace = self.trace.borrow_mut();
             trace.flush();
@@ -1765,6 +1895,12 @@ impl Core {
             );
         }
         crate::sweep::run_finished(&summary);
+        let recorded = self.decisions.borrow_mut().as_mut().and_then(|d| d.write());
+        if let Some(path) = recorded {
+            if self.run_name == "main" || crate::sweep::verbose() {
+                eprintln!("sim: decisions recorded to {}", path.display());
+            }
+        }
         let recent = self.trace.borrow().recent_lines();
         LAST_RECENT.with(|r| *r.borrow_mut() = recent);
         LAST_SUMMARY.with(|s| *s.borrow_mut() = Some(summary));

@@ -10,6 +10,9 @@
 //! - [`executor`]: the scheduler loop, tasks, timers and the clock.
 //! - [`events`]: the one event queue (timers, and later network and disk).
 //! - [`trace`]: the trace and its hash (`SIM_TRACE`).
+//! - [`decision`]: the decision log (`SIM_RECORD`, `SIM_REPLAY`).
+//! - [`logs`]: the service's `tracing` events in the trace file
+//!   (`SIM_TRACE_LOGS`).
 //! - [`context`]: which runtime the current thread is in.
 //! - [`sweep`]: what a test process does under `cargo sim test`'s seed
 //!   sweeps: records, failure classes, the hang watchdog.
@@ -20,10 +23,12 @@
 
 pub mod config;
 pub mod context;
+pub mod decision;
 pub mod events;
 pub mod executor;
 pub mod files;
 pub mod interpose;
+pub mod logs;
 pub mod rng;
 pub mod seed;
 pub mod sweep;

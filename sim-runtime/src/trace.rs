@@ -21,6 +21,10 @@
 //! id, virtual time and label, not the host or task names (they follow from
 //! the spawn events) nor the payload bytes a network line shows.
 //!
+//! With `SIM_TRACE_LOGS`, the service's `tracing` events are lines too,
+//! with `-` for the sequence number and `log` for the kind; they are not
+//! events and the hash does not cover them (see [`crate::logs`]).
+//!
 //! Which file a run writes: a run on the process's main thread writes
 //! `<path>` itself. A run on any other thread (the test harness runs each
 //! test on a thread named after the test) writes `<path>.<thread name>`, with
@@ -329,8 +333,28 @@ impl Trace {
         self.seq += 1;
     }
 
+    /// Writes a log line of the service (see [`crate::logs`]) into the
+    /// file: `-` for its sequence number and `log` for its kind. Neither
+    /// the hash nor the sequence counts it.
+    pub fn log(&mut self, now_ns: u64, task: u64, text: &str) {
+        if self.writer.is_none() {
+            return;
+        }
+        self.begin_line_with(now_ns, "log", task);
+        self.line[0] = b'-';
+        let digits = self.line.iter().position(|&b| b == b' ').unwrap_or(1);
+        self.line.drain(1..digits);
+        let line = &mut self.line;
+        line.extend(text.bytes().map(|b| if b == b'\n' { b' ' } else { b }));
+        self.end_line();
+    }
+
     /// Starts a text line: `<seq> <ns> <seconds>s <host> <kind> <task>:<name> `.
     fn begin_line(&mut self, now_ns: u64, kind: EventKind, task: u64) {
+        self.begin_line_with(now_ns, kind.name(), task);
+    }
+
+    fn begin_line_with(&mut self, now_ns: u64, kind: &str, task: u64) {
         let (node, name) = self
             .tasks
             .get(task as usize)
@@ -365,7 +389,7 @@ impl Trace {
         line.extend_from_slice(b"s ");
         push_word(line, host);
         line.push(b' ');
-        line.extend_from_slice(kind.name().as_bytes());
+        line.extend_from_slice(kind.as_bytes());
         line.push(b' ');
         push_u64(line, task);
         line.push(b':');
