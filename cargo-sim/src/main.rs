@@ -104,6 +104,7 @@ ENVIRONMENT:
                              settings and choices)
     SIM_SHRINK_SKIP          harness fault units left out (a shrunk run's replay line)
     SIM_SHRINK_FAST_LINKS    1: every harness link at 0 ms (a shrunk run's replay line)
+    SIM_SHRINK_LATER         unit:ns,...: harness fault units applied later (shrinking)
     SIM_SHRINK_OUT           where a run lists its faults (set by --shrink)
     SIM_ALLOW_THREADS        1: let runs start real threads (gives up determinism)
     SIM_HANG_POLL_S          hang: wall seconds one poll may take (default 5)

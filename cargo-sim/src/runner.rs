@@ -414,6 +414,8 @@ pub struct OneRun {
     pub failure: Option<(FailureClass, String)>,
     /// Trace events of its last run.
     pub events: u64,
+    /// Virtual time at the end of its last run, in ns.
+    pub end_ns: u64,
 }
 
 /// Runs `seed` of `case` once more with `env` added, and reads how it went.
@@ -459,12 +461,20 @@ pub fn run_one(
     let mut panic = None;
     let mut passed = false;
     let mut events = 0;
+    let mut end_ns = 0;
     for record in text.lines().filter_map(Record::parse) {
         match record {
             Record::Fail { class, message, .. } => failure = Some((class, message)),
             Record::Pass { .. } => passed = true,
             Record::Panic { class, message, .. } => panic = Some((class, message)),
-            Record::Run { events: e, .. } => events = e,
+            Record::Run {
+                events: e,
+                end_ns: t,
+                ..
+            } => {
+                events = e;
+                end_ns = t;
+            }
             _ => {}
         }
     }
@@ -474,7 +484,11 @@ pub fn run_one(
             format!("the test process ended with {status}"),
         )));
     }
-    Ok(OneRun { failure, events })
+    Ok(OneRun {
+        failure,
+        events,
+        end_ns,
+    })
 }
 
 /// Runs `seed` of `case` once more, writing its trace, and returns the

@@ -14,6 +14,9 @@
 //!    after which every pick can be FIFO; then each pick of that prefix,
 //!    latest first, becomes FIFO where the failure stays. What is left are
 //!    the picks the failure needs.
+//! 4. Each remaining fault unit, latest first, moves as late as the failure
+//!    allows (`SIM_SHRINK_LATER`, a bisection up to the end of the run):
+//!    what is left shows how close to the failure each fault can come.
 //!
 //! What remains is printed as `Sim::at` lines to paste into a scenario
 //! test, and written with the settings to `DIR/<test>-<seed>.shrink`; the
@@ -23,7 +26,9 @@
 use crate::compile::TestBinary;
 use crate::runner::{self, SweepConfig, TestCase};
 use sim_runtime::decision::{Log, Rest, Stream, Value, Values, RECORD_VAR, REPLAY_VAR, SCHEDULE};
-use sim_runtime::sweep::{FailureClass, SHRINK_FAST_LINKS_VAR, SHRINK_OUT_VAR, SHRINK_SKIP_VAR};
+use sim_runtime::sweep::{
+    FailureClass, SHRINK_FAST_LINKS_VAR, SHRINK_LATER_VAR, SHRINK_OUT_VAR, SHRINK_SKIP_VAR,
+};
 use std::path::Path;
 
 /// The most units tried: a run with more faults than this shrinks its
@@ -35,6 +40,9 @@ const PASSES_MAX: usize = 4;
 const SCHEDULE_TRIES_MAX: usize = 24;
 /// The most kept picks tried one by one as FIFO picks.
 const PICKS_TRIED_MAX: usize = 64;
+/// The most fault units moved later, and the bisection steps for each.
+const LATER_UNITS_MAX: usize = 8;
+const LATER_STEPS_MAX: usize = 6;
 
 /// What must stay the same for a smaller run to count: the class, and the
 /// checker's name or the panic's site.
@@ -68,14 +76,28 @@ fn unit_lines(text: &str) -> Vec<FaultLine> {
         .collect()
 }
 
-fn settings(skip: &[u64], fast: bool) -> Vec<(String, String)> {
+/// The settings of a try: units left out (`from`: every unit from this one
+/// on, those the first run never began), fast links, units moved later.
+fn settings(
+    skip: &[u64],
+    from: Option<u64>,
+    fast: bool,
+    later: &[(u64, u64)],
+) -> Vec<(String, String)> {
     let mut env = Vec::new();
-    if !skip.is_empty() {
-        let list: Vec<String> = skip.iter().map(u64::to_string).collect();
+    let mut list: Vec<String> = skip.iter().map(u64::to_string).collect();
+    if let Some(from) = from {
+        list.push(format!("{from}-"));
+    }
+    if !list.is_empty() {
         env.push((SHRINK_SKIP_VAR.to_string(), list.join(",")));
     }
     if fast {
         env.push((SHRINK_FAST_LINKS_VAR.to_string(), "1".to_string()));
+    }
+    if !later.is_empty() {
+        let list: Vec<String> = later.iter().map(|(u, ns)| format!("{u}:{ns}")).collect();
+        env.push((SHRINK_LATER_VAR.to_string(), list.join(",")));
     }
     env
 }
@@ -111,15 +133,6 @@ pub fn shrink(
     dir: &Path,
 ) -> Result<String, String> {
     let list = config.work_dir.join(format!("shrink-{seed:016x}.faults"));
-    // Every run of the shrink: the units left out, fast links, and the
-    // decision file that drives the schedule, if any.
-    let env_of = |skip: &[u64], fast: bool, decisions: Option<&Path>| {
-        let mut env = settings(skip, fast);
-        if let Some(file) = decisions {
-            env.push((REPLAY_VAR.to_string(), file.display().to_string()));
-        }
-        env
-    };
     let listed = |env: Vec<(String, String)>| -> Result<(runner::OneRun, Vec<FaultLine>), String> {
         let _ = std::fs::remove_file(&list);
         let mut env = env;
@@ -133,6 +146,19 @@ pub fn shrink(
         return Err("the seed passed when run again".to_string());
     };
     let wanted = key(failure);
+    // Units the first run never began stay out of every try: leaving a
+    // fault out, or moving one later, can move the failure later, and no
+    // new fault may come in then.
+    let skip_from = lines.iter().map(|(u, _, _)| u + 1).max();
+    // Every run of the shrink: the units left out, fast links, and the
+    // decision file that drives the schedule, if any.
+    let env_of = |skip: &[u64], fast: bool, later: &[(u64, u64)], decisions: Option<&Path>| {
+        let mut env = settings(skip, skip_from, fast, later);
+        if let Some(file) = decisions {
+            env.push((REPLAY_VAR.to_string(), file.display().to_string()));
+        }
+        env
+    };
     let same = |env: Vec<(String, String)>| -> Result<bool, String> {
         let run = runner::run_one(config, binaries, case, seed, &env)?;
         Ok(run.failure.as_ref().map(key) == Some(wanted.clone()))
@@ -150,7 +176,7 @@ pub fn shrink(
     );
     write_log(&fifo_file, &fifo_log)?;
     tries += 1;
-    let fifo = same(env_of(&[], false, Some(&fifo_file)))?;
+    let fifo = same(env_of(&[], false, &[], Some(&fifo_file)))?;
     let schedule_file = fifo.then_some(fifo_file.as_path());
 
     let mut units: Vec<u64> = lines.iter().map(|(u, _, _)| *u).collect();
@@ -174,20 +200,20 @@ pub fn shrink(
             trial.push(unit);
             trial.sort_unstable();
             tries += 1;
-            if same(env_of(&trial, fast, schedule_file))? {
+            if same(env_of(&trial, fast, &[], schedule_file))? {
                 skip = trial;
                 changed = true;
             }
         }
         if pass == 0 {
             tries += 1;
-            fast = same(env_of(&skip, true, schedule_file))?;
+            fast = same(env_of(&skip, true, &[], schedule_file))?;
             changed |= fast;
         }
         if !changed {
             break;
         }
-        let (_, now) = listed(env_of(&skip, fast, schedule_file))?;
+        let (_, now) = listed(env_of(&skip, fast, &[], schedule_file))?;
         candidates = now.iter().map(|(u, _, _)| *u).collect();
         candidates.sort_unstable();
         candidates.dedup();
@@ -201,7 +227,7 @@ pub fn shrink(
         Some(fifo_log)
     } else {
         let record_base = config.work_dir.join(format!("shrink-{seed:016x}.record"));
-        let mut env = env_of(&skip, fast, None);
+        let mut env = env_of(&skip, fast, &[], None);
         env.push((RECORD_VAR.to_string(), record_base.display().to_string()));
         runner::run_one(config, binaries, case, seed, &env)?;
         let thread = (!case.whole_binary).then_some(case.name.as_str());
@@ -219,7 +245,7 @@ pub fn shrink(
                 let mut try_prefix = |k: u64| -> Result<bool, String> {
                     write_log(&trial_file, &schedule_prefix(&log, k))?;
                     tries += 1;
-                    same(env_of(&skip, fast, Some(&trial_file)))
+                    same(env_of(&skip, fast, &[], Some(&trial_file)))
                 };
                 // Bisect the shortest kept prefix: `hi` reproduces (the
                 // whole record replays the run), `lo` does not (0, the
@@ -260,7 +286,7 @@ pub fn shrink(
                         .values = Values::from_slice(&trial);
                     write_log(&trial_file, &log)?;
                     tries += 1;
-                    if same(env_of(&skip, fast, Some(&trial_file)))? {
+                    if same(env_of(&skip, fast, &[], Some(&trial_file)))? {
                         kept = trial;
                         small = log;
                     }
@@ -277,7 +303,7 @@ pub fn shrink(
             // The file replays alone: the settings ride along.
             log.settings
                 .retain(|(k, _)| k != SHRINK_SKIP_VAR && k != SHRINK_FAST_LINKS_VAR);
-            log.settings.extend(settings(&skip, fast));
+            log.settings.extend(settings(&skip, skip_from, fast, &[]));
             let clean = sim_runtime::trace::file_name_part(&case.name);
             let file = dir.join(format!("{clean}-{seed:#x}.decisions"));
             std::fs::create_dir_all(dir)
@@ -287,7 +313,64 @@ pub fn shrink(
         }
         None => None,
     };
-    let (last, remaining) = listed(env_of(&skip, fast, replay_file.as_deref()))?;
+    // Each remaining unit as late as the failure allows: a bisection of
+    // its delay up to the end of the run, latest unit first.
+    let mut later: Vec<(u64, u64)> = Vec::new();
+    let mut moved = Vec::new();
+    {
+        let (run, lines) = listed(env_of(&skip, fast, &later, replay_file.as_deref()))?;
+        let mut end_ns = run.end_ns;
+        let mut starts: Vec<(u64, u64)> = Vec::new();
+        for (unit, ns, _) in &lines {
+            match starts.iter_mut().find(|(u, _)| u == unit) {
+                Some((_, start)) => *start = (*start).min(*ns),
+                None => starts.push((*unit, *ns)),
+            }
+        }
+        starts.sort_by_key(|&(u, ns)| std::cmp::Reverse((ns, u)));
+        for &(unit, start) in starts.iter().take(LATER_UNITS_MAX) {
+            if crate::signals::received().is_some() {
+                break;
+            }
+            let (mut lo, mut hi) = (0, end_ns.saturating_sub(start));
+            for _ in 0..LATER_STEPS_MAX {
+                let mid = lo + (hi - lo).div_ceil(2);
+                if mid == lo {
+                    break;
+                }
+                let mut trial = later.clone();
+                trial.push((unit, mid));
+                tries += 1;
+                let run = runner::run_one(
+                    config,
+                    binaries,
+                    case,
+                    seed,
+                    &env_of(&skip, fast, &trial, replay_file.as_deref()),
+                )?;
+                if run.failure.as_ref().map(key) == Some(wanted.clone()) {
+                    lo = mid;
+                    end_ns = end_ns.max(run.end_ns);
+                } else {
+                    hi = mid - 1;
+                }
+            }
+            if lo > 0 {
+                later.push((unit, lo));
+                moved.push(format!("unit {unit} +{:.3}s", lo as f64 / 1e9));
+            }
+        }
+    }
+    if let (Some(file), false) = (&replay_file, later.is_empty()) {
+        let mut log = Log::parse(&std::fs::read_to_string(file).map_err(|e| e.to_string())?)?;
+        log.settings.retain(|(k, _)| k != SHRINK_LATER_VAR);
+        log.settings.extend(settings(&[], None, false, &later));
+        write_log(file, &log)?;
+    }
+    if !moved.is_empty() {
+        schedule_note.push_str(&format!(", moved later: {}", moved.join(", ")));
+    }
+    let (last, remaining) = listed(env_of(&skip, fast, &later, replay_file.as_deref()))?;
     if last.failure.as_ref().map(key) != Some(wanted.clone()) {
         return Err(format!(
             "the shrunk run of seed {seed:#x} no longer fails as the first did ({} {})",
@@ -301,7 +384,7 @@ pub fn shrink(
         k.dedup();
         k
     };
-    let env = settings(&skip, fast);
+    let env = settings(&skip, skip_from, fast, &later);
     // The decision file carries the settings and the seed.
     let replay_env: String = match &replay_file {
         Some(file) => format!("{REPLAY_VAR}={}", file.display()),

@@ -1155,11 +1155,23 @@ fn shrinking_leaves_out_the_faults_a_failure_does_not_need() {
         .collect();
     assert_eq!(scenario.len(), 1, "{stderr}");
     assert!(
-        scenario[0].contains(
-            "sim.at(Duration::from_nanos(1000000000), Fault::Partition(\"client\".into(), \"server\".into()));"
-        ),
+        scenario[0].ends_with("), Fault::Partition(\"client\".into(), \"server\".into()));"),
         "{stderr}"
     );
+    // It moved as late as the failure allows: past its 1 s, before the
+    // ping that times out ends (pings every 100 ms, each waits 50 ms).
+    let at_ns: u64 = scenario[0]
+        .split("from_nanos(")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(
+        (1_000_000_000..1_100_000_000).contains(&at_ns),
+        "{}",
+        scenario[0]
+    );
+    assert!(report[0].contains("moved later: unit "), "{}", report[0]);
     assert!(report[0].contains("-> 1 faults (1 units"), "{}", report[0]);
     // The replay line runs the small run, and it fails the same way.
     let replay = report

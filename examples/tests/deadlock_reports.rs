@@ -213,6 +213,98 @@ fn the_time_limit_report_lists_the_tasks_and_their_lock_waits() {
         message.contains("held (or next in line) by task 1"),
         "{message}"
     );
+    // The holder sleeps in its loop: until when, and where the sleep is.
+    assert!(message.contains("waits on sleep until 61."), "{message}");
+}
+
+#[test]
+fn the_report_names_each_primitive_a_task_waits_on_and_where_it_was_made() {
+    let message = panic_message(|| {
+        run(6, async {
+            let (_tx, rx) = tokio::sync::oneshot::channel::<()>(); // the oneshot
+            let (_mtx, mut mrx) = tokio::sync::mpsc::channel::<()>(1); // the mpsc
+            let notify = Arc::new(tokio::sync::Notify::new());
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let named =
+                |name: &str, f: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>| {
+                    tokio::task::Builder::new()
+                        .name(name)
+                        .spawn_local(f)
+                        .unwrap()
+                };
+            let local = tokio::task::LocalSet::new();
+            local
+                .run_until(async move {
+                    let first = named(
+                        "oneshot",
+                        Box::pin(async move {
+                            let _ = rx.await;
+                        }),
+                    );
+                    let _mpsc = named(
+                        "mpsc",
+                        Box::pin(async move {
+                            let _ = mrx.recv().await;
+                        }),
+                    );
+                    let n = notify.clone();
+                    let _notify = named(
+                        "notify",
+                        Box::pin(async move {
+                            n.notified().await; // the notified
+                        }),
+                    );
+                    let _reader = named(
+                        "reader",
+                        Box::pin(async move {
+                            let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+                            let mut buf = [0u8; 4];
+                            let _ = tokio::io::AsyncReadExt::read(&mut stream, &mut buf).await;
+                        }),
+                    );
+                    let (_accepted, _) = listener.accept().await.unwrap();
+                    let joiner = named(
+                        "joiner",
+                        Box::pin(async move {
+                            let _ = first.await;
+                        }),
+                    );
+                    let _ = joiner.await;
+                })
+                .await;
+        })
+    });
+    assert!(message.starts_with("sim: deadlock"), "{message}");
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/deadlock_reports.rs"
+    ))
+    .unwrap();
+    let line_of = |marker: &str| {
+        source
+            .lines()
+            .position(|l| l.ends_with(marker))
+            .map(|i| i + 1)
+            .unwrap()
+    };
+    let this = file!();
+    for (what, marker) in [
+        ("oneshot::Receiver", "// the oneshot"),
+        ("mpsc::Receiver::recv", "// the mpsc"),
+        ("Notify::notified", "// the notified"),
+    ] {
+        let wanted = format!("waits on {what} ({this}:{}:", line_of(marker));
+        assert!(message.contains(&wanted), "{wanted}: {message}");
+    }
+    assert!(
+        message.contains("waits on JoinHandle of task "),
+        "{message}"
+    );
+    assert!(
+        message.contains("waits on TcpStream read on 127.0.0.1:"),
+        "{message}"
+    );
 }
 
 // Last, so that the lines above (spawn sites in traces and reports) keep

@@ -401,7 +401,13 @@ fn schedule_next(stream: Rc<str>, generator: Rc<Generator>, occurrence: u64) {
                 // stream of its own, so leaving one out (shrinking) shifts
                 // no other.
                 if let Some(unit) = crate::shrink::begin_unit() {
-                    act(&format!("{stream} #{occurrence}"), &generator, unit);
+                    let delay = crate::shrink::delay_of(unit);
+                    let (name, generator) = (format!("{stream} #{occurrence}"), generator.clone());
+                    crate::shrink::after(delay, "nemesis", move || {
+                        if active() {
+                            act(&name, &generator, unit);
+                        }
+                    });
                 }
                 schedule_next(stream, generator, occurrence + 1);
             }),

@@ -784,8 +784,11 @@ impl Sim {
                             "fault",
                             Box::new(move || {
                                 if let Some(unit) = crate::shrink::begin_unit() {
-                                    crate::shrink::applied(unit, &fault);
-                                    fault.apply();
+                                    let delay = crate::shrink::delay_of(unit);
+                                    crate::shrink::after(delay, "fault", move || {
+                                        crate::shrink::applied(unit, &fault);
+                                        fault.apply();
+                                    });
                                 }
                             }),
                         );

@@ -294,6 +294,7 @@ impl Network {
         };
         if listener.paused {
             listener.waker = Some(cx.waker().clone());
+            wait_on("TcpListener::accept", listener.local, listener.local);
             return Poll::Pending;
         }
         match listener.backlog.pop_front() {
@@ -304,6 +305,7 @@ impl Network {
             }
             None => {
                 listener.waker = Some(cx.waker().clone());
+                wait_on("TcpListener::accept", listener.local, listener.local);
                 Poll::Pending
             }
         }
@@ -380,6 +382,7 @@ impl Network {
                 ))),
                 Phase::Connecting => {
                     end.write_waker = Some(cx.waker().clone());
+                    wait_on("TcpStream::connect", end.local, end.peer);
                     Poll::Pending
                 }
             },
@@ -680,6 +683,7 @@ impl Network {
                         if arm {
                             self.wake_reader_at(id, at);
                         }
+                        wait_on("TcpStream read (throttled)", end.local, end.peer);
                         return Poll::Pending;
                     }
                 }
@@ -721,6 +725,7 @@ impl Network {
             return Poll::Ready(Err(not_connected()));
         }
         end.read_waker = Some(cx.waker().clone());
+        wait_on("TcpStream read", end.local, end.peer);
         Poll::Pending
     }
 
@@ -832,6 +837,7 @@ impl Network {
             }
             if window == 0 {
                 end.write_waker = Some(cx.waker().clone());
+                wait_on("TcpStream write (peer's window full)", end.local, end.peer);
                 return Poll::Pending;
             }
             let n = buf.len().min(window);
@@ -1025,4 +1031,16 @@ impl Network {
 /// Whether `ip` means "this host" wherever it is used.
 pub fn is_local(ip: IpAddr) -> bool {
     ip.is_loopback() || ip.is_unspecified()
+}
+
+/// Notes what the running task waits on, a socket (see
+/// `sim_runtime::WaitNote`).
+pub(crate) fn wait_on(what: &'static str, local: SocketAddr, peer: SocketAddr) {
+    sim_runtime::context::with_current(|core| {
+        core.note_wait(sim_runtime::WaitNote {
+            what,
+            detail: sim_runtime::WaitDetail::Conn { local, peer },
+            site: None,
+        })
+    });
 }

@@ -356,6 +356,7 @@ impl Network {
             u.queue.pop_front()
         }) else {
             u.waker = Some(cx.waker().clone());
+            crate::tcp::wait_on("UdpSocket recv", u.local, u.peer.unwrap_or(u.local));
             return Poll::Pending;
         };
         let n = buf.len().min(data.len());

@@ -147,6 +147,7 @@ impl SimConfig {
         for var in [
             crate::sweep::SHRINK_SKIP_VAR,
             crate::sweep::SHRINK_FAST_LINKS_VAR,
+            crate::sweep::SHRINK_LATER_VAR,
         ] {
             if let Ok(Some(value)) = crate::decision::var(var) {
                 out.push((var, value));

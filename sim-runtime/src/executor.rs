@@ -204,8 +204,68 @@ struct State {
     next_task_id: u64,
     locals: Vec<Option<LocalQueue>>,
     steps: u64,
+    /// What each pending task (by slot) waits on, and how many more waits
+    /// its last poll noted.
+    waits: Vec<Option<(WaitNote, u32)>>,
     /// Polls since the clock last moved (the livelock limit).
     steps_at_instant: u64,
+}
+
+/// What a pending task waits on, as the primitive it waits in notes it
+/// (`Core::note_wait`): kept per task for the deadlock, time-limit,
+/// step-limit and hang reports. Plain data: noting costs a few stores.
+#[derive(Clone, Copy, Debug)]
+pub struct WaitNote {
+    /// The primitive and the call (`oneshot::Receiver`, `sleep`,
+    /// `mpsc::Receiver::recv`, `TcpStream read`).
+    pub what: &'static str,
+    /// What it is about.
+    pub detail: WaitDetail,
+    /// Where the primitive was made or the call was written (a channel's
+    /// `channel()`, a `sleep(...)`, a `notified()`), when known.
+    pub site: Option<&'static std::panic::Location<'static>>,
+}
+
+/// The detail of a [`WaitNote`].
+#[derive(Clone, Copy, Debug)]
+pub enum WaitDetail {
+    /// Nothing more.
+    None,
+    /// A deadline, in ns of true virtual time.
+    UntilNs(u64),
+    /// Another task, by id (a `JoinHandle`).
+    Task(u64),
+    /// A connection or socket: its local and peer addresses (the peer is
+    /// the local one for a listener or an unconnected socket).
+    Conn {
+        /// The local address.
+        local: std::net::SocketAddr,
+        /// The peer's.
+        peer: std::net::SocketAddr,
+    },
+}
+
+impl WaitNote {
+    fn describe(&self, more: u32) -> String {
+        let detail = match self.detail {
+            WaitDetail::None => String::new(),
+            WaitDetail::UntilNs(ns) => {
+                format!(" until {}.{:09}s", ns / 1_000_000_000, ns % 1_000_000_000)
+            }
+            WaitDetail::Task(id) => format!(" of task {id}"),
+            WaitDetail::Conn { local, peer } if local == peer => format!(" on {local}"),
+            WaitDetail::Conn { local, peer } => format!(" on {local}>{peer}"),
+        };
+        let site = self.site.map_or(String::new(), |l| {
+            format!(" ({}:{}:{})", l.file(), l.line(), l.column())
+        });
+        let more = match more {
+            0 => String::new(),
+            1 => " (and 1 other wait, as in a select!)".to_string(),
+            n => format!(" (and {n} other waits, as in a select!)"),
+        };
+        format!("on {}{detail}{site}{more}", self.what)
+    }
 }
 
 /// A summary of a finished run.
@@ -357,6 +417,9 @@ pub struct Core {
     replaying: StdCell<bool>,
     /// The `tracing` dispatcher that writes logs into the trace file.
     logs: RefCell<Option<crate::logs::Installed>>,
+    /// The first wait the running poll noted, and how many more.
+    poll_note: StdCell<Option<WaitNote>>,
+    poll_note_more: StdCell<u32>,
     failure: RefCell<Option<(crate::sweep::FailureClass, String)>>,
     state: RefCell<State>,
     trace: RefCell<Trace>,
@@ -427,6 +490,8 @@ impl Core {
             replaying: StdCell::new(decisions.as_ref().is_some_and(|d| d.replaying())),
             decisions: RefCell::new(decisions),
             logs: RefCell::new(None),
+            poll_note: StdCell::new(None),
+            poll_note_more: StdCell::new(0),
             failure: RefCell::new(None),
             state: RefCell::new(State {
                 tasks: Vec::new(),
@@ -446,6 +511,7 @@ impl Core {
                 next_task_id: 1,
                 locals: Vec::new(),
                 steps: 0,
+                waits: Vec::new(),
                 decisions: 0,
                 steps_at_instant: 0,
             }),
@@ -1025,8 +1091,25 @@ impl Core {
 
     /// What `task` waits on, if the describer knows.
     pub fn describe_wait(&self, task: u64) -> Option<String> {
-        let describer = self.wait_describer.borrow().clone()?;
-        describer(task)
+        let describer = self.wait_describer.borrow().clone();
+        if let Some(lock) = describer.and_then(|d| d(task)) {
+            return Some(lock);
+        }
+        let st = self.state.borrow();
+        let slot = st.tasks.iter().position(|t| t.id == task)?;
+        let (note, more) = st.waits.get(slot).copied().flatten()?;
+        Some(note.describe(more))
+    }
+
+    /// The running task waits on `note` (a primitive returning `Pending`
+    /// says so). The first note of a poll is kept, the others counted.
+    #[inline]
+    pub fn note_wait(&self, note: WaitNote) {
+        if self.poll_note.get().is_none() {
+            self.poll_note.set(Some(note));
+        } else {
+            self.poll_note_more.set(self.poll_note_more.get() + 1);
+        }
     }
 
     pub(crate) fn wake_slot(&self, slot: u32, generation: u32) {
@@ -1100,7 +1183,12 @@ impl Core {
         let waker = std::mem::ManuallyDrop::new(waker::waker(self.id, slot, generation));
         let mut cx = Context::from_waker(&waker);
         crate::sweep::poll_started(id, site);
+        // A poll inside a poll (a LocalSet's task) keeps the outer's notes.
+        let outer_note = self.poll_note.replace(None);
+        let outer_more = self.poll_note_more.replace(0);
         let result = cell.poll(&mut cx);
+        let note = self.poll_note.replace(outer_note);
+        let more = self.poll_note_more.replace(outer_more);
         crate::sweep::poll_finished();
         self.current_task.set(previous);
         match result {
@@ -1109,6 +1197,11 @@ impl Core {
                 let task = &mut st.tasks[slot as usize];
                 task.flags &= !RUNNING;
                 task.cell = Some(cell);
+                let index = slot as usize;
+                if st.waits.len() <= index {
+                    st.waits.resize(index + 1, None);
+                }
+                st.waits[index] = note.map(|n| (n, more));
             }
             Poll::Ready(()) => {
                 self.trace(EventKind::Complete, id, Label::None);
@@ -1157,6 +1250,9 @@ impl Core {
         task.node = 0;
         task.meta = None;
         task.join_waker = None;
+        if let Some(wait) = st.waits.get_mut(slot as usize) {
+            *wait = None;
+        }
         st.free.push(slot);
         st.live_tasks -= 1;
     }
@@ -1818,7 +1914,7 @@ impl Core {
                 "  {}{}",
                 self.describe_task(id),
                 if local {
-                    " (in a LocalSet that is not being run)"
+                    " (a task of a LocalSet, which runs only while the LocalSet is driven)"
                 } else {
                     ""
                 }

@@ -61,6 +61,8 @@ pub const SHRINK_SKIP_VAR: &str = "SIM_SHRINK_SKIP";
 pub const SHRINK_FAST_LINKS_VAR: &str = "SIM_SHRINK_FAST_LINKS";
 /// Where a harness run appends the faults it applied (the shrinker's).
 pub const SHRINK_OUT_VAR: &str = "SIM_SHRINK_OUT";
+/// Harness fault units applied later, as `<unit>:<ns>,...` (shrinking).
+pub const SHRINK_LATER_VAR: &str = "SIM_SHRINK_LATER";
 /// Wall-clock seconds one poll may take before it is a hang (default 5).
 pub const HANG_POLL_VAR: &str = "SIM_HANG_POLL_S";
 /// Wall-clock seconds one run (`block_on`) may take before it is a hang
@@ -288,6 +290,8 @@ pub enum Record {
         hash: String,
         /// Trace events.
         events: u64,
+        /// Virtual time at its end, in ns.
+        end_ns: u64,
     },
     /// A panic on a test thread outside an in-process sweep.
     Panic {
@@ -348,7 +352,12 @@ impl Record {
                 class.as_str(),
                 escape_field(message)
             ),
-            Record::Run { seed, hash, events } => format!("run\t{seed:#x}\t{hash}\t{events}"),
+            Record::Run {
+                seed,
+                hash,
+                events,
+                end_ns,
+            } => format!("run\t{seed:#x}\t{hash}\t{events}\t{end_ns}"),
             Record::Panic {
                 seed,
                 class,
@@ -388,6 +397,7 @@ impl Record {
                 seed: seed(1)?,
                 hash: text(2)?,
                 events: fields.get(3)?.parse().ok()?,
+                end_ns: fields.get(4)?.parse().ok()?,
             },
             "panic" => Record::Panic {
                 seed: seed(1)?,
@@ -526,6 +536,7 @@ pub fn run_finished(summary: &crate::RunSummary) {
         seed: summary.seed,
         hash: summary.trace_hash.clone(),
         events: summary.events,
+        end_ns: summary.end_ns,
     });
 }
 
@@ -921,6 +932,7 @@ mod tests {
                 seed: 3,
                 hash: "cd".into(),
                 events: 12,
+                end_ns: 7,
             },
             Record::Panic {
                 seed: 4,

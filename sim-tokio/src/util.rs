@@ -16,6 +16,19 @@ pub(crate) fn with_runtime<R>(f: impl FnOnce(&Core) -> R) -> R {
     }
 }
 
+/// Notes what the running task waits on (see `sim_runtime::WaitNote`),
+/// for the reports that list pending tasks. Outside a runtime, nothing.
+#[inline]
+pub(crate) fn note_wait(
+    what: &'static str,
+    detail: sim_runtime::WaitDetail,
+    site: Option<&'static std::panic::Location<'static>>,
+) {
+    sim_runtime::context::with_current(|core| {
+        core.note_wait(sim_runtime::WaitNote { what, detail, site })
+    });
+}
+
 /// Runs `future` to completion on a private, throwaway simulation: what the
 /// `blocking_*` methods do when called outside any runtime (tokio parks the
 /// thread; here the value must already be there or arrive from this thread).

@@ -72,6 +72,7 @@ impl Barrier {
                 Poll::Ready(BarrierWaitResult(false))
             } else {
                 st.wakers.push(cx.waker().clone());
+                crate::util::note_wait("Barrier::wait", sim_runtime::WaitDetail::None, None);
                 Poll::Pending
             }
         })

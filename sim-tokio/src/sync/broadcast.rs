@@ -239,6 +239,11 @@ impl<T> Sender<T> {
                 Poll::Ready(())
             } else {
                 st.closed_wakers.push(cx.waker().clone());
+                crate::util::note_wait(
+                    "broadcast::Sender::closed",
+                    sim_runtime::WaitDetail::None,
+                    None,
+                );
                 Poll::Pending
             }
         })
@@ -424,6 +429,11 @@ impl<T: Clone> Receiver<T> {
             Err(TryRecvError::Lagged(n)) => Poll::Ready(Err(RecvError::Lagged(n))),
             Err(TryRecvError::Empty) => {
                 st.rx_wakers.insert(self.id, cx.waker().clone());
+                crate::util::note_wait(
+                    "broadcast::Receiver::recv",
+                    sim_runtime::WaitDetail::None,
+                    None,
+                );
                 Poll::Pending
             }
         }

@@ -155,9 +155,12 @@ struct Chan<T> {
     /// The free slots of a bounded channel; `None` when unbounded.
     sem: Option<Semaphore>,
     capacity: usize,
+    /// Where the channel was made (for what a pending task waits on).
+    site: &'static std::panic::Location<'static>,
 }
 
 impl<T> Chan<T> {
+    #[track_caller]
     fn new(capacity: Option<usize>) -> Arc<Chan<T>> {
         Arc::new(Chan {
             state: StdMutex::new(State {
@@ -171,6 +174,7 @@ impl<T> Chan<T> {
             }),
             sem: capacity.map(Semaphore::new),
             capacity: capacity.unwrap_or(usize::MAX),
+            site: std::panic::Location::caller(),
         })
     }
 
@@ -274,6 +278,7 @@ impl<T> Chan<T> {
             return Poll::Ready(None);
         }
         st.rx_waker = Some(cx.waker().clone());
+        self.note_recv();
         Poll::Pending
     }
 
@@ -304,7 +309,16 @@ impl<T> Chan<T> {
             return Poll::Ready(n);
         }
         st.rx_waker = Some(cx.waker().clone());
+        self.note_recv();
         Poll::Pending
+    }
+
+    fn note_recv(&self) {
+        crate::util::note_wait(
+            "mpsc::Receiver::recv",
+            sim_runtime::WaitDetail::None,
+            Some(self.site),
+        );
     }
 
     fn try_recv(&self) -> Result<T, TryRecvError> {
@@ -326,6 +340,11 @@ impl<T> Chan<T> {
                 Poll::Ready(())
             } else {
                 st.closed_wakers.push(cx.waker().clone());
+                crate::util::note_wait(
+                    "mpsc::Sender::closed",
+                    sim_runtime::WaitDetail::None,
+                    Some(self.site),
+                );
                 Poll::Pending
             }
         })
@@ -378,6 +397,7 @@ pub fn channel<T>(buffer: usize) -> (Sender<T>, Receiver<T>) {
 }
 
 /// An unbounded channel.
+#[track_caller]
 pub fn unbounded_channel<T>() -> (UnboundedSender<T>, UnboundedReceiver<T>) {
     let chan = Chan::new(None);
     (

@@ -57,19 +57,23 @@ impl Notify {
     }
 
     /// A future that completes when notified.
+    #[track_caller]
     pub fn notified(&self) -> Notified<'_> {
         Notified {
             wait: Wait::new(self),
             notify: self,
+            site: std::panic::Location::caller(),
             _pinned: PhantomPinned,
         }
     }
 
     /// As [`Notify::notified`], holding the `Notify` through an `Arc`.
+    #[track_caller]
     pub fn notified_owned(self: Arc<Self>) -> OwnedNotified {
         OwnedNotified {
             wait: Wait::new(&self),
             notify: self,
+            site: std::panic::Location::caller(),
             _pinned: PhantomPinned,
         }
     }
@@ -216,6 +220,8 @@ impl Wait {
 pub struct Notified<'a> {
     notify: &'a Notify,
     wait: Wait,
+    /// Where `notified()` was called (for what a pending task waits on).
+    site: &'static std::panic::Location<'static>,
     _pinned: PhantomPinned,
 }
 
@@ -225,6 +231,7 @@ pub struct Notified<'a> {
 pub struct OwnedNotified {
     notify: Arc<Notify>,
     wait: Wait,
+    site: &'static std::panic::Location<'static>,
     _pinned: PhantomPinned,
 }
 
@@ -251,6 +258,11 @@ impl Future for Notified<'_> {
         if this.wait.check(this.notify, Some(cx.waker())) {
             Poll::Ready(())
         } else {
+            crate::util::note_wait(
+                "Notify::notified",
+                sim_runtime::WaitDetail::None,
+                Some(this.site),
+            );
             Poll::Pending
         }
     }
@@ -280,6 +292,11 @@ impl Future for OwnedNotified {
         if this.wait.check(&this.notify, Some(cx.waker())) {
             Poll::Ready(())
         } else {
+            crate::util::note_wait(
+                "Notify::notified",
+                sim_runtime::WaitDetail::None,
+                Some(this.site),
+            );
             Poll::Pending
         }
     }

@@ -53,6 +53,8 @@ struct State<T> {
     taken: bool,
     rx_waker: Option<Waker>,
     tx_waker: Option<Waker>,
+    /// Where `channel()` was called (for what a pending task waits on).
+    site: &'static std::panic::Location<'static>,
 }
 
 /// Sends the value: see [`channel`].
@@ -66,6 +68,7 @@ pub struct Receiver<T> {
 }
 
 /// A channel for one value.
+#[track_caller]
 pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
     let inner = Arc::new(Mutex::new(State {
         value: None,
@@ -75,6 +78,7 @@ pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
         taken: false,
         rx_waker: None,
         tx_waker: None,
+        site: std::panic::Location::caller(),
     }));
     (
         Sender {
@@ -131,6 +135,11 @@ impl<T> Sender<T> {
             Poll::Ready(())
         } else {
             st.tx_waker = Some(cx.waker().clone());
+            crate::util::note_wait(
+                "oneshot::Sender::closed",
+                sim_runtime::WaitDetail::None,
+                Some(st.site),
+            );
             Poll::Pending
         }
     }
@@ -238,6 +247,11 @@ impl<T> Future for Receiver<T> {
             return Poll::Ready(Err(RecvError(())));
         }
         st.rx_waker = Some(cx.waker().clone());
+        crate::util::note_wait(
+            "oneshot::Receiver",
+            sim_runtime::WaitDetail::None,
+            Some(st.site),
+        );
         Poll::Pending
     }
 }

@@ -209,6 +209,11 @@ impl<T> Receiver<T> {
                 return Poll::Ready(Err(error::RecvError(())));
             }
             st.rx_wakers.insert(self.id, cx.waker().clone());
+            crate::util::note_wait(
+                "watch::Receiver::changed",
+                sim_runtime::WaitDetail::None,
+                None,
+            );
             Poll::Pending
         })
         .await
@@ -377,6 +382,11 @@ impl<T> Sender<T> {
                 Poll::Ready(())
             } else {
                 st.closed_wakers.push(cx.waker().clone());
+                crate::util::note_wait(
+                    "watch::Sender::closed",
+                    sim_runtime::WaitDetail::None,
+                    None,
+                );
                 Poll::Pending
             }
         })

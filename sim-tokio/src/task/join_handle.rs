@@ -66,7 +66,10 @@ impl<T> JoinHandle<T> {
             core.poll_join(raw, cx, dst)
         });
         match polled {
-            Some(Poll::Pending) => Poll::Pending,
+            Some(Poll::Pending) => {
+                crate::util::note_wait("JoinHandle", sim_runtime::WaitDetail::Task(raw.id), None);
+                Poll::Pending
+            }
             // Ready with nothing read: the task is gone with its runtime.
             Some(Poll::Ready(())) | None => Poll::Ready(match output {
                 Some(Ok(value)) => Ok(value),

@@ -45,6 +45,9 @@ pin_project_lite::pin_project! {
         core: u16,
         // The timer in the event queue and the tick it fires on.
         entry: Option<(EventKey, u64)>,
+        // Where it was made (`sleep(...)`, `timeout(...)`, `interval(...)`),
+        // for the reports of what pending tasks wait on.
+        site: &'static std::panic::Location<'static>,
         #[pin]
         _pinned: PhantomPinned,
     }
@@ -67,6 +70,7 @@ impl Sleep {
             deadline,
             core,
             entry: None,
+            site: std::panic::Location::caller(),
             _pinned: PhantomPinned,
         }
     }
@@ -101,6 +105,7 @@ impl Sleep {
         let this = self.project();
         let deadline = *this.deadline;
         let entry = this.entry;
+        let site = *this.site;
         let polled = sim_runtime::context::with_core(*this.core, |core| {
             if core.poll_budget(cx).is_pending() {
                 return Poll::Pending;
@@ -121,6 +126,11 @@ impl Sleep {
                     *entry = Some((core.timer_insert(fire, Some(cx.waker().clone())), fire));
                 }
             }
+            core.note_wait(sim_runtime::WaitNote {
+                what: "sleep",
+                detail: sim_runtime::WaitDetail::UntilNs(fire),
+                site: Some(site),
+            });
             Poll::Pending
         });
         // The runtime is gone: tokio reports a shutdown timer by panicking.
