@@ -129,3 +129,45 @@ async fn pin_pins_on_the_stack() {
     }
     assert_eq!(a.await + b.await, 3);
 }
+
+#[tokio::test]
+async fn select_with_only_an_else_branch_runs_it() {
+    let out = tokio::select! {
+        else => 7,
+    };
+    assert_eq!(out, 7);
+}
+
+#[tokio::test]
+async fn select_binds_by_ref_mut_in_a_branch_pattern() {
+    let out = tokio::select! {
+        ref mut v = async { vec![1u8] } => {
+            v.push(2);
+            v.len()
+        }
+    };
+    assert_eq!(out, 2);
+}
+
+#[tokio::test]
+async fn select_extends_the_lifetime_of_a_borrowed_temporary() {
+    // `&mut <temporary>` in a branch: the temporary lives as long as the
+    // select! (temporary lifetime extension, as in a `let`).
+    let out = tokio::select! {
+        n = &mut Box::pin(async { 3 }) => n,
+        _ = &mut Box::pin(sleep(Duration::from_secs(1))) => 0,
+    };
+    assert_eq!(out, 3);
+}
+
+#[tokio::test]
+async fn select_infers_the_type_of_a_disabled_branch() {
+    // `f`'s output is never named: a disabled branch must not need it.
+    let f = std::future::poll_fn(|_| panic!("a disabled branch is never polled"));
+    let (tx, rx) = oneshot::channel::<()>();
+    tx.send(()).unwrap();
+    tokio::select! {
+        _ = f, if false => unreachable!(),
+        _ = rx => (),
+    }
+}

@@ -91,7 +91,7 @@ impl Parse for Select {
                 handler,
             });
         }
-        if branches.is_empty() {
+        if branches.is_empty() && else_branch.is_none() {
             return Err(syn::Error::new(
                 Span::call_site(),
                 "`select!` needs at least one branch",
@@ -136,6 +136,11 @@ pub fn select_impl(input: TokenStream) -> TokenStream {
 fn expand_select(select: Select) -> Tokens {
     let krate = &select.krate;
     let n = select.branches.len();
+    if n == 0 {
+        // Only `else`: every branch (none) is disabled.
+        let handler = select.else_branch.as_ref().expect("checked by the parser");
+        return quote! {{ #handler }};
+    }
     let span = Span::mixed_site();
     let disabled = syn::Ident::new("__sim_disabled", span);
     let futures = syn::Ident::new("__sim_futures", span);
@@ -151,9 +156,16 @@ fn expand_select(select: Select) -> Tokens {
             None => quote! {},
         }
     });
+    // The expressions go into a tuple as they are, so that a borrowed
+    // temporary (`&mut stream.next()`) lives as long as the select!, as in
+    // a `let`; then each becomes its future.
     let futs = select.branches.iter().map(|b| {
         let fut = &b.fut;
-        quote! { #krate::macros::support::IntoFuture::into_future(#fut) }
+        quote! { #fut }
+    });
+    let into_futs = (0..n).map(|i| {
+        let index = syn::Index::from(i);
+        quote! { #krate::macros::support::IntoFuture::into_future(#futures.#index) }
     });
     let polls = select.branches.iter().enumerate().map(|(i, b)| {
         let index = syn::Index::from(i);
@@ -169,21 +181,24 @@ fn expand_select(select: Select) -> Tokens {
                 // Safety: the futures live in a tuple on this async block's
                 // pinned stack frame and are never moved until dropped.
                 let fut = unsafe { ::core::pin::Pin::new_unchecked(&mut #futures.#index) };
-                match #krate::macros::support::Future::poll(fut, cx) {
-                    ::core::task::Poll::Ready(out) => {
-                        #[allow(unused_variables, unreachable_patterns, clippy::redundant_pattern_matching)]
-                        match &out {
-                            #check => {
-                                return ::core::task::Poll::Ready(#out_enum::#variant(out));
-                            }
-                            _ => {
-                                #disabled |= #bit;
-                                continue;
-                            }
-                        }
-                    }
+                // The output is bound first and tested after: matching it
+                // inside the `Ready` arm would need its type known there,
+                // which a disabled branch's future may never fix.
+                let out = match #krate::macros::support::Future::poll(fut, cx) {
+                    ::core::task::Poll::Ready(out) => out,
                     ::core::task::Poll::Pending => {
                         any_pending = true;
+                        continue;
+                    }
+                };
+                #[allow(unused_variables, unreachable_patterns, clippy::redundant_pattern_matching)]
+                match &out {
+                    #check => {
+                        return ::core::task::Poll::Ready(#out_enum::#variant(out));
+                    }
+                    _ => {
+                        #disabled |= #bit;
+                        continue;
                     }
                 }
             }
@@ -220,8 +235,10 @@ fn expand_select(select: Select) -> Tokens {
         }
         let mut #disabled: u64 = 0;
         #(#conds)*
-        let #output = {
-            let mut #futures = ( #(#futs,)* );
+        #[allow(unused_mut)]
+        let mut #output = {
+            let #futures = ( #(#futs,)* );
+            let mut #futures = ( #(#into_futs,)* );
             let #futures = &mut #futures;
             #krate::macros::support::poll_fn(|cx| {
                 let start: usize = #start;
