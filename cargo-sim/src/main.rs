@@ -85,7 +85,7 @@ EXAMPLES:
 ENVIRONMENT:
     SIM_SEED                 the seed of every run (decimal or 0x hex); unset: fresh
     SIM_TRACE                write each run's trace to this path (see the README)
-    SIM_TIME_LIMIT_S         fail a run whose virtual clock passes this (default 1 year)
+    SIM_TIME_LIMIT_S         fail a run whose virtual clock passes this (default none)
     SIM_STEP_LIMIT           fail a run after this many polls (default 200000000)
     SIM_INSTANT_STEP_LIMIT   livelock: fail after this many polls at one virtual
                              instant (default 2000000)

@@ -56,11 +56,27 @@ const LIB: &str = r#"
 //! ```
 use std::sync::{Arc, Mutex};
 
-/// Adds one, badly: read, yield, write back.
+/// Adds one, badly: read, pause, write back.
 pub async fn add_one(counter: Arc<Mutex<u64>>) {
     let value = *counter.lock().unwrap();
-    tokio::task::yield_now().await;
+    pause().await;
     *counter.lock().unwrap() = value + 1;
+}
+
+/// A point where another task may run first, or not: the task wakes
+/// itself, and the seed picks what runs next (as real I/O would; a
+/// `yield_now` lets every ready task go first).
+pub async fn pause() {
+    let mut paused = false;
+    std::future::poll_fn(|cx| {
+        if paused {
+            return std::task::Poll::Ready(());
+        }
+        paused = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    })
+    .await
 }
 
 /// A draw from the seed (std's hash keys come from it).
@@ -206,7 +222,7 @@ async fn four_tasks_in_reverse_order() {
         tasks.push(tokio::spawn(async move {
             for _ in 0..20 {
                 log.lock().unwrap().push(id);
-                tokio::task::yield_now().await;
+                planted::pause().await;
             }
         }));
     }
@@ -306,7 +322,7 @@ async fn workers_finish_in_reverse() {
         let order = order.clone();
         handles.push(tokio::spawn(async move {
             for _ in 0..5 {
-                tokio::task::yield_now().await;
+                planted::pause().await;
             }
             order.lock().unwrap().push(i);
         }));

@@ -379,3 +379,32 @@ async fn stdout_and_stderr_accept_writes() {
     let mut err = io::stderr();
     err.write_all(b"").await.unwrap();
 }
+
+#[tokio::test]
+async fn cursors_write_as_std_cursors_do() {
+    // Over a vector: it grows, and a gap before the position fills with 0.
+    let mut grown = Cursor::new(Vec::new());
+    grown.write_all(b"hello").await.unwrap();
+    grown.set_position(7);
+    grown.write_all(b"!").await.unwrap();
+    assert_eq!(grown.get_ref().as_slice(), b"hello\0\0!");
+    // Over a slice: up to its end, then nothing.
+    let mut backing = [0u8; 4];
+    let mut slice = Cursor::new(&mut backing[..]);
+    assert_eq!(slice.write(b"abcdef").await.unwrap(), 4);
+    assert_eq!(slice.write(b"x").await.unwrap(), 0);
+    assert_eq!(&backing, b"abcd");
+    // Over a borrowed vector, flushed and shut down.
+    let mut vec = Vec::new();
+    let mut borrowed = Cursor::new(&mut vec);
+    borrowed.write_all(b"ab").await.unwrap();
+    borrowed.flush().await.unwrap();
+    borrowed.shutdown().await.unwrap();
+    assert_eq!(vec, b"ab");
+    // Over a boxed slice, vectored: across the buffers, up to its end.
+    let mut boxed = Cursor::new(vec![0u8; 3].into_boxed_slice());
+    assert!(boxed.is_write_vectored());
+    let bufs = [std::io::IoSlice::new(b"ab"), std::io::IoSlice::new(b"cd")];
+    assert_eq!(boxed.write_vectored(&bufs).await.unwrap(), 3);
+    assert_eq!(&*boxed.into_inner(), b"abc");
+}

@@ -223,3 +223,12 @@ async fn lookup_host_resolves_localhost() {
         .collect();
     assert_eq!(direct, vec!["127.0.0.1:5".parse().unwrap()]);
 }
+
+#[tokio::test]
+async fn a_slice_of_addresses_is_an_address_to_bind_and_look_up() {
+    let addrs = [SocketAddr::from(([127, 0, 0, 1], 0))];
+    let listener = TcpListener::bind(&addrs[..]).await.unwrap();
+    assert_ne!(listener.local_addr().unwrap().port(), 0);
+    let found: Vec<SocketAddr> = tokio::net::lookup_host(&addrs[..]).await.unwrap().collect();
+    assert_eq!(found, addrs);
+}

@@ -133,6 +133,41 @@ async fn yield_now_lets_other_tasks_run() {
 }
 
 #[tokio::test]
+async fn yield_now_goes_behind_every_task_that_was_ready() {
+    // Four tasks are ready when the test yields: all run before it resumes.
+    let ran = Arc::new(AtomicUsize::new(0));
+    let mut handles = Vec::new();
+    for _ in 0..4 {
+        let ran = ran.clone();
+        handles.push(tokio::spawn(async move {
+            ran.fetch_add(1, Ordering::SeqCst);
+        }));
+    }
+    task::yield_now().await;
+    assert_eq!(ran.load(Ordering::SeqCst), 4);
+    // A task that yields resumes after the tasks ready when it did.
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut handles = Vec::new();
+    for name in ["a", "b", "c"] {
+        let order = order.clone();
+        handles.push(tokio::spawn(async move {
+            order.lock().unwrap().push(format!("{name}1"));
+            task::yield_now().await;
+            order.lock().unwrap().push(format!("{name}2"));
+        }));
+    }
+    for handle in handles {
+        handle.await.unwrap();
+    }
+    let order = order.lock().unwrap();
+    let firsts = order.iter().take(3).filter(|s| s.ends_with('1')).count();
+    assert_eq!(
+        firsts, 3,
+        "each task yielded after every first step: {order:?}"
+    );
+}
+
+#[tokio::test]
 async fn join_set_joins_everything() {
     let mut set = JoinSet::new();
     for i in 0..10u32 {

@@ -233,3 +233,12 @@ fn timer_errors_describe_themselves() {
     assert!(Error::invalid().is_invalid());
     assert!(!Error::invalid().is_shutdown());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_sleep_of_years_is_no_failure() {
+    // Paused time has no limit: two years pass at once.
+    let start = Instant::now();
+    let years = Duration::from_secs(2 * 365 * 24 * 3600);
+    time::sleep(years).await;
+    assert_eq!(start.elapsed(), years);
+}

@@ -268,6 +268,11 @@ impl WaitNote {
     }
 }
 
+/// The most polls a yielding task waits behind the others (see
+/// [`Core::yield_task`]): tasks that keep waking each other at one instant
+/// must not starve it.
+pub const BEHIND_POLLS_MAX: u64 = 10_000;
+
 /// A summary of a finished run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunSummary {
@@ -417,6 +422,11 @@ pub struct Core {
     replaying: StdCell<bool>,
     /// The `tracing` dispatcher that writes logs into the trace file.
     logs: RefCell<Option<crate::logs::Installed>>,
+    /// Tasks that yielded (`yield_now`): they run again once every task
+    /// that was ready has run (see `Core::yield_task`).
+    behind: RefCell<Vec<Waker>>,
+    /// Polls since the first of `behind` yielded.
+    behind_polls: StdCell<u64>,
     /// The first wait the running poll noted, and how many more.
     poll_note: StdCell<Option<WaitNote>>,
     poll_note_more: StdCell<u32>,
@@ -490,6 +500,8 @@ impl Core {
             replaying: StdCell::new(decisions.as_ref().is_some_and(|d| d.replaying())),
             decisions: RefCell::new(decisions),
             logs: RefCell::new(None),
+            behind: RefCell::new(Vec::new()),
+            behind_polls: StdCell::new(0),
             poll_note: StdCell::new(None),
             poll_note_more: StdCell::new(0),
             failure: RefCell::new(None),
@@ -1099,6 +1111,27 @@ impl Core {
         let slot = st.tasks.iter().position(|t| t.id == task)?;
         let (note, more) = st.waits.get(slot).copied().flatten()?;
         Some(note.describe(more))
+    }
+
+    /// The running task yields (`tokio::task::yield_now`): `waker` (its own)
+    /// is woken once no task that is ready now is left to run, so every task
+    /// ready when it yielded runs before it resumes, in the seed's order, as
+    /// at the back of tokio's queue. Bounded: after [`BEHIND_POLLS_MAX`]
+    /// polls with the ready set never empty, the yielders run anyway.
+    pub fn yield_task(&self, waker: &Waker) {
+        let mut behind = self.behind.borrow_mut();
+        if behind.is_empty() {
+            self.behind_polls.set(0);
+        }
+        behind.push(waker.clone());
+    }
+
+    /// Wakes the tasks that yielded, in the order they did.
+    fn release_behind(&self) {
+        let wakers = std::mem::take(&mut *self.behind.borrow_mut());
+        for waker in wakers {
+            waker.wake();
+        }
     }
 
     /// The running task waits on `note` (a primitive returning `Pending`
@@ -1755,6 +1788,14 @@ impl Core {
             if due_now {
                 self.fire_due();
             }
+            // Yielders run again once the tasks ready before them have.
+            if !self.behind.borrow().is_empty() {
+                let polls = self.behind_polls.get() + 1;
+                self.behind_polls.set(polls);
+                if self.state.borrow().ready.is_empty() || polls > BEHIND_POLLS_MAX {
+                    self.release_behind();
+                }
+            }
             let over = {
                 let mut st = self.state.borrow_mut();
                 st.steps += 1;
@@ -1936,6 +1977,7 @@ impl Core {
             return;
         }
         let _enter = Enter::new(self.clone());
+        drop(std::mem::take(&mut *self.behind.borrow_mut()));
         // Cancel tasks in slot order; a cancelled future's drop may spawn or
         // wake, so re-scan until no live task is left (bounded: a spawn
         // after shutdown is refused below).

@@ -4,13 +4,12 @@
 //! measured as a sweep measures it (seed 0 under the random schedule, its
 //! scheduling decisions x 1.5, at least 100).
 //!
-//! - shallow: a lost update (read, yield, write) between two tasks;
+//! - shallow: a lost update (read, pause, write) between two tasks;
 //! - ordered: four tasks of 20 steps must run one after another, in the
 //!   reverse of their spawn order (three ordering constraints);
 //! - preempted: one task must run all of its 20 steps between the 10th and
 //!   the 11th of another's (a preemption in a long run).
 
-use sim::task::yield_now;
 use sim_runtime::config::Policy;
 use sim_runtime::SimConfig;
 use std::cell::{Cell, RefCell};
@@ -18,9 +17,25 @@ use std::rc::Rc;
 use std::time::Instant;
 
 const SEEDS: u64 = 10_000;
+
+/// A point where another task may run first, or not: the task wakes
+/// itself, and the scheduler picks what runs next. (`yield_now` would let
+/// every ready task go first, as tokio documents, leaving no choice.)
+async fn pause() {
+    let mut paused = false;
+    std::future::poll_fn(|cx| {
+        if paused {
+            return std::task::Poll::Ready(());
+        }
+        paused = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    })
+    .await
+}
 const DEPTH: u32 = 3;
 
-/// A lost update: both tasks read, yield, then write what they read + 1.
+/// A lost update: both tasks read, pause, then write what they read + 1.
 async fn shallow() -> bool {
     let counter = Rc::new(Cell::new(0u32));
     let mut tasks = Vec::new();
@@ -28,7 +43,7 @@ async fn shallow() -> bool {
         let counter = counter.clone();
         tasks.push(sim::task::spawn_local(async move {
             let read = counter.get();
-            yield_now().await;
+            pause().await;
             counter.set(read + 1);
         }));
     }
@@ -48,7 +63,7 @@ async fn ordered() -> bool {
         tasks.push(sim::task::spawn_local(async move {
             for _ in 0..20 {
                 log.borrow_mut().push(id);
-                yield_now().await;
+                pause().await;
             }
         }));
     }
@@ -70,13 +85,13 @@ async fn preempted() -> bool {
     let a = sim::task::spawn_local(async move {
         for step in 0..20u8 {
             la.borrow_mut().push(('a', step));
-            yield_now().await;
+            pause().await;
         }
     });
     let b = sim::task::spawn_local(async move {
         for step in 0..20u8 {
             lb.borrow_mut().push(('b', step));
-            yield_now().await;
+            pause().await;
         }
     });
     a.await.unwrap();

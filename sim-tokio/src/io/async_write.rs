@@ -147,3 +147,42 @@ impl AsyncWrite for Vec<u8> {
         Poll::Ready(Ok(()))
     }
 }
+
+/// A `Cursor` writes as `std::io::Write` does: a cursor over a slice writes
+/// up to the slice's end (then 0 bytes); a cursor over a vector grows it,
+/// filling any gap before the position with zeros.
+macro_rules! cursor_writes {
+    ($($ty:ty),* $(,)?) => {$(
+        impl AsyncWrite for io::Cursor<$ty> {
+            fn poll_write(
+                self: Pin<&mut Self>,
+                _cx: &mut Context<'_>,
+                buf: &[u8],
+            ) -> Poll<io::Result<usize>> {
+                Poll::Ready(io::Write::write(self.get_mut(), buf))
+            }
+
+            fn poll_write_vectored(
+                self: Pin<&mut Self>,
+                _cx: &mut Context<'_>,
+                bufs: &[IoSlice<'_>],
+            ) -> Poll<io::Result<usize>> {
+                Poll::Ready(io::Write::write_vectored(self.get_mut(), bufs))
+            }
+
+            fn is_write_vectored(&self) -> bool {
+                true
+            }
+
+            fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                Poll::Ready(io::Write::flush(self.get_mut()))
+            }
+
+            fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                Poll::Ready(Ok(()))
+            }
+        }
+    )*};
+}
+
+cursor_writes!(&mut [u8], &mut Vec<u8>, Vec<u8>, Box<[u8]>);

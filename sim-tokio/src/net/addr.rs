@@ -88,8 +88,8 @@ direct!(
     (Ipv6Addr, u16)
 );
 
-impl ToSocketAddrs for [SocketAddr] {}
-impl ToSocketAddrsPriv for [SocketAddr] {
+impl ToSocketAddrs for &[SocketAddr] {}
+impl ToSocketAddrsPriv for &[SocketAddr] {
     fn resolve(&self) -> io::Result<Vec<SocketAddr>> {
         Ok(self.to_vec())
     }

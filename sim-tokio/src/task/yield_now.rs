@@ -2,8 +2,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// Yields to the scheduler: the task is queued again and the seed picks
-/// what runs next.
+/// Yields to the scheduler: the task goes to the back of the queue. Every
+/// task that was ready when it yielded runs before it resumes (in the
+/// seed's order); outside a runtime, it is woken at once.
 pub async fn yield_now() {
     struct YieldNow {
         yielded: bool,
@@ -17,8 +18,11 @@ pub async fn yield_now() {
                 return Poll::Ready(());
             }
             self.yielded = true;
-            // A wake only queues the task; it is never polled inline.
-            cx.waker().wake_by_ref();
+            let queued =
+                sim_runtime::context::with_current(|core| core.yield_task(cx.waker())).is_some();
+            if !queued {
+                cx.waker().wake_by_ref();
+            }
             Poll::Pending
         }
     }
