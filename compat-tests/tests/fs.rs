@@ -432,3 +432,28 @@ async fn source_tree_files_are_readable() {
     // cargo test).
     assert_eq!(fs::read_to_string("Cargo.toml").await.unwrap(), text);
 }
+
+#[tokio::test]
+async fn a_file_writes_every_buffer_of_a_vectored_write() {
+    let dir = scratch("vectored").await;
+    let path = dir.join("joined");
+    let mut file = File::create(&path).await.unwrap();
+    assert!(tokio::io::AsyncWrite::is_write_vectored(&file));
+    let bufs = [std::io::IoSlice::new(b"ab"), std::io::IoSlice::new(b"cd")];
+    assert_eq!(file.write_vectored(&bufs).await.unwrap(), 4);
+    file.flush().await.unwrap();
+    drop(file);
+    assert_eq!(fs::read(&path).await.unwrap(), b"abcd");
+    // A read of nothing is done at once, with nothing read.
+    let mut file = File::open(&path).await.unwrap();
+    assert_eq!(file.read(&mut []).await.unwrap(), 0);
+    let mut rest = String::new();
+    file.read_to_string(&mut rest).await.unwrap();
+    assert_eq!(rest, "abcd");
+    // Debug has tokio's form.
+    let shown = format!("{file:?}");
+    assert!(
+        shown.starts_with("tokio::fs::File { std: File { fd: "),
+        "{shown}"
+    );
+}

@@ -408,3 +408,159 @@ async fn cursors_write_as_std_cursors_do() {
     assert_eq!(boxed.write_vectored(&bufs).await.unwrap(), 3);
     assert_eq!(&*boxed.into_inner(), b"abc");
 }
+
+#[tokio::test]
+async fn a_buf_reader_seek_past_i64_seeks_twice() {
+    // Four bytes buffered, one read: three unread. Current(i64::MIN) less
+    // three overflows: tokio seeks back by the three, then by i64::MIN,
+    // which fails and leaves the reader where Current(0) would.
+    let mut r = BufReader::with_capacity(4, Cursor::new(b"abcdefgh".to_vec()));
+    let mut one = [0u8; 1];
+    r.read_exact(&mut one).await.unwrap();
+    let err = r.seek(SeekFrom::Current(i64::MIN)).await.unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    assert_eq!(r.stream_position().await.unwrap(), 1);
+    let mut rest = String::new();
+    r.read_to_string(&mut rest).await.unwrap();
+    assert_eq!(rest, "bcdefgh");
+}
+
+#[tokio::test]
+async fn read_to_end_grows_a_vector_only_when_it_must() {
+    // Big enough from the start: it never grows, even at the end.
+    for cap in [50, 64, 100] {
+        let mut v = Vec::with_capacity(cap);
+        Cursor::new(vec![7u8; 50])
+            .read_to_end(&mut v)
+            .await
+            .unwrap();
+        assert_eq!((v.len(), v.capacity()), (50, cap));
+    }
+    // Too small: it doubles when full, and again at the end.
+    let data = b"the_vector_startingcap_will_be_smaller";
+    let start = data.len() - 4;
+    let mut v = Vec::with_capacity(start);
+    Cursor::new(data.to_vec())
+        .read_to_end(&mut v)
+        .await
+        .unwrap();
+    assert_eq!(v.as_slice(), data);
+    assert_eq!(v.capacity(), start * 4);
+}
+
+/// Gives `first`, then fails.
+struct ThenFails(Option<&'static [u8]>);
+
+impl AsyncRead for ThenFails {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.0.take() {
+            Some(bytes) => {
+                buf.put_slice(bytes);
+                Poll::Ready(Ok(()))
+            }
+            None => Poll::Ready(Err(std::io::Error::other("the disk went away"))),
+        }
+    }
+}
+
+#[tokio::test]
+async fn read_to_string_leaves_the_string_as_it_was_after_an_error() {
+    let mut s = String::from("kept ");
+    let err = ThenFails(Some(b"lost"))
+        .read_to_string(&mut s)
+        .await
+        .unwrap_err();
+    assert_eq!(err.to_string(), "the disk went away");
+    assert_eq!(s, "kept ");
+}
+
+/// Records how it was written to.
+#[derive(Default)]
+struct Recorder {
+    vectored: usize,
+    plain: usize,
+    bytes: Vec<u8>,
+}
+
+impl AsyncWrite for Recorder {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        self.plain += 1;
+        self.bytes.extend_from_slice(buf);
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        self.vectored += 1;
+        let mut n = 0;
+        for b in bufs {
+            self.bytes.extend_from_slice(b);
+            n += b.len();
+        }
+        Poll::Ready(Ok(n))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+#[tokio::test]
+async fn write_buf_writes_every_chunk_to_a_vectored_writer_at_once() {
+    let mut w = Recorder::default();
+    let mut src = tokio_util::bytes::Buf::chain(&b"ab"[..], &b"cd"[..]);
+    assert_eq!(w.write_buf(&mut src).await.unwrap(), 4);
+    assert_eq!((w.vectored, w.plain), (1, 0));
+    assert_eq!(w.bytes, b"abcd");
+}
+
+/// Counts calls to `poll_fill_buf`.
+struct Counted {
+    calls: usize,
+}
+
+impl AsyncRead for Counted {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        _buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl tokio::io::AsyncBufRead for Counted {
+    fn poll_fill_buf(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<&[u8]>> {
+        let me = self.get_mut();
+        me.calls += 1;
+        Poll::Ready(Ok(b"data"))
+    }
+
+    fn consume(self: Pin<&mut Self>, _amt: usize) {}
+}
+
+#[tokio::test]
+async fn fill_buf_asks_the_reader_once() {
+    let mut r = Counted { calls: 0 };
+    assert_eq!(r.fill_buf().await.unwrap(), b"data");
+    assert_eq!(r.calls, 1);
+}

@@ -258,6 +258,10 @@ impl AsyncRead for File {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let me = self.get_mut();
+        // Nothing to read: done at once, as in tokio.
+        if buf.remaining() == 0 {
+            return Poll::Ready(Ok(()));
+        }
         ready!(me.poll_latency(cx));
         let want = buf.remaining().min(me.max_buf_size);
         let pos = me.pos.load(Ordering::Relaxed);
@@ -285,6 +289,29 @@ impl AsyncWrite for File {
             sim_fs::with_disk_on(me.node, |disk| disk.write_at(&handle, pos, &src[..n]))?;
         me.pos.store(next, Ordering::Relaxed);
         Poll::Ready(Ok(written))
+    }
+
+    /// Every buffer, in order, up to the most one operation writes, as in
+    /// tokio (which copies them into its buffer).
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let max = self.max_buf_size;
+        let mut joined = Vec::new();
+        for buf in bufs {
+            let room = max - joined.len();
+            if room == 0 {
+                break;
+            }
+            joined.extend_from_slice(&buf[..buf.len().min(room)]);
+        }
+        self.poll_write(cx, &joined)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
     }
 
     /// Writes reach the page cache before `poll_write` returns: nothing is
@@ -393,10 +420,22 @@ impl AsFd for File {
 
 impl fmt::Debug for File {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("File")
-            .field("host", &self.node)
-            .field("ino", &self.handle.ino)
-            .field("pos", &self.pos.load(Ordering::Relaxed))
+        // tokio's form (`tokio::fs::File { std: File { fd: ... } }`), with
+        // what identifies a simulated file in place of a real descriptor.
+        struct Std<'a>(&'a File);
+        impl fmt::Debug for Std<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct("File")
+                    .field("fd", &"simulated")
+                    .field("host", &self.0.node)
+                    .field("ino", &self.0.handle.ino)
+                    .field("read", &self.0.handle.read)
+                    .field("write", &self.0.handle.write)
+                    .finish()
+            }
+        }
+        f.debug_struct("tokio::fs::File")
+            .field("std", &Std(self))
             .finish()
     }
 }

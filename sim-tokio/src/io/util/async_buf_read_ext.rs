@@ -120,17 +120,22 @@ impl<'a, R: AsyncBufRead + ?Sized + Unpin> Future for FillBuf<'a, R> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&'a [u8]>> {
         // Safety: no field is structurally pinned.
         let me = unsafe { self.get_unchecked_mut() };
-        let reader = me.reader.take().expect("FillBuf polled after completion");
-        // First poll through a reborrow, keeping the reader on Pending; once
-        // data is buffered, fill_buf returns it again at once, now for the
-        // full lifetime.
+        let reader = me.reader.take().expect("Polled after completion.");
+        // One call to `poll_fill_buf`, as in tokio (a reader may count them).
         match Pin::new(&mut *reader).poll_fill_buf(cx) {
             Poll::Pending => {
                 me.reader = Some(reader);
                 Poll::Pending
             }
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            Poll::Ready(Ok(_)) => Pin::new(reader).poll_fill_buf(cx),
+            Poll::Ready(Ok(slice)) => {
+                // Safety: the slice borrows from `reader`, a `&'a mut R`
+                // this future gives up here and never uses again, so the
+                // borrow may last for all of `'a` (today's borrow checker
+                // cannot see that the reborrow ends with it).
+                let slice = unsafe { std::mem::transmute::<&[u8], &'a [u8]>(slice) };
+                Poll::Ready(Ok(slice))
+            }
         }
     }
 }

@@ -120,24 +120,46 @@ impl<R: AsyncRead + Unpin + ?Sized> Future for ReadExact<'_, R> {
     }
 }
 
+/// The bytes of the small read that probes for the end of the stream.
+const PROBE_BYTES: usize = 32;
+
 /// Reads to end of stream, appending to `buf`; returns bytes read.
+///
+/// Capacity grows as in tokio: each read into the vector first makes room
+/// for 32 bytes more (a `Vec` grows by doubling), except while the vector
+/// is still at the capacity it came with (`start_cap`, at least 32) and has
+/// less than 32 bytes of room: then a small read on the stack looks for
+/// the end first, so a vector made big enough never grows.
 pub(crate) fn poll_read_to_end<R: AsyncRead + ?Sized>(
     buf: &mut Vec<u8>,
     mut reader: Pin<&mut R>,
     read: &mut usize,
+    start_cap: usize,
     cx: &mut Context<'_>,
 ) -> Poll<io::Result<usize>> {
+    // Bounded: each turn reads some bytes or ends.
     loop {
-        if buf.len() == buf.capacity() {
-            // Grow geometrically from a small start.
-            buf.reserve(buf.capacity().max(32));
-        }
-        let len = buf.len();
-        let mut read_buf = IoReadBuf::uninit(buf.spare_capacity_mut());
-        ready!(reader.as_mut().poll_read(cx, &mut read_buf))?;
-        let n = read_buf.filled().len();
-        // Safety: the read initialized `n` bytes of the spare capacity.
-        unsafe { buf.set_len(len + n) };
+        let room = buf.capacity() - buf.len();
+        let n = if room < PROBE_BYTES && buf.capacity() == start_cap && start_cap >= PROBE_BYTES {
+            let mut probe = [0u8; PROBE_BYTES];
+            let mut read_buf = IoReadBuf::new(&mut probe);
+            ready!(reader.as_mut().poll_read(cx, &mut read_buf))?;
+            let got = read_buf.filled();
+            if got.len() > room {
+                buf.reserve(PROBE_BYTES);
+            }
+            buf.extend_from_slice(got);
+            got.len()
+        } else {
+            buf.reserve(PROBE_BYTES);
+            let len = buf.len();
+            let mut read_buf = IoReadBuf::uninit(buf.spare_capacity_mut());
+            ready!(reader.as_mut().poll_read(cx, &mut read_buf))?;
+            let n = read_buf.filled().len();
+            // Safety: the read initialized `n` bytes of the spare capacity.
+            unsafe { buf.set_len(len + n) };
+            n
+        };
         if n == 0 {
             return Poll::Ready(Ok(std::mem::take(read)));
         }
@@ -152,6 +174,7 @@ pub struct ReadToEnd<'a, R: ?Sized> {
     reader: &'a mut R,
     buf: &'a mut Vec<u8>,
     read: usize,
+    start_cap: usize,
     _pin: PhantomPinned,
 }
 
@@ -161,7 +184,13 @@ impl<R: AsyncRead + Unpin + ?Sized> Future for ReadToEnd<'_, R> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
         // Safety: no field is structurally pinned.
         let me = unsafe { self.get_unchecked_mut() };
-        poll_read_to_end(me.buf, Pin::new(&mut *me.reader), &mut me.read, cx)
+        poll_read_to_end(
+            me.buf,
+            Pin::new(&mut *me.reader),
+            &mut me.read,
+            me.start_cap,
+            cx,
+        )
     }
 }
 
@@ -194,6 +223,7 @@ pub struct ReadToString<'a, R: ?Sized> {
     buf: Vec<u8>,
     keep: usize,
     read: usize,
+    start_cap: usize,
     _pin: PhantomPinned,
 }
 
@@ -203,14 +233,23 @@ impl<R: AsyncRead + Unpin + ?Sized> Future for ReadToString<'_, R> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
         // Safety: no field is structurally pinned.
         let me = unsafe { self.get_unchecked_mut() };
-        let n = ready!(poll_read_to_end(
+        let polled = ready!(poll_read_to_end(
             &mut me.buf,
             Pin::new(&mut *me.reader),
             &mut me.read,
+            me.start_cap,
             cx
-        ))?;
-        let bytes = std::mem::take(&mut me.buf);
-        Poll::Ready(finish_string(me.output, bytes, me.keep).map(|()| n))
+        ));
+        let mut bytes = std::mem::take(&mut me.buf);
+        match polled {
+            Ok(n) => Poll::Ready(finish_string(me.output, bytes, me.keep).map(|()| n)),
+            // An error leaves the string as it was, as in tokio.
+            Err(e) => {
+                bytes.truncate(me.keep);
+                *me.output = String::from_utf8(bytes).expect("the kept prefix was a String");
+                Poll::Ready(Err(e))
+            }
+        }
     }
 }
 
@@ -408,10 +447,12 @@ pub trait AsyncReadExt: AsyncRead {
     where
         Self: Unpin,
     {
+        let start_cap = buf.capacity();
         ReadToEnd {
             reader: self,
             buf,
             read: 0,
+            start_cap,
             _pin: PhantomPinned,
         }
     }
@@ -424,12 +465,14 @@ pub trait AsyncReadExt: AsyncRead {
     {
         let keep = dst.len();
         let buf = std::mem::take(dst).into_bytes();
+        let start_cap = buf.capacity();
         ReadToString {
             reader: self,
             output: dst,
             buf,
             keep,
             read: 0,
+            start_cap,
             _pin: PhantomPinned,
         }
     }

@@ -66,7 +66,14 @@ impl<W: AsyncWrite + Unpin, B: Buf> Future for WriteBuf<'_, W, B> {
         if !me.buf.has_remaining() {
             return Poll::Ready(Ok(0));
         }
-        let n = ready!(Pin::new(&mut *me.writer).poll_write(cx, me.buf.chunk()))?;
+        // A vectored writer gets every chunk at once (up to 64), as in tokio.
+        let n = if me.writer.is_write_vectored() {
+            let mut slices = [IoSlice::new(&[]); 64];
+            let count = me.buf.chunks_vectored(&mut slices);
+            ready!(Pin::new(&mut *me.writer).poll_write_vectored(cx, &slices[..count]))?
+        } else {
+            ready!(Pin::new(&mut *me.writer).poll_write(cx, me.buf.chunk()))?
+        };
         me.buf.advance(n);
         Poll::Ready(Ok(n))
     }

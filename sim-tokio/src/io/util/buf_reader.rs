@@ -26,6 +26,9 @@ pin_project! {
 enum SeekState {
     Init,
     Start(SeekFrom),
+    /// `SeekFrom::Current(n)` where `n` less the buffered bytes overflows:
+    /// back by the buffered bytes first, then by `n`.
+    PendingOverflowed(i64),
     Pending,
 }
 
@@ -164,13 +167,33 @@ impl<R: AsyncRead + AsyncSeek> AsyncSeek for BufReader<R> {
             }
             SeekState::Start(SeekFrom::Current(n)) => {
                 let remainder = (self.cap - self.pos) as i64;
-                let target = n.checked_sub(remainder).ok_or_else(|| {
-                    io::Error::new(io::ErrorKind::InvalidInput, "seek position overflows")
-                })?;
                 self.as_mut().discard_buffer();
-                self.as_mut()
-                    .get_pin_mut()
-                    .start_seek(SeekFrom::Current(target))
+                match n.checked_sub(remainder) {
+                    Some(target) => self
+                        .as_mut()
+                        .get_pin_mut()
+                        .start_seek(SeekFrom::Current(target)),
+                    // Two seeks: if the second fails, the reader stays where
+                    // `SeekFrom::Current(0)` would have put it.
+                    None => {
+                        let first = self
+                            .as_mut()
+                            .get_pin_mut()
+                            .start_seek(SeekFrom::Current(-remainder));
+                        if first.is_ok() {
+                            *self.as_mut().project().seek_state = SeekState::PendingOverflowed(n);
+                            return self.poll_complete(cx);
+                        }
+                        first
+                    }
+                }
+            }
+            SeekState::PendingOverflowed(n) => {
+                if let Err(e) = ready!(self.as_mut().get_pin_mut().poll_complete(cx)) {
+                    *self.as_mut().project().seek_state = SeekState::Init;
+                    return Poll::Ready(Err(e));
+                }
+                self.as_mut().get_pin_mut().start_seek(SeekFrom::Current(n))
             }
             SeekState::Start(pos) => {
                 self.as_mut().discard_buffer();
