@@ -1,5 +1,6 @@
 //! tokio::runtime: builders, block_on, handles, entering and shutdown.
 
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::runtime::{Builder, Handle, Runtime, RuntimeFlavor};
 
@@ -163,4 +164,55 @@ fn local_set_ids_differ() {
     let a = tokio::task::LocalSet::new();
     let b = tokio::task::LocalSet::new();
     assert_ne!(a.id(), b.id());
+}
+
+#[test]
+fn a_park_hook_runs_when_the_thread_has_nothing_to_do() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    // The only thing that can wake the test is the park hook: it runs each
+    // time the thread parks, in the runtime's context.
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<u32>(8);
+    let parks = Arc::new(AtomicUsize::new(0));
+    let unparks = Arc::new(AtomicUsize::new(0));
+    let (p, u) = (parks.clone(), unparks.clone());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .on_thread_park(move || {
+            let n = p.fetch_add(1, Ordering::SeqCst) as u32;
+            let _ = tx.try_send(n);
+        })
+        .on_thread_unpark(move || {
+            u.fetch_add(1, Ordering::SeqCst);
+        })
+        .build()
+        .unwrap();
+    let got = rt.block_on(async { rx.recv().await.unwrap() });
+    assert_eq!(got, 0);
+    assert!(parks.load(Ordering::SeqCst) >= 1);
+    assert!(unparks.load(Ordering::SeqCst) >= 1);
+}
+
+#[test]
+fn thread_start_and_stop_hooks_run_once_for_one_worker() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let starts = Arc::new(AtomicUsize::new(0));
+    let stops = Arc::new(AtomicUsize::new(0));
+    let (a, b) = (starts.clone(), stops.clone());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .on_thread_start(move || {
+            a.fetch_add(1, Ordering::SeqCst);
+        })
+        .on_thread_stop(move || {
+            b.fetch_add(1, Ordering::SeqCst);
+        })
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        tokio::spawn(async {}).await.unwrap();
+    });
+    assert_eq!(starts.load(Ordering::SeqCst), 1);
+    drop(rt);
+    assert_eq!(stops.load(Ordering::SeqCst), 1);
 }

@@ -371,3 +371,63 @@ async fn cooperative_futures_and_poll_proceed() {
     assert_eq!(progressed, 200);
     assert!(task::coop::has_budget_remaining());
 }
+
+/// Runs `$step` in a loop until a task spawned first has run: the loop
+/// must yield through the cooperative budget, as in tokio. Fails (instead
+/// of hanging) if it never does.
+macro_rules! yields_through_the_budget {
+    ($step:expr) => {{
+        let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let r = ran.clone();
+        tokio::spawn(async move { r.store(true, Ordering::SeqCst) });
+        let mut turns = 0;
+        while !ran.load(Ordering::SeqCst) {
+            $step;
+            turns += 1;
+            assert!(turns < 100_000, "the loop never yielded to the other task");
+        }
+    }};
+}
+
+#[tokio::test]
+async fn copying_ready_streams_in_a_loop_yields() {
+    yields_through_the_budget!({
+        let mut src: &[u8] = b"abc";
+        let mut dst = Vec::new();
+        tokio::io::copy(&mut src, &mut dst).await.unwrap();
+        assert_eq!(dst, b"abc");
+    });
+}
+
+#[tokio::test]
+async fn reading_io_empty_in_a_loop_yields() {
+    use tokio::io::AsyncReadExt;
+    yields_through_the_budget!({
+        let mut buf = [0u8; 4];
+        assert_eq!(tokio::io::empty().read(&mut buf).await.unwrap(), 0);
+    });
+}
+
+#[tokio::test]
+async fn watch_wait_for_and_closed_in_a_loop_yield() {
+    let (tx, mut rx) = tokio::sync::watch::channel(1u8);
+    yields_through_the_budget!({
+        assert_eq!(*rx.wait_for(|v| *v == 1).await.unwrap(), 1);
+    });
+    drop(rx);
+    yields_through_the_budget!(tx.closed().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn block_in_place_lifts_the_budget() {
+    // Spend the whole budget without yielding.
+    std::future::poll_fn(|cx| loop {
+        match task::coop::poll_proceed(cx) {
+            std::task::Poll::Ready(guard) => guard.made_progress(),
+            std::task::Poll::Pending => return std::task::Poll::Ready(()),
+        }
+    })
+    .await;
+    assert!(!task::coop::has_budget_remaining());
+    assert!(task::block_in_place(task::coop::has_budget_remaining));
+}

@@ -268,6 +268,18 @@ impl WaitNote {
     }
 }
 
+/// A runtime's hooks (tokio's `Builder::on_thread_park` and the rest), run
+/// where the one simulated thread does those things.
+#[derive(Clone, Default)]
+pub struct RuntimeHooks {
+    /// Before the thread parks: nothing is ready and the clock must move.
+    pub on_park: Option<Rc<dyn Fn()>>,
+    /// After it unparks: the clock moved, or a park hook made work.
+    pub on_unpark: Option<Rc<dyn Fn()>>,
+    /// When the runtime shuts down (the thread stops).
+    pub on_stop: Option<Rc<dyn Fn()>>,
+}
+
 /// The most polls a yielding task waits behind the others (see
 /// [`Core::yield_task`]): tasks that keep waking each other at one instant
 /// must not starve it.
@@ -422,6 +434,8 @@ pub struct Core {
     replaying: StdCell<bool>,
     /// The `tracing` dispatcher that writes logs into the trace file.
     logs: RefCell<Option<crate::logs::Installed>>,
+    /// The runtime's hooks.
+    hooks: RefCell<RuntimeHooks>,
     /// Tasks that yielded (`yield_now`): they run again once every task
     /// that was ready has run (see `Core::yield_task`).
     behind: RefCell<Vec<Waker>>,
@@ -500,6 +514,7 @@ impl Core {
             replaying: StdCell::new(decisions.as_ref().is_some_and(|d| d.replaying())),
             decisions: RefCell::new(decisions),
             logs: RefCell::new(None),
+            hooks: RefCell::new(RuntimeHooks::default()),
             behind: RefCell::new(Vec::new()),
             behind_polls: StdCell::new(0),
             poll_note: StdCell::new(None),
@@ -1124,6 +1139,11 @@ impl Core {
             self.behind_polls.set(0);
         }
         behind.push(waker.clone());
+    }
+
+    /// Sets the runtime's hooks.
+    pub fn set_hooks(&self, hooks: RuntimeHooks) {
+        *self.hooks.borrow_mut() = hooks;
     }
 
     /// Wakes the tasks that yielded, in the order they did.
@@ -1862,7 +1882,24 @@ impl Core {
                     self.charge_poll();
                 }
                 None => {
-                    if !self.advance_to_next_event() {
+                    // The thread parks: the park hook runs first, and may
+                    // make work (then the clock stays).
+                    let hooks = self.hooks.borrow().clone();
+                    if let Some(park) = &hooks.on_park {
+                        park();
+                        if !self.state.borrow().ready.is_empty() || !self.behind.borrow().is_empty()
+                        {
+                            if let Some(unpark) = &hooks.on_unpark {
+                                unpark();
+                            }
+                            continue;
+                        }
+                    }
+                    let advanced = self.advance_to_next_event();
+                    if let Some(unpark) = &hooks.on_unpark {
+                        unpark();
+                    }
+                    if !advanced {
                         let report = self.deadlock_report();
                         crate::sweep::set_failure_class(crate::sweep::FailureClass::Deadlock);
                         panic!("{report}");
@@ -1978,6 +2015,7 @@ impl Core {
         }
         let _enter = Enter::new(self.clone());
         drop(std::mem::take(&mut *self.behind.borrow_mut()));
+        let stop = self.hooks.borrow_mut().on_stop.take();
         // Cancel tasks in slot order; a cancelled future's drop may spawn or
         // wake, so re-scan until no live task is left (bounded: a spawn
         // after shutdown is refused below).
@@ -2042,6 +2080,9 @@ impl Core {
         let recent = self.trace.borrow().recent_lines();
         LAST_RECENT.with(|r| *r.borrow_mut() = recent);
         LAST_SUMMARY.with(|s| *s.borrow_mut() = Some(summary));
+        if let Some(stop) = stop {
+            stop();
+        }
     }
 
     /// Shuts the runtime down and removes it from the thread's registry.

@@ -39,7 +39,8 @@ mod waker;
 pub use config::SimConfig;
 pub use events::EventKey;
 pub use executor::{
-    last_run, Core, Flavor, NodeClock, RawTask, RunSummary, RuntimeOptions, WaitDetail, WaitNote,
+    last_run, Core, Flavor, NodeClock, RawTask, RunSummary, RuntimeHooks, RuntimeOptions,
+    WaitDetail, WaitNote,
 };
 pub use task::{Failure, Output, TaskMeta};
 pub use trace::{EventKind, Label};

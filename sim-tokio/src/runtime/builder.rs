@@ -11,9 +11,12 @@ type Callback = Arc<dyn Fn() + Send + Sync>;
 ///
 /// The seed and limits come from the environment (`SIM_SEED`,
 /// `SIM_TIME_LIMIT_S`, `SIM_STEP_LIMIT`): see `sim_runtime::SimConfig`.
-/// Thread settings (`worker_threads`, `thread_name`, the `on_thread_*`
-/// hooks, ...) are validated as tokio validates them and recorded; no worker
-/// thread is ever started, so the hooks never run.
+/// Thread settings (`worker_threads`, `thread_name`, ...) are validated as
+/// tokio validates them and recorded; no worker thread is ever started. The
+/// one simulated thread runs the `on_thread_*` hooks: `on_thread_start` once
+/// when the runtime is built, `on_thread_park`/`on_thread_unpark` around
+/// each time nothing is ready and the clock must move, `on_thread_stop` once
+/// when it shuts down.
 ///
 /// ```
 /// let rt = tokio::runtime::Builder::new_current_thread()
@@ -158,7 +161,8 @@ impl Builder {
         self
     }
 
-    /// Runs `f` when a worker thread starts: never, as none is started.
+    /// Runs `f` once, when the runtime's one simulated thread starts (as
+    /// the runtime is built).
     pub fn on_thread_start<F>(&mut self, f: F) -> &mut Self
     where
         F: Fn() + Send + Sync + 'static,
@@ -167,7 +171,7 @@ impl Builder {
         self
     }
 
-    /// Runs `f` when a worker thread stops: never, as none is started.
+    /// Runs `f` once, when the runtime shuts down.
     pub fn on_thread_stop<F>(&mut self, f: F) -> &mut Self
     where
         F: Fn() + Send + Sync + 'static,
@@ -176,8 +180,9 @@ impl Builder {
         self
     }
 
-    /// Runs `f` when a worker thread parks: never, as none is started (the
-    /// simulation never parks; it moves the virtual clock).
+    /// Runs `f` each time the thread would park: nothing is ready, and the
+    /// virtual clock must move to the next event. `f` may spawn or wake a
+    /// task; then the clock stays.
     pub fn on_thread_park<F>(&mut self, f: F) -> &mut Self
     where
         F: Fn() + Send + Sync + 'static,
@@ -186,7 +191,7 @@ impl Builder {
         self
     }
 
-    /// Runs `f` when a worker thread unparks: never, as none is started.
+    /// Runs `f` each time the thread unparks after a park.
     pub fn on_thread_unpark<F>(&mut self, f: F) -> &mut Self
     where
         F: Fn() + Send + Sync + 'static,
@@ -294,12 +299,24 @@ impl Builder {
         };
         // std::fs under the temporary directory goes to the simulated disk.
         sim_fs::install();
-        Runtime::from_core(
-            sim_runtime::Core::new(config, options),
-            self.flavor,
-            self.name.clone(),
-            workers,
-        )
+        let core = sim_runtime::Core::new(config, options);
+        // The one thread's hooks: it starts now, parks whenever the clock
+        // must move, and stops when the runtime shuts down.
+        // A hook set twice keeps the last, as in tokio.
+        let hook = |name: &str| -> Option<std::rc::Rc<dyn Fn()>> {
+            let f: Callback = self.hooks.iter().rev().find(|(n, _)| *n == name)?.1.clone();
+            Some(std::rc::Rc::new(move || f()))
+        };
+        core.set_hooks(sim_runtime::RuntimeHooks {
+            on_park: hook("on_thread_park"),
+            on_unpark: hook("on_thread_unpark"),
+            on_stop: hook("on_thread_stop"),
+        });
+        if let Some(start) = hook("on_thread_start") {
+            let _enter = sim_runtime::context::Enter::new(core.clone());
+            start();
+        }
+        Runtime::from_core(core, self.flavor, self.name.clone(), workers)
     }
 }
 

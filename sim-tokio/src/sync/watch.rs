@@ -237,6 +237,8 @@ impl<T> Receiver<T> {
         &mut self,
         mut f: impl FnMut(&T) -> bool,
     ) -> Result<Ref<'_, T>, error::RecvError> {
+        // A unit of budget, so a loop around it still yields.
+        crate::task::consume_budget().await;
         let mut closed = false;
         // Bounded by the changes of the value: each turn sees a new version
         // or ends.
@@ -377,6 +379,8 @@ impl<T> Sender<T> {
     /// Waits until no receiver is alive.
     pub async fn closed(&self) {
         std::future::poll_fn(|cx| {
+            // A unit of budget, so a loop around it still yields.
+            std::task::ready!(super::budget(cx));
             let mut st = super::lock(&self.shared.state);
             if st.receivers == 0 {
                 Poll::Ready(())

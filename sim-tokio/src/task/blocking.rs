@@ -63,5 +63,18 @@ where
     if flavor == Some(sim_runtime::Flavor::CurrentThread) {
         panic!("can call blocking only when running on the multi-threaded runtime");
     }
+    // A blocking section has no budget, as in tokio; the task's comes back
+    // after it, even if `f` panics.
+    struct Restore(Option<bool>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Some(previous) = self.0 {
+                sim_runtime::context::with_current(|core| core.set_unconstrained(previous));
+            }
+        }
+    }
+    let _restore = Restore(sim_runtime::context::with_current(|core| {
+        core.set_unconstrained(true)
+    }));
     f()
 }

@@ -41,6 +41,9 @@ impl CopyBuffer {
         R: AsyncRead + ?Sized,
         W: AsyncWrite + ?Sized,
     {
+        // One unit of the task's budget per poll, as in tokio: a loop of
+        // copies between streams that are always ready still yields.
+        let coop = ready!(crate::task::coop::poll_proceed(cx));
         loop {
             if self.pos == self.cap && !self.read_done {
                 let mut buf = ReadBuf::new(&mut self.buf);
@@ -77,6 +80,7 @@ impl CopyBuffer {
                 self.pos += i;
                 self.amt += i as u64;
                 self.need_flush = true;
+                coop.made_progress();
             }
             if self.pos == self.cap && self.read_done {
                 ready!(writer.as_mut().poll_flush(cx))?;
@@ -111,23 +115,27 @@ where
     W: AsyncWrite + Unpin + ?Sized,
 {
     let mut amt = 0u64;
-    poll_fn(|cx| loop {
-        let mut reader = Pin::new(&mut *reader);
-        let writer = Pin::new(&mut *writer);
-        let buffer = ready!(reader.as_mut().poll_fill_buf(cx))?;
-        if buffer.is_empty() {
-            ready!(writer.poll_flush(cx))?;
-            return Poll::Ready(Ok(amt));
+    poll_fn(|cx| {
+        let coop = ready!(crate::task::coop::poll_proceed(cx));
+        loop {
+            let mut reader = Pin::new(&mut *reader);
+            let writer = Pin::new(&mut *writer);
+            let buffer = ready!(reader.as_mut().poll_fill_buf(cx))?;
+            if buffer.is_empty() {
+                ready!(writer.poll_flush(cx))?;
+                return Poll::Ready(Ok(amt));
+            }
+            let i = ready!(writer.poll_write(cx, buffer))?;
+            if i == 0 {
+                return Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "write zero byte into writer",
+                )));
+            }
+            amt += i as u64;
+            reader.consume(i);
+            coop.made_progress();
         }
-        let i = ready!(writer.poll_write(cx, buffer))?;
-        if i == 0 {
-            return Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::WriteZero,
-                "write zero byte into writer",
-            )));
-        }
-        amt += i as u64;
-        reader.consume(i);
     })
     .await
 }
