@@ -431,3 +431,106 @@ async fn block_in_place_lifts_the_budget() {
     assert!(!task::coop::has_budget_remaining());
     assert!(task::block_in_place(task::coop::has_budget_remaining));
 }
+
+/// Sets its flag when dropped.
+struct DropFlag(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_tasks_future_is_dropped_at_once() {
+    let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = DropFlag(dropped.clone());
+    let handle = tokio::spawn(async move {
+        let _flag = flag;
+        panic!("planted");
+    });
+    // The task ran and panicked: its future (and what it held) is gone
+    // before anyone joins it.
+    while !handle.is_finished() {
+        task::yield_now().await;
+    }
+    assert!(dropped.load(Ordering::SeqCst));
+    assert!(handle.await.unwrap_err().is_panic());
+}
+
+/// Panics when dropped.
+struct PanicsOnDrop;
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        panic!("dropping the output panics");
+    }
+}
+
+#[tokio::test]
+async fn a_panic_while_dropping_a_tasks_output_stays_in_the_runtime() {
+    let handle = tokio::spawn(async { PanicsOnDrop });
+    while !handle.is_finished() {
+        task::yield_now().await;
+    }
+    // Dropping the handle drops the output, whose panic does not reach here.
+    drop(handle);
+    task::yield_now().await;
+}
+
+/// Records the task id current when it is dropped.
+struct RecordsId(Arc<std::sync::Mutex<Option<task::Id>>>);
+
+impl Drop for RecordsId {
+    fn drop(&mut self) {
+        *self.0.lock().unwrap() = task::try_id();
+    }
+}
+
+#[tokio::test]
+async fn task_id_is_known_while_a_detached_tasks_output_drops() {
+    let seen = Arc::new(std::sync::Mutex::new(None));
+    let s = seen.clone();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let handle = tokio::spawn(async move {
+        let _ = rx.await;
+        RecordsId(s)
+    });
+    let id = handle.id();
+    // Detached: the runtime drops the output when the task ends.
+    drop(handle);
+    tx.send(()).unwrap();
+    for _ in 0..10 {
+        task::yield_now().await;
+    }
+    assert_eq!(*seen.lock().unwrap(), Some(id));
+}
+
+#[test]
+fn a_local_set_is_made_and_spawned_on_before_any_runtime() {
+    let local = LocalSet::new();
+    let handle = local.spawn_local(async { 7 });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let out = local.block_on(&rt, async { handle.await.unwrap() });
+    assert_eq!(out, 7);
+}
+
+#[tokio::test]
+async fn join_polls_a_different_future_first_each_time() {
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let step = |x: u8, order: Arc<std::sync::Mutex<Vec<u8>>>| async move {
+        for _ in 0..4 {
+            order.lock().unwrap().push(x);
+            task::yield_now().await;
+        }
+    };
+    tokio::join!(
+        step(1, order.clone()),
+        step(2, order.clone()),
+        step(3, order.clone())
+    );
+    assert_eq!(*order.lock().unwrap(), [1, 2, 3, 2, 3, 1, 3, 1, 2, 1, 2, 3]);
+}

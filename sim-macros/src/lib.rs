@@ -345,14 +345,23 @@ fn expand_join(join: Join, try_join: bool) -> Tokens {
     } else {
         quote! { ::core::task::Poll::Ready(( #(#outputs,)* )) }
     };
+    // Each poll starts one future further on, as tokio's join! does, so no
+    // future can starve the others; `biased;` always starts at the first.
+    let next = syn::Ident::new("__sim_next", span);
     let start = if join.biased {
         quote! { 0usize }
     } else {
-        quote! { #krate::macros::support::thread_rng_n(#n as u32) as usize }
+        quote! {{
+            let start = #next;
+            #next = (#next + 1) % #n;
+            start
+        }}
     };
     quote! {{
         let mut #futures = ( #(#futs,)* );
         let #futures = &mut #futures;
+        #[allow(unused_mut, unused_variables)]
+        let mut #next: usize = 0;
         #krate::macros::support::poll_fn(|cx| {
             let start: usize = #start;
             let mut all_done = true;

@@ -47,7 +47,7 @@ pub enum Flavor {
 }
 
 /// Everything the runtime needs besides the seed.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct RuntimeOptions {
     /// The flavor tokio's builder asked for.
     pub flavor: Flavor,
@@ -390,7 +390,7 @@ pub type CrashListener = Rc<dyn Fn(u32)>;
 pub struct Core {
     id: u16,
     config: SimConfig,
-    options: RuntimeOptions,
+    options: StdCell<RuntimeOptions>,
     now_ns: StdCell<u64>,
     paused: StdCell<bool>,
     current_task: StdCell<u64>,
@@ -489,7 +489,7 @@ impl Core {
         let core = Rc::new(Core {
             id: context::next_core_id(),
             paused: StdCell::new(options.start_paused),
-            options,
+            options: StdCell::new(options),
             now_ns: StdCell::new(0),
             current_task: StdCell::new(0),
             current_local: StdCell::new(0),
@@ -585,7 +585,7 @@ impl Core {
 
     /// The flavor tokio's builder asked for.
     pub fn flavor(&self) -> Flavor {
-        self.options.flavor
+        self.options.get().flavor
     }
 
     /// The per-simulation value of type `T`, made by `init` on first use.
@@ -658,7 +658,7 @@ impl Core {
 
     /// Whether this is a `LocalRuntime`.
     pub fn is_local_runtime(&self) -> bool {
-        self.options.local
+        self.options.get().local
     }
 
     /// How many times the scheduler went idle and moved the clock.
@@ -1141,6 +1141,14 @@ impl Core {
         behind.push(waker.clone());
     }
 
+    /// Takes the options of the runtime that adopts this core: one made
+    /// before any runtime (for a `LocalSet` used first outside one), now
+    /// taken by the runtime built next on its thread.
+    pub fn adopt_options(&self, options: RuntimeOptions) {
+        self.options.set(options);
+        self.paused.set(options.start_paused);
+    }
+
     /// Sets the runtime's hooks.
     pub fn set_hooks(&self, hooks: RuntimeHooks) {
         *self.hooks.borrow_mut() = hooks;
@@ -1274,6 +1282,7 @@ impl Core {
         task.flags = (task.flags | DONE) & !(RUNNING | QUEUED);
         let join_waker = task.join_waker.take();
         let owner = task.owner;
+        let id = task.id;
         let mut dead_cell = None;
         if task.flags & DETACHED != 0 {
             dead_cell = Some(cell);
@@ -1288,7 +1297,9 @@ impl Core {
         }
         drop(st);
         // The output (or the panic payload) may run user code when dropped.
-        drop(dead_cell);
+        if let Some(cell) = dead_cell {
+            self.drop_output(id, cell);
+        }
         if let Some(waker) = join_waker {
             waker.wake();
         }
@@ -1388,7 +1399,19 @@ impl Core {
                 task.flags |= DETACHED;
             }
         }
-        drop(dead_cell);
+        if let Some(cell) = dead_cell {
+            self.drop_output(raw.id, cell);
+        }
+    }
+
+    /// Drops a finished task's cell (its output or panic payload), which
+    /// may run user code: as the task (`task::id()` names it), and a panic
+    /// there stays here, as in tokio.
+    fn drop_output(&self, id: u64, cell: Box<dyn TaskCell>) {
+        let previous = self.current_task.replace(id);
+        let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(cell)));
+        self.current_task.set(previous);
+        drop(dropped);
     }
 
     /// Whether the task finished (or is gone with a shutdown).

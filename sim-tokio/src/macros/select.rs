@@ -25,8 +25,9 @@ macro_rules! select {
 }
 
 /// Runs several futures concurrently on the current task and returns all
-/// their outputs as a tuple. The polling order of each round is drawn from
-/// the seed unless `biased;` is given.
+/// their outputs as a tuple. Each poll starts one future further on than
+/// the last (as in tokio, so none starves the others); with `biased;`, each
+/// poll starts at the first.
 #[macro_export]
 macro_rules! join {
     ($($tokens:tt)*) => {

@@ -266,7 +266,7 @@ impl Builder {
             self.flavor == RuntimeFlavor::CurrentThread,
             "Only current_thread is supported when building a local runtime"
         );
-        let runtime = self.build_runtime(env_config()?, true);
+        let runtime = self.build_runtime(Config::Env(env_config()?), true);
         Ok(LocalRuntime::from_runtime(runtime))
     }
 
@@ -275,16 +275,16 @@ impl Builder {
     /// # Errors
     /// When a `SIM_*` variable holds a bad value; the error names it.
     pub fn build(&mut self) -> io::Result<Runtime> {
-        Ok(self.build_with(env_config()?))
+        Ok(self.build_runtime(Config::Env(env_config()?), false))
     }
 
     /// Builds the runtime with an explicit simulation configuration (a seed
     /// chosen by the test instead of `SIM_SEED`). Not in tokio's API.
     pub fn build_with(&mut self, config: SimConfig) -> Runtime {
-        self.build_runtime(config, false)
+        self.build_runtime(Config::Given(config), false)
     }
 
-    fn build_runtime(&self, config: SimConfig, local: bool) -> Runtime {
+    fn build_runtime(&self, config: Config, local: bool) -> Runtime {
         let options = RuntimeOptions {
             flavor: match self.flavor {
                 RuntimeFlavor::CurrentThread => Flavor::CurrentThread,
@@ -299,7 +299,18 @@ impl Builder {
         };
         // std::fs under the temporary directory goes to the simulated disk.
         sim_fs::install();
-        let core = sim_runtime::Core::new(config, options);
+        let core = match config {
+            // A LocalSet used before any runtime made this thread's next
+            // simulation already: this runtime is it.
+            Config::Env(config) => match take_reserved() {
+                Some(core) => {
+                    core.adopt_options(options);
+                    core
+                }
+                None => sim_runtime::Core::new(config, options),
+            },
+            Config::Given(config) => sim_runtime::Core::new(config, options),
+        };
         // The one thread's hooks: it starts now, parks whenever the clock
         // must move, and stops when the runtime shuts down.
         // A hook set twice keeps the last, as in tokio.
@@ -318,6 +329,54 @@ impl Builder {
         }
         Runtime::from_core(core, self.flavor, self.name.clone(), workers)
     }
+}
+
+/// Where a runtime's configuration comes from.
+enum Config {
+    /// The `SIM_*` variables (`build`).
+    Env(SimConfig),
+    /// The test's own (`build_with`).
+    Given(SimConfig),
+}
+
+thread_local! {
+    /// The simulation a `LocalSet` bound to before any runtime existed on
+    /// this thread; the next runtime built from the environment adopts it.
+    static RESERVED: std::cell::RefCell<Option<std::rc::Rc<sim_runtime::Core>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+fn take_reserved() -> Option<std::rc::Rc<sim_runtime::Core>> {
+    RESERVED
+        .try_with(|r| r.borrow_mut().take())
+        .ok()
+        .flatten()
+        .filter(|core| !core.is_shut_down())
+}
+
+/// The simulation that the next runtime built on this thread will be: for
+/// a `LocalSet` used before any runtime, as tokio allows. Made from the
+/// `SIM_*` variables on first use.
+///
+/// # Panics
+/// When a `SIM_*` variable holds a bad value.
+pub(crate) fn reserved_core() -> std::rc::Rc<sim_runtime::Core> {
+    if let Some(core) = RESERVED
+        .with(|r| r.borrow().clone())
+        .filter(|c| !c.is_shut_down())
+    {
+        return core;
+    }
+    let options = RuntimeOptions {
+        flavor: Flavor::CurrentThread,
+        start_paused: false,
+        local: false,
+    };
+    let config = env_config().unwrap_or_else(|e| panic!("{e}"));
+    sim_fs::install();
+    let core = sim_runtime::Core::new(config, options);
+    RESERVED.with(|r| *r.borrow_mut() = Some(core.clone()));
+    core
 }
 
 /// The run's configuration from the `SIM_*` variables.

@@ -6,7 +6,7 @@
 //! `multi_thread`, `time::pause` needs `current_thread`). Worker-thread
 //! settings are accepted and recorded, because no worker thread exists.
 
-mod builder;
+pub(crate) mod builder;
 mod handle;
 mod id;
 mod local_runtime;

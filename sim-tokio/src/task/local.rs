@@ -70,17 +70,12 @@ impl LocalSet {
             }
             panic!("sim: this LocalSet's runtime was dropped or belongs to another thread");
         }
+        // Outside any runtime (as tokio allows), the set binds to the
+        // simulation the next runtime built on this thread will be.
         let core =
             sim_runtime::context::with_current(|core| sim_runtime::context::lookup(core.id()))
                 .flatten()
-                .unwrap_or_else(|| {
-                    panic!(
-                        "sim: a LocalSet was first used outside a runtime. The simulator binds a \
-                     LocalSet to the runtime current when it is first used; enter the runtime \
-                     first (`let _guard = runtime.enter();`), or spawn from inside \
-                     `run_until`/`block_on`."
-                    )
-                });
+                .unwrap_or_else(crate::runtime::builder::reserved_core);
         let owner = core.local_new();
         self.bound.set(Some((core.id(), owner)));
         (core, owner)
@@ -148,6 +143,18 @@ impl LocalSet {
         .await
     }
 
+    /// A set's tasks run on the simulation it was bound to: driven from
+    /// another runtime's thread of control, they never would.
+    #[track_caller]
+    fn check_driven_by(&self, core: &Core) {
+        let current = sim_runtime::context::with_current(|c| c.id());
+        if current.is_some_and(|id| id != core.id()) {
+            panic!(
+                "sim: this LocalSet belongs to another runtime than the one driving it (it was                  first used under that runtime, or before any runtime, which binds it to the                  next one built from the environment on this thread). Drive it with the                  runtime it was first used with."
+            );
+        }
+    }
+
     fn tick(&self, core: &Core, owner: u32, cx: &mut Context<'_>) {
         if core.local_tick(owner, cx.waker()) {
             // More of the set's tasks are ready: come back after the
@@ -172,6 +179,7 @@ impl<F: Future> Future for RunUntil<'_, F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
         let (core, owner) = this.local.bind();
+        this.local.check_driven_by(&core);
         let previous = core.set_current_local(owner);
         let result = this.future.poll(cx);
         core.set_current_local(previous);
@@ -188,6 +196,7 @@ impl Future for LocalSet {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let (core, owner) = self.bind();
+        self.check_driven_by(&core);
         self.tick(&core, owner, cx);
         if core.local_live(owner) == 0 {
             Poll::Ready(())
