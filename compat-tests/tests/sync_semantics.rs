@@ -485,3 +485,173 @@ async fn a_dropped_notified_passes_its_notification_on() {
     notify.notify_one();
     second.await.unwrap();
 }
+
+/// A waker that does nothing, counted by its `Arc`.
+struct Quiet;
+
+impl std::task::Wake for Quiet {
+    fn wake(self: Arc<Self>) {}
+}
+
+/// Polls `fut` once with `waker`.
+fn poll_once<F: std::future::Future>(
+    fut: std::pin::Pin<&mut F>,
+    waker: &std::task::Waker,
+) -> std::task::Poll<F::Output> {
+    fut.poll(&mut std::task::Context::from_waker(waker))
+}
+
+#[tokio::test]
+async fn mpsc_reserve_and_closed_wake_when_the_receiver_closes() {
+    let (tx, mut rx) = mpsc::channel::<u8>(1);
+    tx.send(1).await.unwrap();
+    let t = tx.clone();
+    let waiting = tokio::spawn(async move { t.reserve().await.map(|_| ()) });
+    let t = tx.clone();
+    let closed = tokio::spawn(async move { t.closed().await });
+    sleep(Duration::from_millis(1)).await;
+    rx.close();
+    // The sender waiting for a slot learns the channel closed.
+    assert!(waiting.await.unwrap().is_err());
+    closed.await.unwrap();
+    // The value sent before the close is still there.
+    assert_eq!(rx.recv().await, Some(1));
+    assert_eq!(rx.recv().await, None);
+}
+
+#[tokio::test]
+async fn dropping_a_permit_iterator_frees_its_unused_slots() {
+    let (tx, mut rx) = mpsc::channel::<u8>(3);
+    let mut permits = tx.reserve_many(3).await.unwrap();
+    permits.next().unwrap().send(1);
+    let t = tx.clone();
+    // Two slots are still held: this waits until the iterator drops.
+    let waiting = tokio::spawn(async move { t.reserve_many(2).await.map(|p| p.count()) });
+    sleep(Duration::from_millis(1)).await;
+    assert!(!waiting.is_finished());
+    drop(permits);
+    assert_eq!(waiting.await.unwrap().unwrap(), 2);
+    assert_eq!(rx.recv().await, Some(1));
+}
+
+#[tokio::test]
+async fn a_dropped_receiver_lets_go_of_its_waker() {
+    let (tx, mut rx) = mpsc::channel::<u8>(1);
+    let quiet = Arc::new(Quiet);
+    let waker = std::task::Waker::from(quiet.clone());
+    {
+        let mut recv = std::pin::pin!(rx.recv());
+        assert!(poll_once(recv.as_mut(), &waker).is_pending());
+    }
+    drop(rx);
+    drop(waker);
+    // The sender keeps the channel alive, but not the receiver's waker.
+    assert_eq!(Arc::strong_count(&quiet), 1);
+    assert!(tx.is_closed());
+}
+
+#[tokio::test]
+async fn a_notify_last_whose_waiter_drops_goes_to_the_one_before() {
+    let notify = Notify::new();
+    let waker = std::task::Waker::from(Arc::new(Quiet));
+    let mut first = std::pin::pin!(notify.notified());
+    let mut second = std::pin::pin!(notify.notified());
+    let mut third = Box::pin(notify.notified());
+    assert!(poll_once(first.as_mut(), &waker).is_pending());
+    assert!(poll_once(second.as_mut(), &waker).is_pending());
+    assert!(poll_once(third.as_mut(), &waker).is_pending());
+    notify.notify_last();
+    drop(third);
+    assert!(poll_once(second.as_mut(), &waker).is_ready());
+    assert!(poll_once(first.as_mut(), &waker).is_pending());
+}
+
+/// Calls `notify_waiters` when dropped.
+struct NotifyOnDrop(Arc<Notify>);
+
+impl std::task::Wake for NotifyOnDrop {
+    fn wake(self: Arc<Self>) {}
+}
+
+impl Drop for NotifyOnDrop {
+    fn drop(&mut self) {
+        self.0.notify_waiters();
+    }
+}
+
+#[tokio::test]
+async fn notify_waiters_from_a_wakers_drop_does_not_hang() {
+    let notify = Arc::new(Notify::new());
+    let mut fut = Box::pin(notify.notified());
+    {
+        let waker = std::task::Waker::from(Arc::new(NotifyOnDrop(notify.clone())));
+        assert!(poll_once(fut.as_mut(), &waker).is_pending());
+    }
+    notify.notify_waiters();
+}
+
+/// Sends on a broadcast channel when dropped.
+struct SendOnDrop(broadcast::Sender<u8>);
+
+impl std::task::Wake for SendOnDrop {
+    fn wake(self: Arc<Self>) {}
+}
+
+impl Drop for SendOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.send(2);
+    }
+}
+
+#[tokio::test]
+async fn a_broadcast_send_from_a_wakers_drop_does_not_hang() {
+    let (tx, mut rx) = broadcast::channel(4);
+    let mut recv = Box::pin(rx.recv());
+    let waker = std::task::Waker::from(Arc::new(SendOnDrop(tx.clone())));
+    assert!(poll_once(recv.as_mut(), &waker).is_pending());
+    drop(waker);
+    // A poll with another waker replaces (and drops) the stored one, which
+    // sends from inside its drop: no deadlock, and the value arrives.
+    let quiet = std::task::Waker::from(Arc::new(Quiet));
+    let _ = poll_once(recv.as_mut(), &quiet);
+    assert_eq!(recv.await.unwrap(), 2);
+}
+
+/// Panics when a zero is cloned.
+#[derive(Debug, PartialEq)]
+struct NoZeroClones(u8);
+
+impl Clone for NoZeroClones {
+    fn clone(&self) -> Self {
+        assert_ne!(self.0, 0, "cloning a zero");
+        NoZeroClones(self.0)
+    }
+}
+
+#[tokio::test]
+async fn a_broadcast_value_whose_clone_panics_is_passed_over() {
+    let (tx, mut rx) = broadcast::channel(4);
+    tx.send(NoZeroClones(0)).unwrap();
+    tx.send(NoZeroClones(1)).unwrap();
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = rx.try_recv();
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(rx.try_recv().unwrap(), NoZeroClones(1));
+}
+
+#[tokio::test]
+async fn a_oneshot_receiver_is_terminated_once_it_gave_its_result() {
+    let (tx, mut rx) = tokio::sync::oneshot::channel::<u8>();
+    assert!(!rx.is_terminated());
+    drop(tx);
+    // Closed, but not yet seen by the receiver.
+    assert!(!rx.is_terminated());
+    assert!((&mut rx).await.is_err());
+    assert!(rx.is_terminated());
+    let (tx, mut rx) = tokio::sync::oneshot::channel::<u8>();
+    tx.send(3).unwrap();
+    assert!(!rx.is_terminated());
+    assert_eq!(rx.try_recv().unwrap(), 3);
+    assert!(rx.is_terminated());
+}

@@ -377,7 +377,10 @@ impl<T> Receiver<T> {
 }
 
 impl<T: Clone> Receiver<T> {
-    fn try_recv_inner(&mut self, st: &mut State<T>) -> Result<T, TryRecvError> {
+    /// The next value, cloned (as tokio clones it, for every receiver),
+    /// and the slot's value once the last receiver has seen it: the caller
+    /// drops that after letting go of the lock (its `Drop` may send).
+    fn try_recv_inner(&mut self, st: &mut State<T>) -> Result<(T, Option<T>), TryRecvError> {
         if self.next == st.tail {
             return Err(if st.senders == 0 {
                 TryRecvError::Closed
@@ -396,15 +399,12 @@ impl<T: Clone> Receiver<T> {
         let index = (self.next & self.shared.mask) as usize;
         let slot = &mut st.buffer[index];
         debug_assert_eq!(slot.pos, self.next, "the slot holds the expected position");
+        // Past it before the clone: a clone that panics passes it over.
         slot.rem -= 1;
-        let value = if slot.rem == 0 {
-            // The last receiver to see it takes it.
-            slot.val.take().expect("a held slot has a value")
-        } else {
-            slot.val.clone().expect("a held slot has a value")
-        };
         self.next += 1;
-        Ok(value)
+        let value = slot.val.clone().expect("a held slot has a value");
+        let done = if slot.rem == 0 { slot.val.take() } else { None };
+        Ok((value, done))
     }
 
     /// Takes the next value without waiting.
@@ -414,7 +414,9 @@ impl<T: Clone> Receiver<T> {
     pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
         let shared = self.shared.clone();
         let mut st = super::lock(&shared.state);
-        self.try_recv_inner(&mut st)
+        let got = self.try_recv_inner(&mut st);
+        drop(st);
+        got.map(|(value, _done)| value)
     }
 
     fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<T, RecvError>> {
@@ -424,11 +426,19 @@ impl<T: Clone> Receiver<T> {
         let shared = self.shared.clone();
         let mut st = super::lock(&shared.state);
         match self.try_recv_inner(&mut st) {
-            Ok(value) => Poll::Ready(Ok(value)),
+            Ok((value, done)) => {
+                drop(st);
+                drop(done);
+                Poll::Ready(Ok(value))
+            }
             Err(TryRecvError::Closed) => Poll::Ready(Err(RecvError::Closed)),
             Err(TryRecvError::Lagged(n)) => Poll::Ready(Err(RecvError::Lagged(n))),
             Err(TryRecvError::Empty) => {
-                st.rx_wakers.insert(self.id, cx.waker().clone());
+                let replaced = st.rx_wakers.insert(self.id, cx.waker().clone());
+                drop(st);
+                // The waker it replaces drops outside the lock: its `Drop`
+                // may send on this channel.
+                drop(replaced);
                 crate::util::note_wait(
                     "broadcast::Receiver::recv",
                     sim_runtime::WaitDetail::None,
@@ -465,7 +475,7 @@ impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
         let wakers = {
             let mut st = super::lock(&self.shared.state);
-            st.rx_wakers.remove(&self.id);
+            let own = st.rx_wakers.remove(&self.id);
             st.receivers -= 1;
             // Values it never saw no longer wait for it.
             let len = st.buffer.len() as u64;
@@ -480,11 +490,14 @@ impl<T> Drop for Receiver<T> {
                 }
             }
             if st.receivers == 0 {
-                std::mem::take(&mut st.closed_wakers)
+                (std::mem::take(&mut st.closed_wakers), own)
             } else {
-                Vec::new()
+                (Vec::new(), own)
             }
         };
+        let (wakers, own) = wakers;
+        // Outside the lock: a waker's `Drop` may send on this channel.
+        drop(own);
         for w in wakers {
             w.wake();
         }

@@ -951,10 +951,13 @@ macro_rules! receiver_methods {
                 self.chan.close();
                 // Queued values are dropped now, as the receiver will never
                 // take them; their slots go back to the semaphore.
-                let queued: Vec<T> = {
+                // So does the receiver's waker: the senders keep the channel,
+                // not the task that last waited on it.
+                let (queued, waker): (Vec<T>, Option<std::task::Waker>) = {
                     let mut st = self.chan.lock();
-                    st.queue.drain(..).collect()
+                    (st.queue.drain(..).collect(), st.rx_waker.take())
                 };
+                drop(waker);
                 drop(queued);
             }
         }

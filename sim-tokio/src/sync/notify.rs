@@ -22,9 +22,9 @@ struct State {
     /// Bumped by every `notify_waiters`.
     generation: u64,
     waiters: VecDeque<(u64, Option<Waker>)>,
-    /// Waiters chosen by `notify_one`/`notify_last` that have not yet seen
-    /// it.
-    chosen: Vec<u64>,
+    /// Waiters chosen by `notify_one` (false) or `notify_last` (true) that
+    /// have not yet seen it.
+    chosen: Vec<(u64, bool)>,
     next_id: u64,
 }
 
@@ -88,7 +88,7 @@ impl Notify {
             };
             match chosen {
                 Some((id, waker)) => {
-                    st.chosen.push(id);
+                    st.chosen.push((id, last));
                     waker
                 }
                 None => {
@@ -150,21 +150,27 @@ impl Wait {
         }
         let mut st = super::lock(&notify.state);
         if st.generation != self.generation {
-            self.forget(&mut st);
+            let held = self.forget(&mut st);
+            drop(st);
+            drop(held);
             return true;
         }
         if self.id != 0 {
-            if let Some(index) = st.chosen.iter().position(|id| *id == self.id) {
+            if let Some(index) = st.chosen.iter().position(|(id, _)| *id == self.id) {
                 st.chosen.swap_remove(index);
                 self.id = 0;
                 self.done = true;
                 return true;
             }
+            let mut replaced = None;
             if let Some(waker) = waker {
                 if let Some((_, w)) = st.waiters.iter_mut().find(|(id, _)| *id == self.id) {
-                    *w = Some(waker.clone());
+                    replaced = w.replace(waker.clone());
                 }
             }
+            drop(st);
+            // Outside the lock: a waker's `Drop` may notify.
+            drop(replaced);
             return false;
         }
         if st.permit {
@@ -179,37 +185,48 @@ impl Wait {
         false
     }
 
-    fn forget(&mut self, st: &mut State) {
+    /// Leaves the queue for good; returns the waker it held, for the
+    /// caller to drop once the lock is let go.
+    fn forget(&mut self, st: &mut State) -> Option<Waker> {
+        let mut held = None;
         if self.id != 0 {
-            st.waiters.retain(|(id, _)| *id != self.id);
-            if let Some(index) = st.chosen.iter().position(|id| *id == self.id) {
+            if let Some(index) = st.waiters.iter().position(|(id, _)| *id == self.id) {
+                held = st.waiters.remove(index).and_then(|(_, w)| w);
+            }
+            if let Some(index) = st.chosen.iter().position(|(id, _)| *id == self.id) {
                 st.chosen.swap_remove(index);
             }
             self.id = 0;
         }
         self.done = true;
+        held
     }
 
-    /// Leaves the queue. A `notify_one` chosen for this waiter is not lost:
-    /// it goes to the next waiter, or becomes the permit.
+    /// Leaves the queue. A notification chosen for this waiter is not lost:
+    /// it goes to the next waiter (the oldest for `notify_one`, the newest
+    /// for `notify_last`), or becomes the permit.
     fn cancel(&mut self, notify: &Notify) {
         if self.id == 0 {
             return;
         }
-        let forward = {
+        let (forward, held) = {
             let mut st = super::lock(&notify.state);
-            st.waiters.retain(|(id, _)| *id != self.id);
-            match st.chosen.iter().position(|id| *id == self.id) {
-                Some(index) => {
-                    st.chosen.swap_remove(index);
-                    true
-                }
-                None => false,
-            }
+            let held = st
+                .waiters
+                .iter()
+                .position(|(id, _)| *id == self.id)
+                .and_then(|index| st.waiters.remove(index))
+                .and_then(|(_, w)| w);
+            let forward = match st.chosen.iter().position(|(id, _)| *id == self.id) {
+                Some(index) => Some(st.chosen.swap_remove(index).1),
+                None => None,
+            };
+            (forward, held)
         };
         self.id = 0;
-        if forward {
-            notify.notify_one();
+        drop(held);
+        if let Some(last) = forward {
+            notify.notify(last);
         }
     }
 }

@@ -176,13 +176,10 @@ impl<T> Receiver<T> {
         }
     }
 
-    /// Whether the value was received, or the channel is closed with
-    /// nothing to receive.
+    /// Whether this receiver already gave its result: its value, or the
+    /// error of a closed channel (awaited, or by `try_recv`), as in tokio.
     pub fn is_terminated(&self) -> bool {
-        self.inner.as_ref().is_none_or(|inner| {
-            let st = super::lock(inner);
-            st.taken || (st.value.is_none() && (st.tx_dropped || st.rx_closed))
-        })
+        self.inner.is_none()
     }
 
     /// Whether no value is waiting.
@@ -204,9 +201,13 @@ impl<T> Receiver<T> {
         let mut st = super::lock(inner);
         if let Some(v) = st.value.take() {
             st.taken = true;
+            drop(st);
+            self.inner = None;
             return Ok(v);
         }
         if st.tx_dropped || st.taken || (st.rx_closed && !st.sent) {
+            drop(st);
+            self.inner = None;
             Err(TryRecvError::Closed)
         } else {
             Err(TryRecvError::Empty)
