@@ -216,3 +216,78 @@ fn thread_start_and_stop_hooks_run_once_for_one_worker() {
     drop(rt);
     assert_eq!(stops.load(Ordering::SeqCst), 1);
 }
+
+#[test]
+fn a_handle_outlives_its_runtime_as_in_tokio() {
+    let rt = Builder::new_current_thread().enable_all().build().unwrap();
+    let handle = rt.handle().clone();
+    drop(rt);
+    // A future that needs no driver still runs.
+    assert_eq!(handle.block_on(async { 5 }), 5);
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    tx.send(6).unwrap();
+    assert_eq!(handle.block_on(rx).unwrap(), 6);
+    // A task spawned now is cancelled at once.
+    let task = handle.spawn(async { 1 });
+    assert!(handle.block_on(task).unwrap_err().is_cancelled());
+    // Metrics still answer.
+    assert_eq!(handle.metrics().num_alive_tasks(), 0);
+    assert_eq!(handle.metrics().num_workers(), 1);
+}
+
+#[test]
+#[should_panic(expected = "timers are disabled")]
+fn a_timer_without_enable_time_panics() {
+    let rt = Builder::new_current_thread().build().unwrap();
+    rt.block_on(async { tokio::time::sleep(Duration::from_millis(1)).await });
+}
+
+#[test]
+#[should_panic(expected = "IO is disabled")]
+fn a_socket_without_enable_io_panics() {
+    let rt = Builder::new_current_thread().enable_time().build().unwrap();
+    rt.block_on(async {
+        let _ = tokio::net::TcpListener::bind("127.0.0.1:0").await;
+    });
+}
+
+#[test]
+#[should_panic(expected = "dropped out of order")]
+fn enter_guards_dropped_out_of_order_panic() {
+    let a = Builder::new_current_thread().build().unwrap();
+    let b = Builder::new_current_thread().build().unwrap();
+    let first = a.enter();
+    let second = b.enter();
+    drop(first);
+    drop(second);
+}
+
+#[test]
+#[should_panic(expected = "event_interval must be greater than 0")]
+fn an_event_interval_of_zero_panics() {
+    Builder::new_current_thread().event_interval(0);
+}
+
+#[test]
+#[should_panic(expected = "Cannot drop a runtime in a context where blocking is not allowed")]
+fn dropping_a_runtime_inside_a_runtime_panics() {
+    let outer = Builder::new_current_thread().build().unwrap();
+    let inner = Builder::new_current_thread().build().unwrap();
+    outer.block_on(async move { drop(inner) });
+}
+
+#[test]
+#[should_panic(expected = "can call blocking only when running on the multi-threaded runtime")]
+fn block_in_place_inside_a_local_set_panics() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async {
+        tokio::task::spawn_local(async { tokio::task::block_in_place(|| ()) })
+            .await
+            .unwrap();
+    });
+}

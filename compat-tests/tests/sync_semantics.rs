@@ -655,3 +655,9 @@ async fn a_oneshot_receiver_is_terminated_once_it_gave_its_result() {
     assert_eq!(rx.try_recv().unwrap(), 3);
     assert!(rx.is_terminated());
 }
+
+#[test]
+#[should_panic(expected = "a RwLock may not be created with 0 readers")]
+fn a_rwlock_with_no_readers_panics() {
+    let _ = RwLock::with_max_readers((), 0);
+}

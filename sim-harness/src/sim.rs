@@ -706,6 +706,8 @@ impl Sim {
                 flavor: Flavor::CurrentThread,
                 start_paused: true,
                 local: false,
+                enable_time: true,
+                enable_io: true,
             },
         );
         let id = core.id();

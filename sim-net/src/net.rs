@@ -117,7 +117,14 @@ const HOSTS_MAX: usize = 65_000;
 /// Outside a runtime, with tokio's message.
 #[track_caller]
 pub fn with_net<R>(f: impl FnOnce(&Rc<Network>) -> R) -> R {
-    let net = sim_runtime::context::with_current(|core| core.extension(|| Network::new(core)));
+    let net = sim_runtime::context::with_current(|core| {
+        assert!(
+            core.io_enabled(),
+            "A Tokio 1.x context was found, but IO is disabled. Call `enable_io` on the runtime \
+             builder to enable IO."
+        );
+        core.extension(|| Network::new(core))
+    });
     match net {
         Some(net) => f(&net),
         None => panic!(

@@ -55,6 +55,11 @@ pub struct RuntimeOptions {
     pub start_paused: bool,
     /// Built as a `LocalRuntime`: `spawn_local` needs no `LocalSet`.
     pub local: bool,
+    /// Timers work (`Builder::enable_time`); otherwise using one panics, as
+    /// in tokio.
+    pub enable_time: bool,
+    /// Sockets work (`Builder::enable_io`); otherwise using one panics.
+    pub enable_io: bool,
 }
 
 /// A handle on a spawned task: plain data, valid on the thread of its
@@ -659,6 +664,18 @@ impl Core {
     /// Whether this is a `LocalRuntime`.
     pub fn is_local_runtime(&self) -> bool {
         self.options.get().local
+    }
+
+    /// Whether timers were enabled (`Builder::enable_time`).
+    #[inline]
+    pub fn time_enabled(&self) -> bool {
+        self.options.get().enable_time
+    }
+
+    /// Whether sockets were enabled (`Builder::enable_io`).
+    #[inline]
+    pub fn io_enabled(&self) -> bool {
+        self.options.get().enable_io
     }
 
     /// How many times the scheduler went idle and moved the clock.

@@ -44,15 +44,40 @@ pub(crate) fn block_outside_runtime<F: std::future::Future>(future: F) -> F::Out
              drive asynchronous tasks."
         );
     }
-    let waker = std::task::Waker::noop();
-    let mut cx = std::task::Context::from_waker(waker);
-    let mut future = std::pin::pin!(future);
-    match future.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(output) => output,
-        std::task::Poll::Pending => panic!(
-            "sim: a blocking call outside the runtime would wait forever: nothing else runs on \
-             this thread to complete it, and other threads are outside the simulation. Call it \
-             only when the value is already there, or await it inside the runtime."
-        ),
+    poll_here(future)
+}
+
+/// Polls `future` on this thread until it completes, again each time it
+/// woke itself during a poll (bounded); a future that waits on anything
+/// else could only be woken by another thread, outside the simulation.
+///
+/// # Panics
+/// When the future waits with nothing on this thread to wake it.
+#[track_caller]
+pub(crate) fn poll_here<F: std::future::Future>(future: F) -> F::Output {
+    struct Flag(std::sync::atomic::AtomicBool);
+    impl std::task::Wake for Flag {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
     }
+    let flag = std::sync::Arc::new(Flag(std::sync::atomic::AtomicBool::new(false)));
+    let waker = std::task::Waker::from(flag.clone());
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    // Bounded: a future that keeps waking itself is polled this often.
+    for _ in 0..1_000_000 {
+        flag.0.store(false, std::sync::atomic::Ordering::SeqCst);
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        if !flag.0.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+    }
+    panic!(
+        "sim: a blocking call outside the runtime would wait forever: nothing else runs on \
+         this thread to complete it, and other threads are outside the simulation. Call it \
+         only when the value is already there, or await it inside the runtime."
+    )
 }

@@ -218,7 +218,11 @@ impl Builder {
     }
 
     /// Sets the event interval (recorded).
+    ///
+    /// # Panics
+    /// When `val` is 0, as in tokio.
     pub fn event_interval(&mut self, val: u32) -> &mut Self {
+        assert!(val > 0, "event_interval must be greater than 0");
         self.event_interval = val;
         self
     }
@@ -292,6 +296,8 @@ impl Builder {
             },
             start_paused: self.start_paused,
             local,
+            enable_time: self.enable_time,
+            enable_io: self.enable_io,
         };
         let workers = match self.flavor {
             RuntimeFlavor::CurrentThread => 1,
@@ -371,6 +377,8 @@ pub(crate) fn reserved_core() -> std::rc::Rc<sim_runtime::Core> {
         flavor: Flavor::CurrentThread,
         start_paused: false,
         local: false,
+        enable_time: true,
+        enable_io: true,
     };
     let config = env_config().unwrap_or_else(|e| panic!("{e}"));
     sim_fs::install();

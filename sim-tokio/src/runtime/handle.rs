@@ -35,7 +35,29 @@ impl std::panic::RefUnwindSafe for Handle {}
 #[must_use = "Creating and dropping a guard does nothing"]
 pub struct EnterGuard<'a> {
     _enter: sim_runtime::context::Enter,
+    /// How many guards of this thread were alive with it (itself included):
+    /// they must drop in the reverse order.
+    depth: usize,
     _handle: PhantomData<&'a Handle>,
+}
+
+thread_local! {
+    /// The live `EnterGuard`s of this thread.
+    static ENTER_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+impl Drop for EnterGuard<'_> {
+    fn drop(&mut self) {
+        let depth = ENTER_DEPTH.with(|d| d.get());
+        if depth != self.depth && !std::thread::panicking() {
+            panic!(
+                "`EnterGuard` values dropped out of order. Guards returned by \
+                 `tokio::runtime::Handle::enter()` must be dropped in the reverse order as they \
+                 were acquired."
+            );
+        }
+        ENTER_DEPTH.with(|d| d.set(depth.saturating_sub(1)));
+    }
 }
 
 impl fmt::Debug for EnterGuard<'_> {
@@ -127,9 +149,15 @@ impl Handle {
         }
     }
 
+    /// The runtime, or `None` once it was shut down (on its own thread).
     #[track_caller]
-    pub(crate) fn with_core<R>(&self, f: impl FnOnce(&sim_runtime::Core) -> R) -> R {
-        f(&self.core())
+    pub(crate) fn try_core(&self) -> Option<Rc<sim_runtime::Core>> {
+        match sim_runtime::context::lookup(self.core_id) {
+            Some(core) if !core.is_shut_down() => Some(core),
+            Some(_) => None,
+            None if std::thread::current().id() == self.thread => None,
+            None => Some(self.core()),
+        }
     }
 
     /// The handle of the current runtime.
@@ -174,8 +202,13 @@ impl Handle {
     /// Makes this runtime current until the guard drops.
     #[track_caller]
     pub fn enter(&self) -> EnterGuard<'_> {
+        let depth = ENTER_DEPTH.with(|d| {
+            d.set(d.get() + 1);
+            d.get()
+        });
         EnterGuard {
             _enter: sim_runtime::context::Enter::new(self.core()),
+            depth,
             _handle: PhantomData,
         }
     }
@@ -187,7 +220,11 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let core = self.core();
+        // After a shutdown, as in tokio: the task is cancelled at once.
+        let Some(core) = self.try_core() else {
+            drop(future);
+            return crate::task::JoinHandle::cancelled(self.core_id);
+        };
         crate::task::spawn_on_core(&core, future, None, "task", 0)
     }
 
@@ -216,7 +253,12 @@ impl Handle {
     /// When called from inside a runtime.
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        self.core().block_on(future)
+        match self.try_core() {
+            Some(core) => core.block_on(future),
+            // After a shutdown, as in tokio: a future that needs no driver
+            // still runs, on this thread.
+            None => crate::util::poll_here(future),
+        }
     }
 
     /// The flavor the runtime was built as.

@@ -19,7 +19,8 @@ impl RuntimeMetrics {
 
     /// The number of tasks alive: spawned and not yet finished.
     pub fn num_alive_tasks(&self) -> usize {
-        self.handle.with_core(|core| core.live_tasks())
+        // After a shutdown every task is gone.
+        self.handle.try_core().map_or(0, |core| core.live_tasks())
     }
 
     /// The time worker `worker` spent running tasks. Polls take no virtual
@@ -43,7 +44,7 @@ impl RuntimeMetrics {
     pub fn worker_park_count(&self, worker: usize) -> u64 {
         self.check_worker(worker);
         if worker == 0 {
-            self.handle.with_core(|core| core.parks())
+            self.handle.try_core().map_or(0, |core| core.parks())
         } else {
             0
         }

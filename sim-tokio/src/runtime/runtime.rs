@@ -117,6 +117,14 @@ impl std::panic::RefUnwindSafe for Runtime {}
 
 impl Drop for Runtime {
     fn drop(&mut self) {
+        let in_async =
+            sim_runtime::context::with_current(|core| core.in_block_on()).unwrap_or(false);
+        if in_async && !std::thread::panicking() {
+            panic!(
+                "Cannot drop a runtime in a context where blocking is not allowed. This happens \
+                 when a runtime is dropped from within an asynchronous context."
+            );
+        }
         if std::thread::current().id() == self.handle.thread() {
             sim_runtime::Core::close(self.handle.core_id());
         }

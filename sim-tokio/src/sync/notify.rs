@@ -217,10 +217,11 @@ impl Wait {
                 .position(|(id, _)| *id == self.id)
                 .and_then(|index| st.waiters.remove(index))
                 .and_then(|(_, w)| w);
-            let forward = match st.chosen.iter().position(|(id, _)| *id == self.id) {
-                Some(index) => Some(st.chosen.swap_remove(index).1),
-                None => None,
-            };
+            let forward = st
+                .chosen
+                .iter()
+                .position(|(id, _)| *id == self.id)
+                .map(|index| st.chosen.swap_remove(index).1);
             (forward, held)
         };
         self.id = 0;

@@ -60,7 +60,10 @@ where
     F: FnOnce() -> R,
 {
     let flavor = sim_runtime::context::with_current(|core| core.flavor());
-    if flavor == Some(sim_runtime::Flavor::CurrentThread) {
+    // On a current_thread runtime, or in a LocalSet's task, as in tokio.
+    let in_local =
+        sim_runtime::context::with_current(|core| core.current_local() != 0).unwrap_or(false);
+    if flavor == Some(sim_runtime::Flavor::CurrentThread) || in_local {
         panic!("can call blocking only when running on the multi-threaded runtime");
     }
     // A blocking section has no budget, as in tokio; the task's comes back

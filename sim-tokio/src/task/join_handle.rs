@@ -24,6 +24,20 @@ impl<T> std::panic::UnwindSafe for JoinHandle<T> {}
 impl<T> std::panic::RefUnwindSafe for JoinHandle<T> {}
 
 impl<T> JoinHandle<T> {
+    /// The handle of a task spawned on runtime `core` after it shut down:
+    /// cancelled, as in tokio (its future was dropped unpolled).
+    pub(crate) fn cancelled(core: u16) -> JoinHandle<T> {
+        // Ids of their own, far above any runtime's count.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1 << 48);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        JoinHandle::new(RawTask {
+            core,
+            slot: u32::MAX,
+            generation: 0,
+            id,
+        })
+    }
+
     pub(crate) fn new(raw: RawTask) -> JoinHandle<T> {
         JoinHandle {
             raw,

@@ -65,7 +65,14 @@ pin_project_lite::pin_project! {
 impl Sleep {
     #[track_caller]
     fn new(deadline: Instant) -> Sleep {
-        let core = crate::util::with_runtime(|core| core.id());
+        let core = crate::util::with_runtime(|core| {
+            assert!(
+                core.time_enabled(),
+                "A Tokio 1.x context was found, but timers are disabled. Call `enable_time` on \
+                 the runtime builder to enable timers."
+            );
+            core.id()
+        });
         Sleep {
             deadline,
             core,
