@@ -291,3 +291,40 @@ fn block_in_place_inside_a_local_set_panics() {
             .unwrap();
     });
 }
+
+#[test]
+fn block_on_inside_block_in_place_and_spawn_blocking_works() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let out = rt.block_on(async {
+        let handle = Handle::current();
+        // The same runtime, from a blocking section of one of its tasks.
+        let value = tokio::spawn(async move {
+            tokio::task::block_in_place(|| {
+                handle.block_on(async {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                    3
+                })
+            })
+        })
+        .await
+        .unwrap();
+        // A runtime of its own, inside a blocking section.
+        let other = tokio::task::block_in_place(|| {
+            let inner = Builder::new_current_thread().enable_all().build().unwrap();
+            let got = inner.block_on(async { 4 });
+            drop(inner);
+            got
+        });
+        // And from spawn_blocking.
+        let handle = Handle::current();
+        let blocking = tokio::task::spawn_blocking(move || handle.block_on(async { 5 }))
+            .await
+            .unwrap();
+        value + other + blocking
+    });
+    assert_eq!(out, 12);
+}

@@ -15,6 +15,49 @@ thread_local! {
     static REGISTRY: RefCell<Vec<Rc<Core>>> = const { RefCell::new(Vec::new()) };
 }
 
+thread_local! {
+    /// How deep this thread is in blocking sections (`block_in_place`, a
+    /// `spawn_blocking` closure) not yet inside a `block_on` of their own.
+    static BLOCKING: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Runs `f` as a blocking section: `block_in_place`'s closure, or a
+/// `spawn_blocking` closure. The thread is not driving tasks there, so it
+/// may block on a runtime (`Handle::block_on`, a new runtime), as in tokio.
+pub fn blocking_section<R>(f: impl FnOnce() -> R) -> R {
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            let _ = BLOCKING.try_with(|b| b.set(b.get().saturating_sub(1)));
+        }
+    }
+    BLOCKING.with(|b| b.set(b.get() + 1));
+    let _leave = Leave;
+    f()
+}
+
+/// Whether this thread is in a blocking section (see [`blocking_section`]).
+pub fn in_blocking_section() -> bool {
+    BLOCKING.try_with(Cell::get).unwrap_or(0) > 0
+}
+
+/// Until the guard drops, this thread drives tasks again (a `block_on`
+/// inside a blocking section): the section's permission does not reach
+/// into the tasks it runs.
+pub(crate) struct Driving(u32);
+
+impl Driving {
+    pub(crate) fn new() -> Driving {
+        Driving(BLOCKING.with(|b| b.replace(0)))
+    }
+}
+
+impl Drop for Driving {
+    fn drop(&mut self) {
+        let _ = BLOCKING.try_with(|b| b.set(self.0));
+    }
+}
+
 static NEXT_CORE_ID: AtomicU16 = AtomicU16::new(1);
 
 /// A fresh runtime id. Ids wrap after 65535 runtimes in one process; a stale

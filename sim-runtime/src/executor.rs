@@ -1800,7 +1800,11 @@ impl Core {
     /// On a deadlock, at the time limit, at the step limit, and when called
     /// inside a runtime.
     pub fn block_on<F: Future>(self: &Rc<Self>, future: F) -> F::Output {
-        if context::with_current(|c| c.in_block_on()).unwrap_or(false) {
+        // Inside a blocking section (block_in_place, spawn_blocking) a
+        // runtime may be blocked on, this one included, as in tokio.
+        if context::with_current(|c| c.in_block_on()).unwrap_or(false)
+            && !context::in_blocking_section()
+        {
             panic!(
                 "Cannot start a runtime from within a runtime. This happens because a function \
                  (like `block_on`) attempted to block the current thread while the thread is \
@@ -1811,6 +1815,16 @@ impl Core {
             !self.shut_down.get(),
             "sim: block_on on a runtime that was shut down"
         );
+        let _driving = context::Driving::new();
+        // Re-entered from a blocking section of one of its own tasks: this
+        // call's future is the root until it returns; the outer root is
+        // queued again then (a spare wake is harmless).
+        let _outer = self.in_block_on.get().then(|| {
+            let mut st = self.state.borrow_mut();
+            st.ready.retain(|&s| s != ROOT_SLOT);
+            st.root_queued = false;
+            OuterRoot(self)
+        });
         let _enter = Enter::new(self.clone());
         let _running = Flag::set(&self.in_block_on);
         let _watched = Watched(crate::sweep::block_on_started(self.config.seed));
@@ -2138,6 +2152,19 @@ impl Core {
     }
 }
 
+/// Queues the outer root future again when a nested `block_on` ends.
+struct OuterRoot<'a>(&'a Core);
+
+impl Drop for OuterRoot<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut st) = self.0.state.try_borrow_mut() {
+            st.ready.retain(|&s| s != ROOT_SLOT);
+            st.root_queued = true;
+            st.ready.push(ROOT_SLOT);
+        }
+    }
+}
+
 /// Puts the previous node back when a poll ends (also on an early return).
 struct RestoreNode<'a>(&'a StdCell<u32>, u32);
 
@@ -2156,18 +2183,19 @@ impl Drop for Watched {
     }
 }
 
-struct Flag<'a>(&'a StdCell<bool>);
+/// Sets a flag until dropped, then puts back what it was (a nested
+/// `block_on` leaves the outer one's flag set).
+struct Flag<'a>(&'a StdCell<bool>, bool);
 
 impl<'a> Flag<'a> {
     fn set(cell: &'a StdCell<bool>) -> Flag<'a> {
-        cell.set(true);
-        Flag(cell)
+        Flag(cell, cell.replace(true))
     }
 }
 
 impl Drop for Flag<'_> {
     fn drop(&mut self) {
-        self.0.set(false);
+        self.0.set(self.1);
     }
 }
 

@@ -117,8 +117,9 @@ impl std::panic::RefUnwindSafe for Runtime {}
 
 impl Drop for Runtime {
     fn drop(&mut self) {
-        let in_async =
-            sim_runtime::context::with_current(|core| core.in_block_on()).unwrap_or(false);
+        let in_async = sim_runtime::context::with_current(|core| core.in_block_on())
+            .unwrap_or(false)
+            && !sim_runtime::context::in_blocking_section();
         if in_async && !std::thread::panicking() {
             panic!(
                 "Cannot drop a runtime in a context where blocking is not allowed. This happens \

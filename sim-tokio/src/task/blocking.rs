@@ -24,7 +24,9 @@ impl<F: FnOnce() -> R, R> Future for BlockingTask<F> {
             .func
             .take()
             .expect("a blocking task runs once and is then finished");
-        Poll::Ready(func())
+        // Off the runtime's tasks, as on tokio's blocking pool: it may
+        // block on a runtime.
+        Poll::Ready(sim_runtime::context::blocking_section(func))
     }
 }
 
@@ -79,5 +81,5 @@ where
     let _restore = Restore(sim_runtime::context::with_current(|core| {
         core.set_unconstrained(true)
     }));
-    f()
+    sim_runtime::context::blocking_section(f)
 }
