@@ -232,3 +232,59 @@ async fn a_slice_of_addresses_is_an_address_to_bind_and_look_up() {
     let found: Vec<SocketAddr> = tokio::net::lookup_host(&addrs[..]).await.unwrap().collect();
     assert_eq!(found, addrs);
 }
+
+#[tokio::test]
+async fn a_socket_bound_to_port_zero_knows_its_port_before_listening() {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let bound = socket.local_addr().unwrap();
+    assert_ne!(bound.port(), 0);
+    let listener = socket.listen(8).unwrap();
+    assert_eq!(listener.local_addr().unwrap(), bound);
+}
+
+#[tokio::test]
+async fn poll_read_ready_sees_data_from_the_peer() {
+    let (listener, addr) = listener().await;
+    let mut client = TcpStream::connect(addr).await.unwrap();
+    let (server, _) = listener.accept().await.unwrap();
+    client.write_all(b"hi").await.unwrap();
+    std::future::poll_fn(|cx| server.poll_read_ready(cx))
+        .await
+        .unwrap();
+    let mut buf = [0u8; 4];
+    assert_eq!(server.try_read(&mut buf).unwrap(), 2);
+    // Nothing more: WouldBlock, then data again after the peer writes.
+    assert_eq!(
+        server.try_read(&mut buf).unwrap_err().kind(),
+        ErrorKind::WouldBlock
+    );
+    client.write_all(b"yo").await.unwrap();
+    server.readable().await.unwrap();
+    assert_eq!(server.try_read(&mut buf).unwrap(), 2);
+    assert_eq!(&buf[..2], b"yo");
+}
+
+#[tokio::test]
+async fn every_task_waiting_to_accept_is_woken() {
+    // Two tasks wait on one listener; the later one gives up. The earlier
+    // one must still get the connection.
+    let (listener, addr) = listener().await;
+    let listener = std::sync::Arc::new(listener);
+    let l = listener.clone();
+    let first = tokio::spawn(async move { l.accept().await.map(|_| ()) });
+    tokio::task::yield_now().await;
+    let l = listener.clone();
+    let second = tokio::spawn(async move {
+        tokio::time::timeout(std::time::Duration::from_millis(20), l.accept())
+            .await
+            .is_err()
+    });
+    assert!(second.await.unwrap(), "the second waiter timed out");
+    let _client = TcpStream::connect(addr).await.unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(5), first)
+        .await
+        .expect("the first waiter got the connection")
+        .unwrap()
+        .unwrap();
+}

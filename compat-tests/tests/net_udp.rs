@@ -51,3 +51,20 @@ async fn binding_a_udp_port_in_use_fails() {
     let err = UdpSocket::bind(a.local_addr().unwrap()).await.unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
 }
+
+#[tokio::test]
+async fn a_connected_send_to_nothing_makes_the_next_receive_refused() {
+    // A port with nothing bound: bind one, note it, close it.
+    let gone = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let target = gone.local_addr().unwrap();
+    drop(gone);
+    let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    socket.connect(target).await.unwrap();
+    socket.send(b"anyone?").await.unwrap();
+    let mut buf = [0u8; 16];
+    let err = tokio::time::timeout(std::time::Duration::from_secs(5), socket.recv(&mut buf))
+        .await
+        .expect("the refusal arrives")
+        .unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::ConnectionRefused);
+}

@@ -128,3 +128,16 @@ async fn anonymous_pipes_carry_bytes_one_way() {
     rx.read_to_string(&mut got).await.unwrap();
     assert_eq!(got, "through the pipe");
 }
+
+#[tokio::test]
+async fn connecting_after_the_listener_dropped_is_refused() {
+    let dir = std::env::temp_dir().join(format!("compat-unix-gone-{}", std::process::id()));
+    let _ = tokio::fs::remove_dir_all(&dir).await;
+    tokio::fs::create_dir_all(&dir).await.unwrap();
+    let path = dir.join("sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    drop(listener);
+    // The socket file stays; nobody listens on it.
+    let err = UnixStream::connect(&path).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ConnectionRefused);
+}

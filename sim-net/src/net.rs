@@ -51,6 +51,8 @@ pub(crate) struct Host {
     pub(crate) udp_ports: BTreeMap<u16, u32>,
     /// Unix socket paths bound on the host: its own namespace.
     pub(crate) unix_paths: BTreeMap<std::path::PathBuf, u32>,
+    /// Paths of Unix listeners that were dropped: their socket files.
+    pub(crate) unix_stale: std::collections::BTreeSet<std::path::PathBuf>,
     pub(crate) policy: ConnectPolicy,
     /// Down because its process exited, not because it crashed: the
     /// machine is up, and its kernel answers with RSTs.
@@ -564,6 +566,7 @@ impl NetState {
             tcp_ports: BTreeMap::new(),
             udp_ports: BTreeMap::new(),
             unix_paths: BTreeMap::new(),
+            unix_stale: std::collections::BTreeSet::new(),
             policy: ConnectPolicy::Normal,
             exited: false,
         });

@@ -34,7 +34,9 @@ pub(crate) struct TcpListenerState {
     pub(crate) path: Option<std::path::PathBuf>,
     pub(crate) backlog: VecDeque<(SocketId, SocketAddr)>,
     pub(crate) backlog_max: usize,
-    pub(crate) waker: Option<Waker>,
+    /// Every task waiting to accept: all are woken by a connection, as in
+    /// tokio (one takes it, the others wait again).
+    pub(crate) wakers: Vec<Waker>,
     /// Paused (a scripted control): connections still complete into the
     /// backlog, but `accept` waits.
     pub(crate) paused: bool,
@@ -172,6 +174,19 @@ fn not_connected() -> io::Error {
 }
 
 impl Network {
+    /// An ephemeral port for a TCP socket of the current host bound to
+    /// `ip` with port 0: the OS picks it at bind time.
+    ///
+    /// # Errors
+    /// `AddrNotAvailable` for an address not of the host; `AddrInUse` when
+    /// every ephemeral port is taken.
+    pub fn tcp_pick_port(&self, ip: std::net::IpAddr) -> io::Result<u16> {
+        let host = self.current_host().0;
+        let mut st = self.state.borrow_mut();
+        st.check_bind_ip(host, ip)?;
+        st.ephemeral_port(host, true)
+    }
+
     /// Binds a listening socket on the current host.
     ///
     /// # Errors
@@ -202,7 +217,7 @@ impl Network {
             path: None,
             backlog: VecDeque::new(),
             backlog_max: backlog.max(1),
-            waker: None,
+            wakers: Vec::new(),
             paused: false,
         }));
         st.hosts[host as usize].tcp_ports.insert(port, id.index);
@@ -263,9 +278,9 @@ impl Network {
             };
             listener.paused = paused;
             if paused {
-                None
+                Vec::new()
             } else {
-                listener.waker.take()
+                std::mem::take(&mut listener.wakers)
             }
         };
         self.note(&format!(
@@ -273,7 +288,7 @@ impl Network {
             self.host_name(host),
             if paused { "paused" } else { "resumed" }
         ));
-        if let Some(waker) = waker {
+        for waker in waker {
             waker.wake();
         }
         true
@@ -293,7 +308,7 @@ impl Network {
             )));
         };
         if listener.paused {
-            listener.waker = Some(cx.waker().clone());
+            add_waker(&mut listener.wakers, cx.waker());
             wait_on("TcpListener::accept", listener.local, listener.local);
             return Poll::Pending;
         }
@@ -304,7 +319,7 @@ impl Network {
                 Poll::Ready(Ok(accepted))
             }
             None => {
-                listener.waker = Some(cx.waker().clone());
+                add_waker(&mut listener.wakers, cx.waker());
                 wait_on("TcpListener::accept", listener.local, listener.local);
                 Poll::Pending
             }
@@ -624,7 +639,7 @@ impl Network {
                 let server = st.insert(Socket::Tcp(end));
                 if let Some(Socket::Listener(l)) = st.get_mut(listener_id) {
                     l.backlog.push_back((server, segment.src));
-                    if let Some(w) = l.waker.take() {
+                    for w in std::mem::take(&mut l.wakers) {
                         w.wake();
                     }
                 }
@@ -901,9 +916,11 @@ impl Network {
                     let (host, port, path) = (l.host, l.local.port(), l.path.take());
                     let pending: Vec<SocketId> = l.backlog.drain(..).map(|(s, _)| s).collect();
                     match path {
-                        // The path goes with the listener (as if unlinked).
+                        // The socket file stays, as on Linux: a connect is
+                        // refused until something binds the path again.
                         Some(path) => {
                             st.hosts[host as usize].unix_paths.remove(&path);
+                            st.hosts[host as usize].unix_stale.insert(path);
                         }
                         None => {
                             st.hosts[host as usize].tcp_ports.remove(&port);
@@ -1031,6 +1048,14 @@ impl Network {
 /// Whether `ip` means "this host" wherever it is used.
 pub fn is_local(ip: IpAddr) -> bool {
     ip.is_loopback() || ip.is_unspecified()
+}
+
+/// Adds `waker` to `wakers` unless a waker of the same task is there.
+pub(crate) fn add_waker(wakers: &mut Vec<Waker>, waker: &Waker) {
+    match wakers.iter_mut().find(|w| w.will_wake(waker)) {
+        Some(w) => w.clone_from(waker),
+        None => wakers.push(waker.clone()),
+    }
 }
 
 /// Notes what the running task waits on, a socket (see

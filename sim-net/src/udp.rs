@@ -22,6 +22,9 @@ pub(crate) struct UdpState {
     pub(crate) waker: Option<Waker>,
     pub(crate) broadcast: bool,
     pub(crate) ttl: u32,
+    /// A datagram it sent, connected, found no socket: its next receive
+    /// fails with `ConnectionRefused`, as the ICMP error makes it on Linux.
+    pub(crate) refused: bool,
 }
 
 pub(crate) struct Datagram {
@@ -64,6 +67,7 @@ impl Network {
             waker: None,
             broadcast: false,
             ttl: 64,
+            refused: false,
         }));
         st.hosts[host as usize].udp_ports.insert(port, id.index);
         Ok(id)
@@ -300,8 +304,27 @@ impl Network {
             return;
         }
         let Some(&index) = host.udp_ports.get(&d.dst.port()) else {
+            // Port unreachable: a sender connected to this address hears of
+            // it (only connected sockets do, as on Linux).
+            let sender = st.hosts[d.from_host as usize]
+                .udp_ports
+                .get(&d.src.port())
+                .copied();
+            let mut waker = None;
+            if let Some(index) = sender {
+                let generation = st.sockets[index as usize].generation;
+                if let Some(Socket::Udp(u)) = st.get_mut(SocketId { index, generation }) {
+                    if u.peer == Some(d.dst) {
+                        u.refused = true;
+                        waker = u.waker.take();
+                    }
+                }
+            }
             drop(st);
             lost(self, "no socket on the port");
+            if let Some(w) = waker {
+                w.wake();
+            }
             return;
         };
         let generation = st.sockets[index as usize].generation;
@@ -350,6 +373,12 @@ impl Network {
                 "sim-net: the socket is gone",
             )));
         };
+        if std::mem::take(&mut u.refused) {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::ConnectionRefused,
+                "Connection refused: nothing listens at the connected address",
+            )));
+        }
         let Some((data, from)) = (if peek {
             u.queue.front().cloned()
         } else {

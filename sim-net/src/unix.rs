@@ -3,8 +3,9 @@
 //! A Unix stream is a connection within one host, built on the TCP
 //! endpoints (same ordering, flow control, FIN and RST) with no link in
 //! between, so bytes arrive at once. Connecting completes immediately, as a
-//! local connect does. Dropping a listener removes its path, as if it were
-//! unlinked. Unix datagrams are reliable and ordered: a full receiver makes
+//! local connect does. A dropped listener's path stays, as its socket file
+//! does on Linux: connecting to it is refused (binding it again takes it
+//! over). Unix datagrams are reliable and ordered: a full receiver makes
 //! the sender wait.
 
 use crate::net::{Network, Socket, SocketId};
@@ -70,13 +71,16 @@ impl Network {
         if st.hosts[host as usize].unix_paths.contains_key(path) {
             return Err(addr_in_use(path));
         }
+        // Binding over a dead listener's socket file takes it over (where
+        // Linux wants the file unlinked first).
+        st.hosts[host as usize].unix_stale.remove(path);
         let id = st.insert(Socket::Listener(TcpListenerState {
             host,
             local: LOCAL,
             path: Some(path.to_path_buf()),
             backlog: VecDeque::new(),
             backlog_max: backlog.max(1),
-            waker: None,
+            wakers: Vec::new(),
             paused: false,
         }));
         st.hosts[host as usize]
@@ -100,9 +104,19 @@ impl Network {
     /// path is a datagram socket or the backlog is full.
     pub fn unix_connect(&self, path: &Path) -> io::Result<SocketId> {
         let host = self.current_host().0;
-        let listener = self
-            .unix_lookup(host, path)
-            .ok_or_else(|| not_found(path))?;
+        let Some(listener) = self.unix_lookup(host, path) else {
+            // A listener's socket file outlives it: refused, not missing.
+            if self.state.borrow().hosts[host as usize]
+                .unix_stale
+                .contains(path)
+            {
+                return Err(io::Error::new(
+                    io::ErrorKind::ConnectionRefused,
+                    format!("Connection refused: {}", path.display()),
+                ));
+            }
+            return Err(not_found(path));
+        };
         let mut st = self.state.borrow_mut();
         match st.get(listener) {
             Some(Socket::Listener(l)) if l.backlog.len() < l.backlog_max => {}
@@ -131,7 +145,7 @@ impl Network {
         }
         if let Some(Socket::Listener(l)) = st.get_mut(listener) {
             l.backlog.push_back((server, LOCAL));
-            if let Some(w) = l.waker.take() {
+            for w in std::mem::take(&mut l.wakers) {
                 w.wake();
             }
         }

@@ -285,6 +285,12 @@ impl TcpSocket {
     /// # Errors
     /// Never here; a taken port fails at `listen`.
     pub fn bind(&self, addr: SocketAddr) -> io::Result<()> {
+        // Port 0: the port is chosen now, as the OS does, so `local_addr`
+        // tells it before `listen` or `connect`.
+        let mut addr = addr;
+        if addr.port() == 0 {
+            addr.set_port(sim_net::with_net(|net| net.tcp_pick_port(addr.ip()))?);
+        }
         self.opts().bound = Some(addr);
         Ok(())
     }
