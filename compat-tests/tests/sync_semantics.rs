@@ -661,3 +661,16 @@ async fn a_oneshot_receiver_is_terminated_once_it_gave_its_result() {
 fn a_rwlock_with_no_readers_panics() {
     let _ = RwLock::with_max_readers((), 0);
 }
+
+#[tokio::test]
+async fn a_sender_waiting_in_reserve_owned_gets_an_error_after_close() {
+    let (tx, mut rx) = mpsc::channel::<u8>(1);
+    tx.send(1).await.unwrap();
+    let waiting = tokio::spawn(tx.clone().reserve_owned());
+    sleep(Duration::from_millis(1)).await;
+    rx.close();
+    // Taking the value frees its slot; the closed channel keeps it.
+    assert_eq!(rx.recv().await, Some(1));
+    assert!(waiting.await.unwrap().is_err());
+    assert_eq!(rx.recv().await, None);
+}

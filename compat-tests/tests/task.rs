@@ -534,3 +534,11 @@ async fn join_polls_a_different_future_first_each_time() {
     );
     assert_eq!(*order.lock().unwrap(), [1, 2, 3, 2, 3, 1, 3, 1, 2, 1, 2, 3]);
 }
+
+#[tokio::test]
+#[should_panic(
+    expected = "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime`"
+)]
+async fn spawn_local_outside_a_local_set_panics_with_tokios_message() {
+    let _ = task::spawn_local(async {});
+}

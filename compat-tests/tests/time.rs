@@ -242,3 +242,24 @@ async fn a_sleep_of_years_is_no_failure() {
     time::sleep(years).await;
     assert_eq!(start.elapsed(), years);
 }
+
+/// Counts its wakes.
+struct Wakes(std::sync::atomic::AtomicUsize);
+
+impl std::task::Wake for Wakes {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn resetting_a_sleep_to_the_past_wakes_its_task_inside_reset() {
+    let wakes = std::sync::Arc::new(Wakes(std::sync::atomic::AtomicUsize::new(0)));
+    let waker = std::task::Waker::from(wakes.clone());
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut sleep = std::pin::pin!(time::sleep(Duration::from_secs(10)));
+    assert!(std::future::Future::poll(sleep.as_mut(), &mut cx).is_pending());
+    sleep.as_mut().reset(Instant::now());
+    assert_eq!(wakes.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert!(std::future::Future::poll(sleep.as_mut(), &mut cx).is_ready());
+}

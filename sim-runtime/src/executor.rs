@@ -1643,6 +1643,14 @@ impl Core {
             Some(Action::Wake(waker)) => waker,
             _ => None,
         };
+        // A deadline already reached wakes the waiting task at once, inside
+        // the reset, as tokio's does.
+        if deadline_ns <= self.now_ns.get() {
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+            return self.timer_insert(deadline_ns, None);
+        }
         self.timer_insert(deadline_ns, waker)
     }
 

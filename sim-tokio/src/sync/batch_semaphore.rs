@@ -264,6 +264,10 @@ impl Semaphore {
 
     fn assign(st: &mut State) -> Vec<Waker> {
         let mut wakers = Vec::new();
+        // A closed semaphore serves no waiter: each fails (see `close`).
+        if st.closed {
+            return wakers;
+        }
         // Bounded by the queue's length: each turn serves or stops.
         while let Some(&id) = st.queue.front() {
             let waiter = st

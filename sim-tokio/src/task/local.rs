@@ -248,6 +248,8 @@ where
     .flatten();
     match spawned {
         Some(handle) => handle,
-        None => panic!("`spawn_local` called from outside of a `task::LocalSet` or LocalRuntime"),
+        None => panic!(
+            "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime`"
+        ),
     }
 }
