@@ -540,5 +540,5 @@ async fn join_polls_a_different_future_first_each_time() {
     expected = "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime`"
 )]
 async fn spawn_local_outside_a_local_set_panics_with_tokios_message() {
-    let _ = task::spawn_local(async {});
+    drop(task::spawn_local(async {}));
 }
