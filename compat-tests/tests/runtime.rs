@@ -328,3 +328,20 @@ fn block_on_inside_block_in_place_and_spawn_blocking_works() {
     });
     assert_eq!(out, 12);
 }
+
+#[tokio::test]
+async fn a_signal_the_process_sends_itself_reaches_its_handler() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut usr1 = signal(SignalKind::user_defined1()).unwrap();
+    // Safety: kill and raise of the process's own pid, with a handled signal.
+    assert_eq!(unsafe { libc::kill(libc::getpid(), libc::SIGUSR1) }, 0);
+    tokio::time::timeout(Duration::from_secs(5), usr1.recv())
+        .await
+        .expect("the signal arrives")
+        .unwrap();
+    assert_eq!(unsafe { libc::raise(libc::SIGUSR1) }, 0);
+    tokio::time::timeout(Duration::from_secs(5), usr1.recv())
+        .await
+        .expect("the raised signal arrives")
+        .unwrap();
+}

@@ -137,6 +137,11 @@ impl Network {
         }
     }
 
+    /// Whether `host` has a handler for `signum`.
+    pub fn signal_handled(&self, host: HostId, signum: i32) -> bool {
+        self.signals.borrow().handled.contains(&(host.0, signum))
+    }
+
     /// Delivers `signum` to `host`: to its handlers, or the default action.
     pub fn signal(self: &std::rc::Rc<Self>, host: HostId, signum: i32) {
         let handled = self.signals.borrow().handled.contains(&(host.0, signum));

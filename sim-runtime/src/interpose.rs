@@ -337,6 +337,90 @@ pub type Resolver = fn(&str) -> Option<std::io::Result<Vec<std::net::IpAddr>>>;
 
 static RESOLVER: std::sync::OnceLock<Resolver> = std::sync::OnceLock::new();
 
+/// Delivers a signal the process sends itself during a run (`kill` of its
+/// own pid, `raise`) to the simulation: true if it did (then the real
+/// signal is not sent).
+pub type Signaller = fn(i32) -> bool;
+
+static SIGNALLER: std::sync::OnceLock<Signaller> = std::sync::OnceLock::new();
+
+/// Installs the signaller used by the interposed `kill` and `raise` (once
+/// per process; later calls are ignored).
+pub fn set_signaller(signaller: Signaller) {
+    let _ = SIGNALLER.set(signaller);
+}
+
+#[cfg(simulation)]
+mod signals {
+    use super::SIGNALLER;
+
+    /// Signals a test may send itself to reach its own handlers. The
+    /// others (an abort, a fault, KILL, STOP) stay real.
+    fn simulated(sig: libc::c_int) -> bool {
+        matches!(
+            sig,
+            libc::SIGHUP
+                | libc::SIGINT
+                | libc::SIGQUIT
+                | libc::SIGUSR1
+                | libc::SIGUSR2
+                | libc::SIGPIPE
+                | libc::SIGALRM
+                | libc::SIGTERM
+                | libc::SIGCHLD
+                | libc::SIGWINCH
+        )
+    }
+
+    fn deliver(sig: libc::c_int) -> bool {
+        simulated(sig)
+            && crate::context::with_current(|_| ()).is_some()
+            && SIGNALLER.get().is_some_and(|f| f(sig))
+    }
+
+    unsafe fn real(name: &std::ffi::CStr) -> usize {
+        libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) as usize
+    }
+
+    /// libc's `kill`: a signal the process sends itself during a run goes
+    /// to the current simulated host (its `tokio::signal` handlers);
+    /// everything else is libc's.
+    ///
+    /// # Safety
+    /// As libc's.
+    #[no_mangle]
+    pub unsafe extern "C" fn kill(pid: libc::pid_t, sig: libc::c_int) -> libc::c_int {
+        if (pid == 0 || pid == libc::getpid()) && deliver(sig) {
+            return 0;
+        }
+        let f = real(c"kill");
+        if f == 0 {
+            return libc::syscall(libc::SYS_kill, pid, sig) as libc::c_int;
+        }
+        let f: unsafe extern "C" fn(libc::pid_t, libc::c_int) -> libc::c_int =
+            std::mem::transmute(f);
+        f(pid, sig)
+    }
+
+    /// libc's `raise`: as [`kill`] of the process itself.
+    ///
+    /// # Safety
+    /// As libc's.
+    #[no_mangle]
+    pub unsafe extern "C" fn raise(sig: libc::c_int) -> libc::c_int {
+        if deliver(sig) {
+            return 0;
+        }
+        let f = real(c"raise");
+        if f == 0 {
+            return libc::syscall(libc::SYS_tgkill, libc::getpid(), libc::gettid(), sig)
+                as libc::c_int;
+        }
+        let f: unsafe extern "C" fn(libc::c_int) -> libc::c_int = std::mem::transmute(f);
+        f(sig)
+    }
+}
+
 /// Installs the resolver used by the interposed `getaddrinfo` (once per
 /// process; later calls are ignored).
 pub fn set_resolver(resolver: Resolver) {
