@@ -72,6 +72,11 @@ async fn pairs_shutdown_and_credentials() {
     // Safety: getuid cannot fail.
     let uid = unsafe { libc::getuid() };
     assert_eq!(a.peer_cred().unwrap().uid(), uid);
+    // Both ends are this process.
+    assert_eq!(
+        a.peer_cred().unwrap().pid(),
+        Some(std::process::id() as libc::pid_t)
+    );
 }
 
 #[tokio::test]

@@ -20,20 +20,18 @@ impl UCred {
         self.gid
     }
 
-    /// The process id: a simulated one, so runs compare equal.
+    /// The process id: the process's own, as in tokio (both ends of a
+    /// simulated Unix socket are in it), so it equals `std::process::id()`.
     pub fn pid(&self) -> Option<pid_t> {
         self.pid
     }
 }
 
-/// The process id every simulated peer reports.
-pub(crate) const SIMULATED_PID: pid_t = 1000;
-
 pub(crate) fn current() -> UCred {
     // Safety: getuid and getgid cannot fail.
     let (uid, gid) = unsafe { (libc_dep::getuid(), libc_dep::getgid()) };
     UCred {
-        pid: Some(SIMULATED_PID),
+        pid: Some(std::process::id() as pid_t),
         uid,
         gid,
     }
