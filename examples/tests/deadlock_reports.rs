@@ -67,18 +67,6 @@ fn a_lock_order_deadlock_is_reported_when_it_forms_despite_a_live_ticker() {
     );
     let this = file!();
     // The lines of the two second `lock().await`s, found in this file.
-    let source = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/deadlock_reports.rs"
-    ))
-    .unwrap();
-    let line_of = |marker: &str| {
-        source
-            .lines()
-            .position(|l| l.ends_with(marker))
-            .map(|i| i + 1)
-            .unwrap()
-    };
     let waits = [
         ("transfer", line_of("// transfer waits here")),
         ("audit", line_of("// audit waits here")),
@@ -276,18 +264,6 @@ fn the_report_names_each_primitive_a_task_waits_on_and_where_it_was_made() {
         })
     });
     assert!(message.starts_with("sim: deadlock"), "{message}");
-    let source = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/deadlock_reports.rs"
-    ))
-    .unwrap();
-    let line_of = |marker: &str| {
-        source
-            .lines()
-            .position(|l| l.ends_with(marker))
-            .map(|i| i + 1)
-            .unwrap()
-    };
     let this = file!();
     for (what, marker) in [
         ("oneshot::Receiver", "// the oneshot"),
@@ -305,6 +281,20 @@ fn the_report_names_each_primitive_a_task_waits_on_and_where_it_was_made() {
         message.contains("waits on TcpStream read on 127.0.0.1:"),
         "{message}"
     );
+}
+
+/// The line of this file that ends with `marker`.
+fn line_of(marker: &str) -> usize {
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/deadlock_reports.rs"
+    ))
+    .unwrap();
+    source
+        .lines()
+        .position(|l| l.ends_with(marker))
+        .map(|i| i + 1)
+        .unwrap()
 }
 
 // Last, so that the lines above (spawn sites in traces and reports) keep

@@ -311,13 +311,15 @@ pub enum Record {
     },
 }
 
-fn escape_field(text: &str) -> String {
+/// Escapes tabs, newlines and backslashes for a tab-separated field.
+pub(crate) fn escape_field(text: &str) -> String {
     text.replace('\\', "\\\\")
         .replace('\t', "\\t")
         .replace('\n', "\\n")
 }
 
-fn unescape_field(text: &str) -> String {
+/// The inverse of [`escape_field`].
+pub(crate) fn unescape_field(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars();
     while let Some(c) = chars.next() {

@@ -10,6 +10,22 @@ fn write_zero() -> io::Error {
     io::Error::new(io::ErrorKind::WriteZero, "failed to write whole buffer")
 }
 
+/// One write of `buf`'s bytes: a vectored writer gets every chunk at once
+/// (up to 64), as in tokio; another gets the first chunk.
+fn poll_write_buf<W: AsyncWrite + Unpin + ?Sized, B: Buf + ?Sized>(
+    writer: &mut W,
+    buf: &B,
+    cx: &mut Context<'_>,
+) -> Poll<io::Result<usize>> {
+    if writer.is_write_vectored() {
+        let mut slices = [IoSlice::new(&[]); 64];
+        let count = buf.chunks_vectored(&mut slices);
+        Pin::new(writer).poll_write_vectored(cx, &slices[..count])
+    } else {
+        Pin::new(writer).poll_write(cx, buf.chunk())
+    }
+}
+
 /// The future of [`AsyncWriteExt::write`].
 #[derive(Debug)]
 #[must_use = "futures do nothing unless you `.await` or poll them"]
@@ -66,14 +82,7 @@ impl<W: AsyncWrite + Unpin, B: Buf> Future for WriteBuf<'_, W, B> {
         if !me.buf.has_remaining() {
             return Poll::Ready(Ok(0));
         }
-        // A vectored writer gets every chunk at once (up to 64), as in tokio.
-        let n = if me.writer.is_write_vectored() {
-            let mut slices = [IoSlice::new(&[]); 64];
-            let count = me.buf.chunks_vectored(&mut slices);
-            ready!(Pin::new(&mut *me.writer).poll_write_vectored(cx, &slices[..count]))?
-        } else {
-            ready!(Pin::new(&mut *me.writer).poll_write(cx, me.buf.chunk()))?
-        };
+        let n = ready!(poll_write_buf(&mut *me.writer, &*me.buf, cx))?;
         me.buf.advance(n);
         Poll::Ready(Ok(n))
     }
@@ -96,13 +105,7 @@ impl<W: AsyncWrite + Unpin, B: Buf> Future for WriteAllBuf<'_, W, B> {
         let me = unsafe { self.get_unchecked_mut() };
         // Bounded: each turn advances the buffer or fails.
         while me.buf.has_remaining() {
-            let n = if me.writer.is_write_vectored() {
-                let mut slices = [IoSlice::new(&[]); 64];
-                let count = me.buf.chunks_vectored(&mut slices);
-                ready!(Pin::new(&mut *me.writer).poll_write_vectored(cx, &slices[..count]))?
-            } else {
-                ready!(Pin::new(&mut *me.writer).poll_write(cx, me.buf.chunk()))?
-            };
+            let n = ready!(poll_write_buf(&mut *me.writer, &*me.buf, cx))?;
             if n == 0 {
                 return Poll::Ready(Err(write_zero()));
             }
