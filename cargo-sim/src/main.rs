@@ -107,6 +107,7 @@ ENVIRONMENT:
     SIM_SHRINK_LATER         unit:ns,...: harness fault units applied later (shrinking)
     SIM_SHRINK_OUT           where a run lists its faults (set by --shrink)
     SIM_ALLOW_THREADS        1: let runs start real threads (gives up determinism)
+    SIM_ALLOW_PROCESSES      1: let runs start real processes (gives up determinism)
     SIM_HANG_POLL_S          hang: wall seconds one poll may take (default 5)
     SIM_HANG_RUN_S           hang: wall seconds one run may take (default 300)
     SIM_VERBOSE              1: print every run's seed and hash lines (as -v)

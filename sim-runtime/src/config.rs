@@ -24,6 +24,8 @@ pub const INSTANT_STEP_LIMIT_VAR: &str = "SIM_INSTANT_STEP_LIMIT";
 pub const POLL_COST_VAR: &str = "SIM_POLL_COST_MAX_NS";
 /// The environment variable that lets a run start real OS threads.
 pub const ALLOW_THREADS_VAR: &str = "SIM_ALLOW_THREADS";
+/// Set to `1` to let a run start real processes (an escape).
+pub const ALLOW_PROCESSES_VAR: &str = "SIM_ALLOW_PROCESSES";
 /// The scheduling policy: `random` (the default) or `pct`.
 pub const POLICY_VAR: &str = "SIM_POLICY";
 /// PCT's depth: how many ordering constraints it aims at (default 3).
@@ -100,6 +102,9 @@ pub struct SimConfig {
     /// Whether the run may start real OS threads (an escape from the
     /// simulation; off by default).
     pub allow_threads: bool,
+    /// Whether the run may start real processes (`std::process::Command`;
+    /// an escape from the simulation; off by default).
+    pub allow_processes: bool,
     /// How the scheduler picks among ready tasks.
     pub policy: Policy,
 }
@@ -168,6 +173,7 @@ impl SimConfig {
             poll_cost_max_ns: 0,
             epoch_unix_ns: DEFAULT_EPOCH_UNIX_NS,
             allow_threads: false,
+            allow_processes: false,
             policy: Policy::Random,
         }
     }
@@ -267,6 +273,9 @@ impl SimConfig {
         }
         if let Some(value) = read_var(ALLOW_THREADS_VAR)? {
             config.allow_threads = matches!(value.trim(), "1" | "true" | "yes");
+        }
+        if let Some(value) = read_var(ALLOW_PROCESSES_VAR)? {
+            config.allow_processes = matches!(value.trim(), "1" | "true" | "yes");
         }
         config.policy = match crate::sweep::policy_override() {
             Some(policy) => policy,

@@ -15,6 +15,12 @@
 //! - `syscall(SYS_getrandom)` and `syscall(SYS_clock_gettime)`, which some
 //!   libraries call directly (the `getrandom` crate, ring), are answered
 //!   the same way.
+//! - `posix_spawn`, `posix_spawnp` and `fork` (what `std::process::Command`
+//!   calls) are refused with an error that names the escape, unless
+//!   `SIM_ALLOW_PROCESSES=1`; `tokio::process` runs simulated programs.
+//! - `kill` and `raise` of the process itself reach the current host's
+//!   signal handlers (see `set_signaller`), and `kill` of a simulated
+//!   process's pid reaches that process (see `set_process_signaller`).
 //! - `getaddrinfo` answers with the simulation's hosts (see `set_resolver`).
 //! - `statx` answers one reserved path with attributes the simulated
 //!   filesystem supplies (see `fabricate_metadata`), so `tokio::fs` can
@@ -350,9 +356,125 @@ pub fn set_signaller(signaller: Signaller) {
     let _ = SIGNALLER.set(signaller);
 }
 
+/// The lowest pid a simulated process gets. Above Linux's largest possible
+/// pid (`PID_MAX_LIMIT`, 2^22), so it never names a real process.
+pub const SIMULATED_PID_MIN: u32 = 5_000_000;
+
+/// Delivers a signal sent with `kill` to a simulated process's pid (see
+/// [`SIMULATED_PID_MIN`]): `Ok` if it was, or the errno (`ESRCH` for a pid
+/// the run never gave out).
+pub type ProcessSignaller = fn(u32, i32) -> Result<(), i32>;
+
+static PROCESS_SIGNALLER: std::sync::OnceLock<ProcessSignaller> = std::sync::OnceLock::new();
+
+/// Installs the signaller used by the interposed `kill` for simulated
+/// processes (once per process; later calls are ignored).
+pub fn set_process_signaller(signaller: ProcessSignaller) {
+    let _ = PROCESS_SIGNALLER.set(signaller);
+}
+
+#[cfg(simulation)]
+mod processes {
+    /// Whether the current run refuses real processes: true during a run
+    /// without `SIM_ALLOW_PROCESSES=1`, after noting the escape.
+    fn refuse(call: &str) -> bool {
+        let refused =
+            crate::context::with_current(|core| !core.config().allow_processes).unwrap_or(false);
+        if refused {
+            let message = format!(
+                "sim: escape refused: a real process was started during a simulation run \
+                 (std::process::Command, or a library calling {call}). Its timing and output \
+                 are outside the simulation. Start a simulated program with \
+                 tokio::process::Command instead (register it first with \
+                 tokio::sim::process::register), or set SIM_ALLOW_PROCESSES=1 to allow real \
+                 processes and give up determinism."
+            );
+            eprintln!("{message}");
+            crate::sweep::note_escape(&message);
+        }
+        refused
+    }
+
+    unsafe fn real(name: &std::ffi::CStr) -> usize {
+        libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) as usize
+    }
+
+    type PosixSpawn = unsafe extern "C" fn(
+        *mut libc::pid_t,
+        *const libc::c_char,
+        *const libc::posix_spawn_file_actions_t,
+        *const libc::posix_spawnattr_t,
+        *const *mut libc::c_char,
+        *const *mut libc::c_char,
+    ) -> libc::c_int;
+
+    /// libc's `posix_spawn`, refused during a run (see the module docs).
+    ///
+    /// # Safety
+    /// As libc's.
+    #[no_mangle]
+    pub unsafe extern "C" fn posix_spawn(
+        pid: *mut libc::pid_t,
+        path: *const libc::c_char,
+        actions: *const libc::posix_spawn_file_actions_t,
+        attrs: *const libc::posix_spawnattr_t,
+        argv: *const *mut libc::c_char,
+        envp: *const *mut libc::c_char,
+    ) -> libc::c_int {
+        if refuse("posix_spawn") {
+            return libc::EPERM;
+        }
+        match real(c"posix_spawn") {
+            0 => libc::ENOSYS,
+            f => std::mem::transmute::<usize, PosixSpawn>(f)(pid, path, actions, attrs, argv, envp),
+        }
+    }
+
+    /// libc's `posix_spawnp`, refused during a run (see the module docs).
+    ///
+    /// # Safety
+    /// As libc's.
+    #[no_mangle]
+    pub unsafe extern "C" fn posix_spawnp(
+        pid: *mut libc::pid_t,
+        file: *const libc::c_char,
+        actions: *const libc::posix_spawn_file_actions_t,
+        attrs: *const libc::posix_spawnattr_t,
+        argv: *const *mut libc::c_char,
+        envp: *const *mut libc::c_char,
+    ) -> libc::c_int {
+        if refuse("posix_spawnp") {
+            return libc::EPERM;
+        }
+        match real(c"posix_spawnp") {
+            0 => libc::ENOSYS,
+            f => std::mem::transmute::<usize, PosixSpawn>(f)(pid, file, actions, attrs, argv, envp),
+        }
+    }
+
+    /// libc's `fork`, refused during a run (see the module docs).
+    ///
+    /// # Safety
+    /// As libc's.
+    #[no_mangle]
+    pub unsafe extern "C" fn fork() -> libc::pid_t {
+        if refuse("fork") {
+            *libc::__errno_location() = libc::EPERM;
+            return -1;
+        }
+        match real(c"fork") {
+            0 => {
+                *libc::__errno_location() = libc::ENOSYS;
+                -1
+            }
+            f => std::mem::transmute::<usize, unsafe extern "C" fn() -> libc::pid_t>(f)(),
+        }
+    }
+}
+
 #[cfg(simulation)]
 mod signals {
-    use super::SIGNALLER;
+    use super::{PROCESS_SIGNALLER, SIGNALLER, SIMULATED_PID_MIN};
 
     /// Signals a test may send itself to reach its own handlers. The
     /// others (an abort, a fault, KILL, STOP) stay real.
@@ -392,6 +514,20 @@ mod signals {
     pub unsafe extern "C" fn kill(pid: libc::pid_t, sig: libc::c_int) -> libc::c_int {
         if (pid == 0 || pid == libc::getpid()) && deliver(sig) {
             return 0;
+        }
+        if pid > 0
+            && pid as u32 >= SIMULATED_PID_MIN
+            && crate::context::with_current(|_| ()).is_some()
+        {
+            if let Some(f) = PROCESS_SIGNALLER.get() {
+                return match f(pid as u32, sig) {
+                    Ok(()) => 0,
+                    Err(errno) => {
+                        *libc::__errno_location() = errno;
+                        -1
+                    }
+                };
+            }
         }
         let f = real(c"kill");
         if f == 0 {

@@ -27,6 +27,7 @@ pub mod io;
 #[doc(hidden)]
 pub mod macros;
 pub mod net;
+pub mod process;
 pub mod runtime;
 pub mod signal;
 pub mod sim;

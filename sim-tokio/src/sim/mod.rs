@@ -39,6 +39,7 @@
 use std::time::Duration;
 
 mod buggify;
+pub mod process;
 mod rng;
 
 pub use buggify::buggify;

@@ -12,7 +12,7 @@
 //! holds it, even while other tasks and timers go on.
 //!
 //! The registry also answers the runtime's end-of-run reports ("waits for
-//! Mutex<u64> #2 at src/db.rs:40:9, held by task 3").
+//! `Mutex<u64>` #2 at src/db.rs:40:9, held by task 3").
 
 use super::batch_semaphore::Semaphore;
 use std::backtrace::Backtrace;
