@@ -271,7 +271,8 @@ fn crash_resolution_and_faults_are_in_the_trace_and_replay() {
 }
 
 /// The real filesystem is an input: a host sees it as it was, and what
-/// the host writes stays on its own disk.
+/// the host writes stays on its own disk, for `tokio::fs` and `std::fs`
+/// alike.
 #[tokio::test]
 async fn writes_to_mirrored_files_stay_on_the_simulated_disk() {
     let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
@@ -283,28 +284,99 @@ async fn writes_to_mirrored_files_stay_on_the_simulated_disk() {
         fs::read(manifest).await.unwrap(),
         b"changed in the simulation"
     );
-    // The real file is untouched (std::fs outside the temporary directory
-    // reads the real disk).
-    assert_eq!(std::fs::read(manifest).unwrap(), real);
+    // One disk for both APIs.
+    assert_eq!(
+        std::fs::read(manifest).unwrap(),
+        b"changed in the simulation"
+    );
+    // The real file is untouched.
+    assert_eq!(
+        sim_runtime::files::outside(|| std::fs::read(manifest)).unwrap(),
+        real
+    );
     fs::remove_file(manifest).await.unwrap();
     // Removed on this disk: not mirrored again.
     assert!(!fs::try_exists(manifest).await.unwrap());
+    assert!(!std::path::Path::new(manifest).exists());
 }
 
-/// std::fs may read the real filesystem during a run, but changing it is an
-/// escape: refused, with the call and the path named on stderr.
+/// One rule for both APIs: a run never changes the real filesystem. A
+/// `std::fs` change outside the temporary directory goes to the host's
+/// simulated disk, where `tokio::fs` sees it too; the kernel's trees stay
+/// refused.
 #[tokio::test]
-async fn std_fs_changes_outside_the_temporary_directory_are_refused() {
-    let outside = concat!(env!("CARGO_MANIFEST_DIR"), "/escape-attempt.txt");
-    let err = std::fs::write(outside, b"x").unwrap_err();
+async fn std_fs_changes_outside_the_temporary_directory_go_to_the_simulated_disk() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/sim-artifacts");
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/sim-artifacts/run.log");
+    std::fs::create_dir(dir).unwrap();
+    std::fs::write(file, b"written by std").unwrap();
+    assert_eq!(std::fs::read(file).unwrap(), b"written by std");
+    assert_eq!(fs::read(file).await.unwrap(), b"written by std");
+    let names: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["run.log"]);
+    // The real directory's other entries still show through.
+    assert!(std::fs::read_dir(env!("CARGO_MANIFEST_DIR"))
+        .unwrap()
+        .any(|e| e.unwrap().file_name() == "Cargo.toml"));
+    // tokio::fs writes, std::fs reads.
+    let other = concat!(env!("CARGO_MANIFEST_DIR"), "/sim-artifacts/other.txt");
+    fs::write(other, b"written by tokio").await.unwrap();
+    assert_eq!(std::fs::read(other).unwrap(), b"written by tokio");
+    // Nothing reached the real filesystem.
+    assert!(!sim_runtime::files::outside(
+        || std::path::Path::new(dir).exists()
+    ));
+    // The kernel's trees are no files to simulate.
+    let err = std::fs::write("/sys/kernel/sim-test-escape", b"x").unwrap_err();
     assert_eq!(err.kind(), ErrorKind::PermissionDenied, "{err}");
-    let err = std::fs::create_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/escape-dir")).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::PermissionDenied, "{err}");
-    assert!(!std::path::Path::new(outside).exists());
-    // Reading is fine: the source tree is an input.
-    assert!(std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")).is_ok());
-    // Under the temporary directory, std::fs works on the simulated disk.
+    // Under the temporary directory, as before.
     let inside = std::env::temp_dir().join("std-inside");
     std::fs::write(&inside, b"simulated").unwrap();
     assert_eq!(fs::read(&inside).await.unwrap(), b"simulated");
+}
+
+/// A test that writes a log next to its sources, as tests do.
+#[tokio::test]
+async fn a_test_that_writes_a_log_in_its_package() {
+    let log = concat!(env!("CARGO_MANIFEST_DIR"), "/run.log");
+    std::fs::write(log, b"step 1 done\n").unwrap();
+    assert_eq!(fs::read(log).await.unwrap(), b"step 1 done\n");
+}
+
+/// The end of a run says which files it changed outside the temporary
+/// directory, past the test harness's capture: a test that writes a log
+/// learns where it went. The README shows this report.
+#[test]
+fn the_end_of_a_run_lists_the_files_it_changed_outside_the_temporary_directory() {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "a_test_that_writes_a_log_in_its_package",
+            "--exact",
+            "--test-threads",
+            "1",
+        ])
+        .env("SIM_SEED", "7")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert!(!std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/run.log")).exists());
+    let stderr = String::from_utf8_lossy(&output.stderr)
+        .replace(env!("CARGO_MANIFEST_DIR"), "/path/to/your/package");
+    let readme = include_str!("../../README.md");
+    let shown: Vec<&str> = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("<!-- outside-report:start"))
+        .skip(2)
+        .take_while(|l| !l.starts_with("```"))
+        .collect();
+    assert_eq!(shown.len(), 3);
+    let printed: Vec<&str> = stderr
+        .lines()
+        .skip_while(|l| !l.starts_with("sim: this run changed files"))
+        .take(3)
+        .collect();
+    assert_eq!(shown, printed, "the README's report is stale:\n{stderr}");
 }

@@ -215,6 +215,16 @@ pub struct Skeleton {
 /// out (and the trace says so).
 const MIRROR_FILE_MAX_BYTES: u64 = 64 << 20;
 
+/// How many paths outside the temporary directory one disk names in the
+/// trace as it changes them (the rest are counted in the end-of-run
+/// report).
+const OUTSIDE_NOTES_MAX: usize = 16;
+
+/// Set once any disk of the process changed a path outside the temporary
+/// directory: until then `std::fs` calls outside it skip the disks.
+pub(crate) static ANY_CHANGED_OUTSIDE: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 /// A host's disk.
 pub struct Disk {
     node: u32,
@@ -234,6 +244,15 @@ pub struct Disk {
     origins: BTreeMap<Ino, PathBuf>,
     /// Mirrored names the host removed: not looked up again.
     whiteouts: BTreeSet<(Ino, OsString)>,
+    /// The temporary directory (absolute).
+    tmp: PathBuf,
+    /// The paths outside `tmp` the host changed (absolute): `std::fs` on
+    /// them, their ancestors and their descendants comes to this disk, as
+    /// `tokio::fs` always does, and the end of the run lists them.
+    changed_outside: BTreeSet<PathBuf>,
+    /// False while the fresh disk makes its skeleton (not the host's
+    /// changes: the working directory is real).
+    records_changes: bool,
 }
 
 fn now_ns() -> u64 {
@@ -264,6 +283,9 @@ impl Disk {
             notes: Vec::new(),
             origins: BTreeMap::new(),
             whiteouts: BTreeSet::new(),
+            tmp: skeleton.tmp.clone(),
+            changed_outside: BTreeSet::new(),
+            records_changes: false,
         };
         let root = disk.alloc(Body::Dir(BTreeMap::new()), 0o755);
         debug_assert_eq!(root, ROOT);
@@ -274,8 +296,10 @@ impl Disk {
                     .expect("a fresh disk takes any absolute directory");
             }
         }
-        // The skeleton is durable from the start.
+        // The skeleton is durable from the start, and no change of the
+        // host's: the working directory is real.
         disk.commit(disk.journal.len());
+        disk.records_changes = true;
         if skeleton.mirror_real {
             // The root and the working directory's chain mirror the real
             // ones; the temporary directory does not.
@@ -301,15 +325,71 @@ impl Disk {
     /// Brings the real entries on `path`'s way into this disk, for the
     /// directories that mirror real ones. Each is looked up once; then it
     /// is the host's, to change or remove.
+    /// `path` made absolute (from the working directory) and normalized.
+    fn absolute(&self, path: &Path) -> PathBuf {
+        sim_runtime::files::normalize(&if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.cwd.join(path)
+        })
+    }
+
+    /// Notes a change to `path`: outside the temporary directory, the path
+    /// joins `changed_outside` (and the trace says so, for the first few).
+    fn changing(&mut self, path: &Path) {
+        if !self.records_changes {
+            return;
+        }
+        let absolute = self.absolute(path);
+        if absolute.starts_with(&self.tmp) || self.changed_outside.contains(&absolute) {
+            return;
+        }
+        if self.changed_outside.len() < OUTSIDE_NOTES_MAX {
+            // Relative to the working directory when inside it, so the
+            // trace is the same in every checkout.
+            let shown = match absolute.strip_prefix(&self.cwd) {
+                Ok(inside) => format!("./{}", inside.display()),
+                Err(_) => absolute.display().to_string(),
+            };
+            self.notes.push(format!(
+                "disk: {shown} changed outside the temporary directory: on this host's \
+                 simulated disk only, the real file is untouched"
+            ));
+        }
+        self.changed_outside.insert(absolute);
+        ANY_CHANGED_OUTSIDE.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether `path` is, is inside, or holds a path this host changed
+    /// outside the temporary directory.
+    pub fn shadows(&self, path: &Path) -> bool {
+        if self.changed_outside.is_empty() {
+            return false;
+        }
+        let absolute = self.absolute(path);
+        if absolute
+            .ancestors()
+            .any(|a| self.changed_outside.contains(a))
+        {
+            return true;
+        }
+        // A changed path below `absolute` sorts right after it.
+        self.changed_outside
+            .range(absolute.clone()..)
+            .next()
+            .is_some_and(|p| p.starts_with(&absolute))
+    }
+
+    /// The paths outside the temporary directory this host changed.
+    pub fn changed_outside(&self) -> &BTreeSet<PathBuf> {
+        &self.changed_outside
+    }
+
     fn see(&mut self, path: &Path) {
         if self.origins.is_empty() {
             return;
         }
-        let absolute = sim_runtime::files::normalize(&if path.is_absolute() {
-            path.to_path_buf()
-        } else {
-            self.cwd.join(path)
-        });
+        let absolute = self.absolute(path);
         let mut dir = ROOT;
         for part in absolute.components().skip(1) {
             let name = part.as_os_str();
@@ -652,6 +732,7 @@ impl Disk {
         if self.entries(dir)?.contains_key(&name) {
             return Err(errno(libc::EEXIST));
         }
+        self.changing(path);
         self.check_writable_dir(dir)?;
         let ino = self.alloc(Body::Dir(BTreeMap::new()), mode & !UMASK);
         // Its own ".".
@@ -683,6 +764,7 @@ impl Disk {
 
     /// `rmdir`.
     pub fn remove_dir(&mut self, path: &Path) -> io::Result<()> {
+        self.changing(path);
         self.see(path);
         let (dir, name) = self.parent_of(path)?;
         let ino = *self.entries(dir)?.get(&name).ok_or(errno(libc::ENOENT))?;
@@ -698,6 +780,7 @@ impl Disk {
 
     /// `unlink`.
     pub fn remove_file(&mut self, path: &Path) -> io::Result<()> {
+        self.changing(path);
         self.see(path);
         let (dir, name) = self.parent_of(path)?;
         let ino = *self.entries(dir)?.get(&name).ok_or(errno(libc::ENOENT))?;
@@ -712,6 +795,7 @@ impl Disk {
     /// `rm -r`: what `std::fs::remove_dir_all` does (symlinks are removed,
     /// never followed).
     pub fn remove_dir_all(&mut self, path: &Path) -> io::Result<()> {
+        self.changing(path);
         self.see(path);
         let ino = self.lookup(path, false)?;
         if self.inode(ino).kind() != Kind::Dir {
@@ -745,6 +829,8 @@ impl Disk {
     /// `rename`: atomic while the host runs; replaces a file, or an empty
     /// directory, at the destination.
     pub fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
+        self.changing(from);
+        self.changing(to);
         self.see(from);
         self.see(to);
         let (from_dir, from_name) = self.parent_of(from)?;
@@ -806,6 +892,7 @@ impl Disk {
 
     /// `link`: a second name for a file.
     pub fn hard_link(&mut self, src: &Path, dst: &Path) -> io::Result<()> {
+        self.changing(dst);
         self.see(src);
         self.see(dst);
         let ino = self.lookup(src, false)?;
@@ -824,6 +911,7 @@ impl Disk {
 
     /// `symlink`: `link` points at `target` (not checked to exist).
     pub fn symlink(&mut self, target: &Path, link: &Path) -> io::Result<()> {
+        self.changing(link);
         self.see(link);
         let (dir, name) = self.parent_of(link)?;
         if self.entries(dir)?.contains_key(&name) {
@@ -897,6 +985,7 @@ impl Disk {
 
     /// `chmod` (follows symlinks).
     pub fn set_mode_path(&mut self, path: &Path, mode: u32) -> io::Result<()> {
+        self.changing(path);
         self.see(path);
         let ino = self.lookup(path, true)?;
         self.set_mode_ino(ino, mode);
@@ -947,6 +1036,9 @@ impl Disk {
 
     /// `open`, with std's checks of the flag combination.
     pub fn open(&mut self, path: &Path, flags: &OpenFlags) -> io::Result<Handle> {
+        if flags.write || flags.append || flags.truncate || flags.create || flags.create_new {
+            self.changing(path);
+        }
         self.see(path);
         let custom = flags.custom_flags;
         // O_TMPFILE includes the O_DIRECTORY bit: compare whole.

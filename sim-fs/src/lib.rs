@@ -75,6 +75,61 @@ impl FileSystem {
     }
 }
 
+/// Whether the current host's disk changed `path`, something inside it or
+/// something holding it, outside the temporary directory: then `std::fs`
+/// calls on it go to the disk, as `tokio::fs` ones do.
+pub(crate) fn shadowed(path: &std::path::Path) -> bool {
+    if !disk::ANY_CHANGED_OUTSIDE.load(std::sync::atomic::Ordering::Relaxed) {
+        return false;
+    }
+    sim_runtime::context::with_current(|core| {
+        let slot = core.extension(|| FileSystemSlot(RefCell::new(None)));
+        let fs = slot.0.try_borrow().ok()?.clone()?;
+        let disks = fs.disks.try_borrow().ok()?;
+        Some(disks.get(&core.current_node())?.shadows(path))
+    })
+    .flatten()
+    .unwrap_or(false)
+}
+
+impl Drop for FileSystem {
+    /// The end of the run: says, once per process, which files the run
+    /// wrote outside the temporary directory, since they never reach the
+    /// real filesystem and are gone now.
+    fn drop(&mut self) {
+        static REPORTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        let disks = self.disks.borrow();
+        let changed: Vec<(u32, &std::path::Path)> = disks
+            .iter()
+            .flat_map(|(node, disk)| disk.changed_outside().iter().map(|p| (*node, p.as_path())))
+            .collect();
+        if changed.is_empty() || REPORTED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        let shown: Vec<String> = changed
+            .iter()
+            .take(REPORT_PATHS_MAX)
+            .map(|(node, path)| format!("  {} (host node {node})", path.display()))
+            .collect();
+        let more = match changed.len().saturating_sub(REPORT_PATHS_MAX) {
+            0 => String::new(),
+            n => format!("\n  and {n} more"),
+        };
+        let message = format!(
+            "sim: this run changed files outside the temporary directory. A run never \
+             changes the real filesystem: they were on their host's simulated disk, with \
+             its crash rules, and are gone with the run:\n{}{more}\nTo keep a file a test \
+             writes (a log, an artifact), write it after the simulation ends.\n",
+            shown.join("\n")
+        );
+        // Past the test harness's capture: a passing test should say it too.
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), message.as_bytes());
+    }
+}
+
+/// How many changed paths the end-of-run report lists.
+const REPORT_PATHS_MAX: usize = 10;
+
 fn record(notes: Vec<String>) {
     if notes.is_empty() {
         return;

@@ -1,7 +1,7 @@
 //! `std::fs` on the simulated disk: the answers to the libc calls that
 //! `sim_runtime::files` interposes, for paths under the temporary
-//! directory. See that module for the rule; this one keeps the simulated
-//! descriptors.
+//! directory and the paths a run changed elsewhere. See that module for
+//! the rule; this one keeps the simulated descriptors.
 
 use crate::disk::{Handle, Kind, OpenFlags};
 use crate::with_disk_on;
@@ -120,7 +120,17 @@ pub(crate) struct StdFs;
 impl FileHooks for StdFs {
     fn claims(&self, path: &Path) -> bool {
         let area = area();
-        path.starts_with(&area.tmp) && !area.real_inside.iter().any(|real| path.starts_with(real))
+        let scratch = path.starts_with(&area.tmp)
+            && !area.real_inside.iter().any(|real| path.starts_with(real));
+        scratch || crate::shadowed(path)
+    }
+
+    fn takes_change(&self, path: &Path) -> bool {
+        // The kernel's own trees are no files to simulate: a change there
+        // stays refused.
+        !["/proc", "/sys", "/dev"]
+            .iter()
+            .any(|kernel| path.starts_with(kernel))
     }
 
     fn dir_path(&self, fd: i32) -> Option<PathBuf> {

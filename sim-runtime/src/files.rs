@@ -1,20 +1,24 @@
-//! `std::fs` during a run: libc's file calls on paths under the temporary
-//! directory go to the simulated disk of the running host.
+//! `std::fs` during a run: libc's file calls go to the simulated disk of
+//! the running host wherever `tokio::fs` would, so both APIs see one disk.
 //!
-//! Tests make scratch state under `std::env::temp_dir()` (often with the
-//! `tempfile` crate, which uses `std::fs`) and then use `tokio::fs` inside
-//! it. So, while a simulation is current on the calling thread, the libc
-//! calls std makes (`open`, `read`, `write`, `fstat`, `mkdir`, `unlink`,
-//! `rename`, `opendir`, ...) on paths under the temporary directory, and
-//! on the descriptors they return, are answered by the simulated disk
-//! (through [`FileHooks`], which `sim-fs` installs). Both APIs then see one
-//! disk, with one durability model and one trace.
+//! The rule, the same for both APIs: **a run never changes the real
+//! filesystem.** While a simulation is current on the calling thread, the
+//! libc calls std makes (`open`, `read`, `write`, `fstat`, `mkdir`,
+//! `unlink`, `rename`, `opendir`, ...) are answered by the simulated disk
+//! (through [`FileHooks`], which `sim-fs` installs):
+//! - on paths under the temporary directory, always (tests make scratch
+//!   state there, often with `tempfile`, which uses `std::fs`);
+//! - on any other path the run changes (creates, writes, removes, renames,
+//!   chmods): the change goes to the host's disk, which shows the real
+//!   filesystem beneath it, and from then on that path (its ancestors and
+//!   descendants too) is answered by the disk, so a read sees the change.
 //!
-//! Everything else is the real filesystem: reading fixtures from the
+//! Everything else is the real filesystem, read-only: fixtures in the
 //! source tree, `/proc`, the binary itself. Those are inputs, like stdin.
-//! A call that would change the real filesystem during a run (create,
-//! write, remove or rename outside the temporary directory) is refused
-//! with `EPERM` and a message on stderr that names the call and the path.
+//! Devices (`/dev/null`, a tty) stay real; a change under `/proc` or
+//! `/sys` is refused with `EPERM` and a message on stderr that names the
+//! call and the path. `sim-fs` reports, at the end of a run, what it wrote
+//! outside the temporary directory.
 //!
 //! Descriptors of simulated files are real numbers (each reserves a
 //! `/dev/null` descriptor), so they never collide with real ones.
@@ -30,6 +34,11 @@ use std::sync::OnceLock;
 pub trait FileHooks: Sync {
     /// Whether `path` (absolute, with no `.` or `..`) is simulated.
     fn claims(&self, path: &Path) -> bool;
+    /// Whether a change (create, write, remove, rename, chmod) to `path`,
+    /// which [`FileHooks::claims`] does not claim, goes to the simulated
+    /// disk all the same (which claims the path from then on, so reads
+    /// see the change); false refuses it.
+    fn takes_change(&self, path: &Path) -> bool;
     /// The path of a simulated directory descriptor (for `*at` calls).
     fn dir_path(&self, fd: i32) -> Option<PathBuf>;
     /// Whether `fd` is a simulated descriptor.
@@ -171,11 +180,11 @@ mod overrides {
         T::from(-1)
     }
 
-    /// Where a path argument points, if the simulated disk has it.
+    /// The absolute, normalized path a path argument names.
     ///
     /// # Safety
     /// `path` is NUL-terminated or null.
-    unsafe fn claimed(
+    unsafe fn absolute(
         hooks: &dyn FileHooks,
         dirfd: i32,
         path: *const libc::c_char,
@@ -194,8 +203,34 @@ mod overrides {
         } else {
             hooks.dir_path(dirfd)?.join(raw)
         };
-        let absolute = normalize(&absolute);
+        Some(normalize(&absolute))
+    }
+
+    /// Where a path argument points, if the simulated disk has it.
+    ///
+    /// # Safety
+    /// `path` is NUL-terminated or null.
+    unsafe fn claimed(
+        hooks: &dyn FileHooks,
+        dirfd: i32,
+        path: *const libc::c_char,
+    ) -> Option<PathBuf> {
+        let absolute = unsafe { absolute(hooks, dirfd, path) }?;
         hooks.claims(&absolute).then_some(absolute)
+    }
+
+    /// Where a path argument of a change points on the simulated disk: the
+    /// disk takes every change a run makes (see [`FileHooks::takes_change`]).
+    ///
+    /// # Safety
+    /// `path` is NUL-terminated or null.
+    unsafe fn claimed_change(
+        hooks: &dyn FileHooks,
+        dirfd: i32,
+        path: *const libc::c_char,
+    ) -> Option<PathBuf> {
+        let absolute = unsafe { absolute(hooks, dirfd, path) }?;
+        (hooks.claims(&absolute) || hooks.takes_change(&absolute)).then_some(absolute)
     }
 
     /// A change to the real filesystem during a run: refused, named.
@@ -212,10 +247,9 @@ mod overrides {
                 .into_owned()
         };
         let message = format!(
-            "sim: escape refused: {call}({shown:?}) would change the real filesystem during a \
-             simulation. Files under the temporary directory ({}) are simulated per host; put \
-             the file there (tempfile does), or use tokio::fs.\n",
-            std::env::temp_dir().display()
+            "sim: escape refused: {call}({shown:?}) would change the kernel's files (/proc, \
+             /sys) during a simulation. Every other file a run changes lives on the host's \
+             simulated disk; these stay real and unchanged.\n"
         );
         // Straight to stderr, past any capture, and with the test's failure.
         // Safety: a plain write of a valid buffer.
@@ -301,7 +335,10 @@ mod overrides {
         match unsafe { claimed(hooks, dirfd, path) } {
             Some(p) => Some(hooks.open(&p, flags, mode).unwrap_or_else(fail)),
             None if flags & WRITES != 0 && !writable_real(path) => {
-                Some(fail(unsafe { refuse_real_change("open", path) }))
+                Some(match unsafe { claimed_change(hooks, dirfd, path) } {
+                    Some(p) => hooks.open(&p, flags, mode).unwrap_or_else(fail),
+                    None => fail(unsafe { refuse_real_change("open", path) }),
+                })
             }
             None => None,
         }
@@ -795,7 +832,7 @@ mod overrides {
     #[no_mangle]
     pub unsafe extern "C" fn chmod(path: *const libc::c_char, mode: libc::mode_t) -> i32 {
         if let Some(hooks) = hooks() {
-            match unsafe { claimed(hooks, libc::AT_FDCWD, path) } {
+            match unsafe { claimed_change(hooks, libc::AT_FDCWD, path) } {
                 Some(p) => return to_c_int(hooks.chmod(&p, mode)),
                 None => return fail(unsafe { refuse_real_change("chmod", path) }),
             }
@@ -809,8 +846,8 @@ mod overrides {
 
     // ----- names ------------------------------------------------------------
 
-    /// Runs a one-path change on the simulated disk, refuses it on the real
-    /// one during a run, or passes it on outside runs.
+    /// Runs a one-path change on the simulated disk during a run (or
+    /// refuses one the disk does not take), or passes it on outside runs.
     unsafe fn path_change(
         call: &str,
         dirfd: i32,
@@ -818,7 +855,7 @@ mod overrides {
         op: impl FnOnce(&dyn FileHooks, &Path) -> Result<(), i32>,
     ) -> Option<i32> {
         let hooks = hooks()?;
-        Some(match unsafe { claimed(hooks, dirfd, path) } {
+        Some(match unsafe { claimed_change(hooks, dirfd, path) } {
             Some(p) => to_c_int(op(hooks, &p)),
             None => fail(unsafe { refuse_real_change(call, path) }),
         })
@@ -885,8 +922,8 @@ mod overrides {
         )
     }
 
-    /// Runs a two-path change: both simulated, both real outside runs; a
-    /// mix (or a real change during a run) is refused.
+    /// Runs a two-path change: on the simulated disk during a run (refused
+    /// if the disk does not take either path), real outside runs.
     unsafe fn two_path_change(
         call: &str,
         from: *const libc::c_char,
@@ -894,8 +931,8 @@ mod overrides {
         op: impl FnOnce(&dyn FileHooks, &Path, &Path) -> Result<(), i32>,
     ) -> Option<i32> {
         let hooks = hooks()?;
-        let a = unsafe { claimed(hooks, libc::AT_FDCWD, from) };
-        let b = unsafe { claimed(hooks, libc::AT_FDCWD, to) };
+        let a = unsafe { claimed_change(hooks, libc::AT_FDCWD, from) };
+        let b = unsafe { claimed_change(hooks, libc::AT_FDCWD, to) };
         Some(match (a, b) {
             (Some(a), Some(b)) => to_c_int(op(hooks, &a, &b)),
             (Some(_), None) => fail(unsafe { refuse_real_change(call, to) }),
