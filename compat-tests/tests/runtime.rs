@@ -330,6 +330,23 @@ fn block_on_inside_block_in_place_and_spawn_blocking_works() {
 }
 
 #[tokio::test]
+async fn invalid_signal_numbers_are_refused() {
+    use tokio::signal::unix::{signal, SignalKind};
+    for signum in [0, -1, libc::SIGKILL, libc::SIGSTOP, libc::SIGSEGV] {
+        let error = signal(SignalKind::from_raw(signum)).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!("Refusing to register signal {signum}")
+        );
+    }
+    for signum in [libc::SIGRTMAX() + 1, 1000] {
+        let error = signal(SignalKind::from_raw(signum)).unwrap_err();
+        assert_eq!(error.to_string(), "signal too large");
+    }
+    assert!(signal(SignalKind::from_raw(libc::SIGRTMAX())).is_ok());
+}
+
+#[tokio::test]
 async fn a_signal_the_process_sends_itself_reaches_its_handler() {
     use tokio::signal::unix::{signal, SignalKind};
     let mut usr1 = signal(SignalKind::user_defined1()).unwrap();

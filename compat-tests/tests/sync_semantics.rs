@@ -674,3 +674,12 @@ async fn a_sender_waiting_in_reserve_owned_gets_an_error_after_close() {
     assert!(waiting.await.unwrap().is_err());
     assert_eq!(rx.recv().await, None);
 }
+
+#[tokio::test]
+#[should_panic(expected = "called after complete")]
+async fn polling_a_oneshot_receiver_after_it_completed_panics() {
+    let (_tx, mut rx) = tokio::sync::oneshot::channel::<u8>();
+    rx.close();
+    assert!((&mut rx).await.is_err(), "closed with no value: an error");
+    let _ = (&mut rx).await;
+}

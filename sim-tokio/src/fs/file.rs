@@ -225,7 +225,12 @@ impl File {
     }
 
     /// The most one read or write moves.
+    ///
+    /// # Panics
+    /// When `max_buf_size` is 0, as tokio does.
+    #[track_caller]
     pub fn set_max_buf_size(&mut self, max_buf_size: usize) {
+        assert!(max_buf_size > 0, "`max_buf_size` must be greater than 0");
         self.max_buf_size = max_buf_size;
     }
 

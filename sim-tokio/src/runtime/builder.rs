@@ -141,8 +141,14 @@ impl Builder {
     }
 
     /// Sets the runtime's name, returned by [`super::Handle::name`].
+    ///
+    /// # Panics
+    /// When the name is empty or only whitespace, as tokio does.
+    #[track_caller]
     pub fn name(&mut self, val: impl Into<String>) -> &mut Self {
-        self.name = Some(val.into());
+        let val = val.into();
+        assert!(!val.trim().is_empty(), "runtime name shouldn't be empty");
+        self.name = Some(val);
         self
     }
 
@@ -221,6 +227,7 @@ impl Builder {
     ///
     /// # Panics
     /// When `val` is 0, as in tokio.
+    #[track_caller]
     pub fn event_interval(&mut self, val: u32) -> &mut Self {
         assert!(val > 0, "event_interval must be greater than 0");
         self.event_interval = val;

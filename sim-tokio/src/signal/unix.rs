@@ -102,18 +102,22 @@ const FORBIDDEN: &[c_int] = &[4, 8, 9, 11, 19];
 /// the returned stream (and the host no longer takes the default action).
 ///
 /// # Errors
-/// For a signal that cannot be handled (SIGKILL, SIGSTOP, ...), or a
-/// negative number, as tokio.
+/// For a signal that cannot be handled (SIGKILL, SIGSTOP, ...), a number
+/// of 0 or less, or one above `SIGRTMAX`, as tokio.
 ///
 /// # Panics
 /// Outside a runtime, with tokio's message.
 #[track_caller]
 pub fn signal(kind: SignalKind) -> io::Result<Signal> {
     let signum = kind.as_raw_value();
-    if signum < 0 || FORBIDDEN.contains(&signum) {
+    if signum <= 0 || FORBIDDEN.contains(&signum) {
         return Err(io::Error::other(format!(
             "Refusing to register signal {signum}"
         )));
+    }
+    // As tokio: one slot per signal number up to SIGRTMAX.
+    if signum > libc_dep::SIGRTMAX() {
+        return Err(io::Error::other("signal too large"));
     }
     let id = sim_net::with_net(|net| net.signal_register(signum));
     Ok(Signal { id })

@@ -231,10 +231,12 @@ impl<T> Future for Receiver<T> {
     type Output = Result<T, RecvError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // Checked before the budget, as tokio does: a completed receiver
+        // panics even when the task's budget is spent.
+        let inner = self.inner.as_ref().expect("called after complete");
         if super::budget(cx).is_pending() {
             return Poll::Pending;
         }
-        let inner = self.inner.as_ref().expect("called after complete");
         let mut st = super::lock(inner);
         if let Some(v) = st.value.take() {
             st.taken = true;

@@ -37,6 +37,7 @@ impl Error for AccessError {}
 
 /// Puts `slot`'s value into the key for the duration of `f`, then takes it
 /// back, even if `f` panics.
+#[track_caller]
 fn scope_inner<T: 'static, R>(
     key: &'static std::thread::LocalKey<RefCell<Option<T>>>,
     slot: &mut Option<T>,
@@ -54,12 +55,17 @@ fn scope_inner<T: 'static, R>(
             });
         }
     }
-    key.with(|cell| {
-        let mut value = cell.try_borrow_mut().unwrap_or_else(|_| {
-            panic!("cannot enter a task-local scope while the task-local storage is borrowed")
-        });
-        std::mem::swap(slot, &mut *value);
+    // The panic is outside the closure, so it points at the caller.
+    let entered = key.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut value) => {
+            std::mem::swap(slot, &mut *value);
+            true
+        }
+        Err(_) => false,
     });
+    if !entered {
+        panic!("cannot enter a task-local scope while the task-local storage is borrowed");
+    }
     let _guard = Guard { key, slot };
     f()
 }

@@ -9,20 +9,23 @@ use std::time::Duration;
 /// runtime, as in tokio.
 #[track_caller]
 pub fn pause() {
-    let paused = sim_runtime::context::with_current(|core| {
-        if core.flavor() == sim_runtime::Flavor::MultiThread {
-            panic!(
-                "`time::pause()` requires the `current_thread` Tokio runtime. This is the \
-                 default Runtime used by `#[tokio::test]."
-            );
+    // The panics are outside the closure, so they point at the caller.
+    let state = sim_runtime::context::with_current(|core| {
+        let multi = core.flavor() == sim_runtime::Flavor::MultiThread;
+        let was_paused = core.is_paused();
+        if !multi && !was_paused {
+            core.set_paused(true);
         }
-        if core.is_paused() {
-            panic!("time is already frozen");
-        }
-        core.set_paused(true);
+        (multi, was_paused)
     });
-    if paused.is_none() {
-        panic!("time cannot be frozen from outside the Tokio runtime");
+    match state {
+        None => panic!("time cannot be frozen from outside the Tokio runtime"),
+        Some((true, _)) => panic!(
+            "`time::pause()` requires the `current_thread` Tokio runtime. This is the \
+             default Runtime used by `#[tokio::test]."
+        ),
+        Some((false, true)) => panic!("time is already frozen"),
+        Some((false, false)) => {}
     }
 }
 
@@ -32,14 +35,15 @@ pub fn pause() {
 /// When time is not paused, or outside a runtime.
 #[track_caller]
 pub fn resume() {
-    let resumed = sim_runtime::context::with_current(|core| {
-        if !core.is_paused() {
-            panic!("time is not frozen");
-        }
+    let was_paused = sim_runtime::context::with_current(|core| {
+        let was_paused = core.is_paused();
         core.set_paused(false);
+        was_paused
     });
-    if resumed.is_none() {
-        panic!("time cannot be frozen from outside the Tokio runtime");
+    match was_paused {
+        None => panic!("time cannot be frozen from outside the Tokio runtime"),
+        Some(false) => panic!("time is not frozen"),
+        Some(true) => {}
     }
 }
 

@@ -39,7 +39,12 @@ impl<R: AsyncRead> BufReader<R> {
     }
 
     /// A reader with a buffer of `capacity` bytes.
+    ///
+    /// # Panics
+    /// When `capacity` is 0, as tokio does.
+    #[track_caller]
     pub fn with_capacity(capacity: usize, inner: R) -> Self {
+        assert!(capacity > 0, "capacity must be greater than zero");
         BufReader {
             inner,
             buf: vec![0; capacity].into_boxed_slice(),

@@ -23,6 +23,10 @@ impl<RW: AsyncRead + AsyncWrite> BufStream<RW> {
     }
 
     /// A stream with the given buffer sizes.
+    ///
+    /// # Panics
+    /// When `reader_capacity` is 0, as tokio does.
+    #[track_caller]
     pub fn with_capacity(
         reader_capacity: usize,
         writer_capacity: usize,

@@ -31,6 +31,10 @@ pub struct SimplexStream {
 
 /// Two connected streams, each buffering up to `max_buf_size` bytes
 /// written toward the other.
+///
+/// # Panics
+/// When `max_buf_size` is 0, as tokio does.
+#[track_caller]
 pub fn duplex(max_buf_size: usize) -> (DuplexStream, DuplexStream) {
     let one = Arc::new(Mutex::new(SimplexStream::new_unsplit(max_buf_size)));
     let two = Arc::new(Mutex::new(SimplexStream::new_unsplit(max_buf_size)));
@@ -47,6 +51,10 @@ pub fn duplex(max_buf_size: usize) -> (DuplexStream, DuplexStream) {
 }
 
 /// A one-way pipe, split into its read and write halves.
+///
+/// # Panics
+/// When `max_buf_size` is 0, as tokio does.
+#[track_caller]
 pub fn simplex(max_buf_size: usize) -> (ReadHalf<SimplexStream>, WriteHalf<SimplexStream>) {
     split(SimplexStream::new_unsplit(max_buf_size))
 }
@@ -57,7 +65,12 @@ fn lock(pipe: &Mutex<SimplexStream>) -> std::sync::MutexGuard<'_, SimplexStream>
 
 impl SimplexStream {
     /// A pipe whose two ends are this one value.
+    ///
+    /// # Panics
+    /// When `max_buf_size` is 0 (no write could ever go in), as tokio does.
+    #[track_caller]
     pub fn new_unsplit(max_buf_size: usize) -> SimplexStream {
+        assert!(max_buf_size > 0, "`max_buf_size` must be greater than 0");
         SimplexStream {
             buffer: VecDeque::new(),
             is_closed: false,
