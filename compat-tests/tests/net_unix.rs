@@ -146,3 +146,60 @@ async fn connecting_after_the_listener_dropped_is_refused() {
     let err = UnixStream::connect(&path).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::ConnectionRefused);
 }
+
+#[tokio::test]
+async fn unix_errors_carry_the_os_codes_and_texts() {
+    let missing = path("texts-missing");
+    let err = UnixStream::connect(&missing).await.unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ENOENT));
+    assert_eq!(err.to_string(), "No such file or directory (os error 2)");
+
+    let taken = path("texts-taken");
+    let _listener = UnixListener::bind(&taken).unwrap();
+    let err = UnixListener::bind(&taken).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EADDRINUSE));
+    assert_eq!(err.to_string(), "Address already in use (os error 98)");
+    let err = UnixDatagram::bind(&taken).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EADDRINUSE));
+
+    let long = std::env::temp_dir().join("x".repeat(200));
+    let err = UnixListener::bind(&long).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert_eq!(err.to_string(), "path must be shorter than SUN_LEN");
+
+    let dgram = UnixDatagram::unbound().unwrap();
+    let err = dgram.send_to(b"x", &missing).await.unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ENOENT));
+    let err = dgram.send(b"x").await.unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ENOTCONN));
+    let _ = std::fs::remove_file(&taken);
+}
+
+#[tokio::test]
+async fn unix_peer_and_local_paths() {
+    let path = path("peer-paths");
+    let listener = UnixListener::bind(&path).unwrap();
+    let client = UnixStream::connect(&path).await.unwrap();
+    let (server, from) = listener.accept().await.unwrap();
+    assert!(from.is_unnamed());
+    assert!(from.as_pathname().is_none());
+    assert_eq!(
+        client.peer_addr().unwrap().as_pathname(),
+        Some(path.as_path())
+    );
+    assert!(client.local_addr().unwrap().is_unnamed());
+    assert_eq!(
+        server.local_addr().unwrap().as_pathname(),
+        Some(path.as_path())
+    );
+    assert!(server.peer_addr().unwrap().is_unnamed());
+    assert_eq!(format!("{:?}", client.local_addr().unwrap()), "(unnamed)");
+    assert_eq!(
+        format!("{:?}", server.local_addr().unwrap()),
+        format!("{path:?} (pathname)")
+    );
+    let (a, _b) = UnixStream::pair().unwrap();
+    assert!(a.local_addr().unwrap().is_unnamed());
+    assert!(a.peer_addr().unwrap().is_unnamed());
+    let _ = std::fs::remove_file(&path);
+}

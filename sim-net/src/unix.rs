@@ -34,21 +34,33 @@ pub(crate) struct UnixDatagramState {
     pub(crate) shut_write: bool,
 }
 
-fn addr_in_use(path: &Path) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::AddrInUse,
-        format!("Address already in use: {}", path.display()),
-    )
+/// An error as the kernel gives it: its errno, so `raw_os_error` and the
+/// text match a real socket's.
+fn os(errno: i32) -> io::Error {
+    io::Error::from_raw_os_error(errno)
 }
 
-fn not_found(path: &Path) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::NotFound,
-        format!(
-            "No such file or directory: no socket bound at {}",
-            path.display()
-        ),
-    )
+/// The room for a path in a `sockaddr_un`, as std checks it.
+const SUN_PATH_BYTES: usize = 108;
+
+/// std's check of a socket path: it must fit `sun_path` with its NUL.
+fn check_path(path: &Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    if path.as_os_str().as_bytes().len() >= SUN_PATH_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "path must be shorter than SUN_LEN",
+        ));
+    }
+    Ok(())
+}
+
+fn addr_in_use(_path: &Path) -> io::Error {
+    os(libc::EADDRINUSE)
+}
+
+fn not_found(_path: &Path) -> io::Error {
+    os(libc::ENOENT)
 }
 
 impl Network {
@@ -66,6 +78,7 @@ impl Network {
     /// # Errors
     /// `AddrInUse` when the path is bound.
     pub fn unix_listen(&self, path: &Path, backlog: usize) -> io::Result<SocketId> {
+        check_path(path)?;
         let host = self.current_host().0;
         let mut st = self.state.borrow_mut();
         if st.hosts[host as usize].unix_paths.contains_key(path) {
@@ -103,6 +116,7 @@ impl Network {
     /// `NotFound` when nothing is bound there; `ConnectionRefused` when the
     /// path is a datagram socket or the backlog is full.
     pub fn unix_connect(&self, path: &Path) -> io::Result<SocketId> {
+        check_path(path)?;
         let host = self.current_host().0;
         let Some(listener) = self.unix_lookup(host, path) else {
             // A listener's socket file outlives it: refused, not missing.
@@ -110,22 +124,14 @@ impl Network {
                 .unix_stale
                 .contains(path)
             {
-                return Err(io::Error::new(
-                    io::ErrorKind::ConnectionRefused,
-                    format!("Connection refused: {}", path.display()),
-                ));
+                return Err(os(libc::ECONNREFUSED));
             }
             return Err(not_found(path));
         };
         let mut st = self.state.borrow_mut();
         match st.get(listener) {
             Some(Socket::Listener(l)) if l.backlog.len() < l.backlog_max => {}
-            _ => {
-                return Err(io::Error::new(
-                    io::ErrorKind::ConnectionRefused,
-                    format!("Connection refused: {}", path.display()),
-                ))
-            }
+            _ => return Err(os(libc::ECONNREFUSED)),
         }
         let client = st.insert(Socket::Tcp(self.unix_end(
             host,
@@ -177,10 +183,7 @@ impl Network {
             Some(Socket::Listener(l)) => Ok(l.path.clone()),
             Some(Socket::Tcp(end)) => Ok(end.unix.as_ref().and_then(|u| u.0.clone())),
             Some(Socket::UnixDatagram(d)) => Ok(d.path.clone()),
-            _ => Err(io::Error::new(
-                io::ErrorKind::NotConnected,
-                "the socket is gone",
-            )),
+            _ => Err(os(libc::EBADF)),
         }
     }
 
@@ -191,16 +194,10 @@ impl Network {
     pub fn unix_peer_path(&self, id: SocketId) -> io::Result<Option<PathBuf>> {
         match self.state.borrow().get(id) {
             Some(Socket::Tcp(end)) => Ok(end.unix.as_ref().and_then(|u| u.1.clone())),
-            Some(Socket::UnixDatagram(d)) => d.peer.clone().map(Some).ok_or_else(|| {
-                io::Error::new(
-                    io::ErrorKind::NotConnected,
-                    "Transport endpoint is not connected",
-                )
-            }),
-            _ => Err(io::Error::new(
-                io::ErrorKind::NotConnected,
-                "the socket is gone",
-            )),
+            Some(Socket::UnixDatagram(d)) => {
+                d.peer.clone().map(Some).ok_or_else(|| os(libc::ENOTCONN))
+            }
+            _ => Err(os(libc::EBADF)),
         }
     }
 
@@ -212,6 +209,9 @@ impl Network {
     /// # Errors
     /// `AddrInUse` when the path is bound.
     pub fn unix_dgram_bind(&self, path: Option<&Path>) -> io::Result<SocketId> {
+        if let Some(path) = path {
+            check_path(path)?;
+        }
         let host = self.current_host().0;
         let mut st = self.state.borrow_mut();
         if let Some(path) = path {
@@ -262,10 +262,7 @@ impl Network {
     ) -> io::Result<R> {
         match self.state.borrow_mut().get_mut(id) {
             Some(Socket::UnixDatagram(d)) => Ok(f(d)),
-            _ => Err(io::Error::new(
-                io::ErrorKind::NotConnected,
-                "the socket is gone",
-            )),
+            _ => Err(os(libc::EBADF)),
         }
     }
 
@@ -274,6 +271,7 @@ impl Network {
     /// # Errors
     /// `NotFound` when nothing is bound there.
     pub fn unix_dgram_connect(&self, id: SocketId, path: &Path) -> io::Result<()> {
+        check_path(path)?;
         let host = self.current_host().0;
         self.unix_lookup(host, path)
             .ok_or_else(|| not_found(path))?;
@@ -303,22 +301,21 @@ impl Network {
             Err(e) => return Poll::Ready(Err(e)),
         };
         if shut {
-            return Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::BrokenPipe,
-                "Broken pipe",
-            )));
+            return Poll::Ready(Err(os(libc::EPIPE)));
         }
         let Some(path) = to.map(Path::to_path_buf).or(peer) else {
-            return Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::NotConnected,
-                "Transport endpoint is not connected",
-            )));
+            return Poll::Ready(Err(os(libc::ENOTCONN)));
         };
         let Some(target) = self.dgram_target(host, &path) else {
-            return Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::ConnectionRefused,
-                format!("Connection refused: nothing bound at {}", path.display()),
-            )));
+            // A bound socket's file outlives it: refused; no file: missing.
+            let stale = self.state.borrow().hosts[host as usize]
+                .unix_stale
+                .contains(&path);
+            return Poll::Ready(Err(os(if stale {
+                libc::ECONNREFUSED
+            } else {
+                libc::ENOENT
+            })));
         };
         let sender_name = from;
         let mut st = self.state.borrow_mut();
@@ -337,10 +334,7 @@ impl Network {
                 }
                 Poll::Ready(Ok(buf.len()))
             }
-            _ => Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::ConnectionRefused,
-                format!("Connection refused: {}", path.display()),
-            ))),
+            _ => Poll::Ready(Err(os(libc::ECONNREFUSED))),
         }
     }
 
@@ -354,10 +348,7 @@ impl Network {
     ) -> Poll<io::Result<(usize, Option<PathBuf>)>> {
         let mut st = self.state.borrow_mut();
         let Some(Socket::UnixDatagram(d)) = st.get_mut(id) else {
-            return Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::NotConnected,
-                "the socket is gone",
-            )));
+            return Poll::Ready(Err(os(libc::EBADF)));
         };
         let next = if peek {
             d.queue.front().cloned()
