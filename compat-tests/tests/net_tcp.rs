@@ -288,3 +288,24 @@ async fn every_task_waiting_to_accept_is_woken() {
         .unwrap()
         .unwrap();
 }
+
+/// A socket outlives the `block_on` that made it: its methods and its drop
+/// work outside the runtime's context, as long as the runtime lives.
+#[test]
+fn a_listener_used_and_dropped_outside_the_runtime_context() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    assert_ne!(addr.port(), 0);
+    drop(listener);
+    let refused = runtime.block_on(tokio::net::TcpStream::connect(addr));
+    assert_eq!(
+        refused.unwrap_err().kind(),
+        std::io::ErrorKind::ConnectionRefused
+    );
+}

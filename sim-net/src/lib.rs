@@ -29,4 +29,7 @@ pub mod unix;
 
 pub use control::{ConnEnds, ConnPredicate};
 pub use link::LinkConfig;
-pub use net::{try_with_net, with_net, ConnectPolicy, HostId, Network, SocketId};
+pub use net::{
+    try_with_net, try_with_socket_net, with_net, with_socket_net, ConnectPolicy, HostId, Network,
+    SocketId,
+};

@@ -141,6 +141,35 @@ pub fn try_with_net<R>(f: impl FnOnce(&Rc<Network>) -> R) -> Option<R> {
     Some(f(&net))
 }
 
+/// The network of the simulation running on this thread, for a call on a
+/// socket that already exists: the current runtime's, or outside any
+/// runtime's context (a socket used or dropped after `block_on` returned,
+/// as tokio allows) the thread's live simulation.
+///
+/// # Panics
+/// With no simulation alive on the thread, with tokio's message.
+pub fn with_socket_net<R>(f: impl FnOnce(&Rc<Network>) -> R) -> R {
+    match try_with_socket_net(f) {
+        Some(r) => r,
+        None => panic!(
+            "there is no reactor running, must be called from the context of a Tokio 1.x runtime"
+        ),
+    }
+}
+
+/// As [`with_socket_net`]; `None` with no simulation alive on the thread.
+pub fn try_with_socket_net<R>(f: impl FnOnce(&Rc<Network>) -> R) -> Option<R> {
+    if sim_runtime::context::current_id().is_some() {
+        return try_with_net(f);
+    }
+    let core = sim_runtime::context::alive()
+        .into_iter()
+        .find(|core| !core.is_shut_down())?;
+    let _enter = sim_runtime::context::Enter::new(core.clone());
+    let net = core.extension(|| Network::new(&core));
+    Some(f(&net))
+}
+
 pub(crate) fn with_core<R>(f: impl FnOnce(&Core) -> R) -> R {
     sim_runtime::context::with_current(f).expect("the network is used inside its runtime")
 }

@@ -62,6 +62,15 @@ pub struct RuntimeOptions {
     pub enable_io: bool,
 }
 
+/// One runtime of a simulation (see [`Core::add_scope`]).
+#[derive(Clone, Copy, Debug)]
+struct Scope {
+    options: RuntimeOptions,
+    shut_down: bool,
+    /// How many `block_on`s of this runtime are on the stack.
+    driving: u32,
+}
+
 /// A handle on a spawned task: plain data, valid on the thread of its
 /// runtime.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -409,6 +418,16 @@ pub struct Core {
     parks: StdCell<u64>,
     /// The node (simulated host) of the task being polled.
     current_node: StdCell<u32>,
+    /// The runtime scope of the running code (see [`Core::add_scope`]);
+    /// `options` holds its options.
+    current_scope: StdCell<u16>,
+    /// Every runtime sharing this simulation, by scope: 0 is the one that
+    /// made it. More than one only when a test builds a second runtime
+    /// while the first is alive.
+    scopes: RefCell<Vec<Scope>>,
+    /// Whether more than one scope exists (the scheduler then checks which
+    /// ready tasks may run).
+    multi_scope: StdCell<bool>,
     /// State of subsystems above the runtime (the network), one value per
     /// type, created on first use.
     extensions: RefCell<Vec<Rc<dyn std::any::Any>>>,
@@ -504,6 +523,13 @@ impl Core {
             shut_down: StdCell::new(false),
             parks: StdCell::new(0),
             current_node: StdCell::new(0),
+            current_scope: StdCell::new(0),
+            scopes: RefCell::new(vec![Scope {
+                options,
+                shut_down: false,
+                driving: 0,
+            }]),
+            multi_scope: StdCell::new(false),
             extensions: RefCell::new(Vec::new()),
             crash_listeners: RefCell::new(Vec::new()),
             wait_describer: RefCell::new(None),
@@ -588,9 +614,154 @@ impl Core {
         &self.config
     }
 
-    /// The flavor tokio's builder asked for.
+    /// The flavor tokio's builder asked for (the current scope's runtime).
     pub fn flavor(&self) -> Flavor {
         self.options.get().flavor
+    }
+
+    // ----- runtime scopes ----------------------------------------------------
+
+    /// Adds a runtime to this simulation, as a scope: a runtime built while
+    /// this one is alive on the thread shares its clock, its one event
+    /// queue, its trace, network and disks. Its own are its options
+    /// (flavor, drivers), its tasks, its shutdown, and when its tasks run:
+    /// a `current_thread` runtime's only while it is blocked on, as tokio.
+    pub fn add_scope(&self, options: RuntimeOptions) -> u16 {
+        let mut scopes = self.scopes.borrow_mut();
+        assert!(
+            scopes.len() < usize::from(u16::MAX),
+            "sim: more than {} runtimes in one simulation",
+            u16::MAX
+        );
+        scopes.push(Scope {
+            options,
+            shut_down: false,
+            driving: 0,
+        });
+        self.multi_scope.set(true);
+        (scopes.len() - 1) as u16
+    }
+
+    /// The runtime scope of the running code.
+    #[inline]
+    pub fn current_scope(&self) -> u16 {
+        self.current_scope.get()
+    }
+
+    /// Makes `scope` current (its options answer `flavor`, `time_enabled`,
+    /// ...); returns the previous one.
+    pub fn set_scope(&self, scope: u16) -> u16 {
+        let previous = self.current_scope.replace(scope);
+        if previous != scope {
+            let options = self.scopes.borrow()[usize::from(scope)].options;
+            self.options.set(options);
+        }
+        previous
+    }
+
+    /// Runs `f` in `scope`.
+    pub fn with_scope<R>(&self, scope: u16, f: impl FnOnce() -> R) -> R {
+        let previous = self.set_scope(scope);
+        let result = f();
+        self.set_scope(previous);
+        result
+    }
+
+    /// Whether the scope's runtime was shut down (the simulation's own
+    /// shutdown shuts every scope).
+    pub fn scope_shut_down(&self, scope: u16) -> bool {
+        self.shut_down.get()
+            || self
+                .scopes
+                .borrow()
+                .get(usize::from(scope))
+                .is_none_or(|s| s.shut_down)
+    }
+
+    /// How many of the simulation's runtimes are alive.
+    pub fn live_scopes(&self) -> usize {
+        self.scopes.borrow().iter().filter(|s| !s.shut_down).count()
+    }
+
+    /// How many tasks of `scope` are alive.
+    pub fn scope_live_tasks(&self, scope: u16) -> usize {
+        if !self.multi_scope.get() {
+            return self.live_tasks();
+        }
+        let st = self.state.borrow();
+        st.tasks
+            .iter()
+            .filter(|t| t.id != 0 && t.flags & DONE == 0 && t.scope == scope)
+            .count()
+    }
+
+    /// Shuts one runtime of the simulation down: its tasks are cancelled at
+    /// once; the others' run on. (The last one's drop shuts the simulation
+    /// down: `Core::close`.)
+    pub fn shutdown_scope(self: &Rc<Self>, scope: u16) {
+        {
+            let mut scopes = self.scopes.borrow_mut();
+            let Some(entry) = scopes.get_mut(usize::from(scope)) else {
+                return;
+            };
+            if entry.shut_down {
+                return;
+            }
+            entry.shut_down = true;
+        }
+        let _enter = Enter::new(self.clone());
+        // Bounded, as in `shutdown`: a cancelled future's drop may spawn,
+        // and a spawn onto a shut-down runtime is cancelled at once.
+        for _round in 0..1024 {
+            let victims: Vec<RawTask> = {
+                let st = self.state.borrow();
+                st.tasks
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| t.id != 0 && t.flags & DONE == 0 && t.scope == scope)
+                    .map(|(slot, t)| RawTask {
+                        core: self.id,
+                        slot: slot as u32,
+                        generation: t.generation,
+                        id: t.id,
+                    })
+                    .collect()
+            };
+            if victims.is_empty() {
+                break;
+            }
+            for raw in victims {
+                self.cancel_now(raw);
+            }
+        }
+    }
+
+    /// Blocks on `future` as the runtime `scope`: the root future runs in
+    /// that scope, and that runtime's `current_thread` tasks may run.
+    pub fn block_on_in<F: Future>(self: &Rc<Self>, scope: u16, future: F) -> F::Output {
+        let previous = self.set_scope(scope);
+        let _restore = RestoreScope(self, previous);
+        self.block_on(future)
+    }
+
+    /// The ready tasks that may run now, when runtimes share the
+    /// simulation: a `current_thread` runtime's only while it is blocked on.
+    fn runnable(&self, ready: &[u32], tasks: &[TaskSlot]) -> Option<Vec<u32>> {
+        if !self.multi_scope.get() {
+            return None;
+        }
+        let scopes = self.scopes.borrow();
+        let runs = |slot: u32| {
+            if slot == ROOT_SLOT {
+                return true;
+            }
+            let s = &scopes[usize::from(tasks[slot as usize].scope)];
+            s.options.flavor == Flavor::MultiThread || s.driving > 0
+        };
+        if ready.iter().all(|&slot| runs(slot)) {
+            return None;
+        }
+        Some(ready.iter().copied().filter(|&slot| runs(slot)).collect())
     }
 
     /// The per-simulation value of type `T`, made by `init` on first use.
@@ -999,6 +1170,7 @@ impl Core {
                     flags: 0,
                     owner: 0,
                     node: 0,
+                    scope: 0,
                     cell: None,
                     join_waker: None,
                     meta: None,
@@ -1015,6 +1187,7 @@ impl Core {
         task.flags = QUEUED;
         task.owner = owner;
         task.node = node;
+        task.scope = self.current_scope.get();
         task.cell = Some(cell);
         task.meta = Some(meta);
         let generation = task.generation;
@@ -1163,6 +1336,7 @@ impl Core {
     /// taken by the runtime built next on its thread.
     pub fn adopt_options(&self, options: RuntimeOptions) {
         self.options.set(options);
+        self.scopes.borrow_mut()[0].options = options;
         self.paused.set(options.start_paused);
     }
 
@@ -1227,7 +1401,7 @@ impl Core {
     }
 
     fn poll_task(&self, slot: u32) {
-        let (mut cell, id, generation, abort, node, site) = {
+        let (mut cell, id, generation, abort, node, site, scope) = {
             let mut st = self.state.borrow_mut();
             let task = &mut st.tasks[slot as usize];
             task.flags &= !QUEUED;
@@ -1242,10 +1416,14 @@ impl Core {
                 task.flags & ABORT != 0,
                 task.node,
                 task.meta.as_ref().map(|m| m.location),
+                task.scope,
             )
         };
         let previous_node = self.current_node.replace(node);
         let _restore_node = RestoreNode(&self.current_node, previous_node);
+        // The task runs in its runtime's scope (its options, its handle).
+        let _restore_scope =
+            (scope != self.current_scope.get()).then(|| RestoreScope(self, self.set_scope(scope)));
         if abort {
             self.trace(EventKind::Cancel, id, Label::None);
             let previous = self.current_task.replace(id);
@@ -1353,6 +1531,7 @@ impl Core {
                 flags: 0,
                 owner: 0,
                 node: 0,
+                scope: 0,
                 cell: None,
                 join_waker: None,
                 meta: None,
@@ -1824,6 +2003,9 @@ impl Core {
             "sim: block_on on a runtime that was shut down"
         );
         let _driving = context::Driving::new();
+        // The current scope's runtime is blocked on: its `current_thread`
+        // tasks may run (see `Core::runnable`).
+        let _scope_driving = ScopeDriving::new(self);
         // Re-entered from a blocking section of one of its own tasks: this
         // call's future is the root until it returns; the outer root is
         // queued again then (a spare wake is harmless).
@@ -1903,19 +2085,47 @@ impl Core {
             let next = {
                 let mut st = self.state.borrow_mut();
                 let st = &mut *st;
-                match st.ready.len() {
-                    0 => None,
-                    1 => st.ready.pop(),
-                    _ if self.deciding.get() => {
-                        st.decisions += 1;
-                        let (policy, rng, ready) = (&mut st.policy, &mut st.sched_rng, &st.ready);
-                        let index = self.pick(ready, &st.tasks, || policy.choose(ready, rng));
-                        Some(self.take_ready(&mut st.ready, index))
-                    }
-                    _ => {
-                        st.decisions += 1;
-                        let index = st.policy.choose(&st.ready, &mut st.sched_rng);
-                        Some(st.ready.swap_remove(index))
+                if let Some(runnable) = self.runnable(&st.ready, &st.tasks) {
+                    // Runtimes share the simulation and some ready tasks
+                    // may not run now: pick among the others.
+                    let index = match runnable.len() {
+                        0 => None,
+                        1 => Some(0),
+                        _ => {
+                            st.decisions += 1;
+                            let (policy, rng) = (&mut st.policy, &mut st.sched_rng);
+                            Some(if self.deciding.get() {
+                                self.pick(&runnable, &st.tasks, || policy.choose(&runnable, rng))
+                            } else {
+                                policy.choose(&runnable, rng)
+                            })
+                        }
+                    };
+                    index.map(|i| {
+                        let slot = runnable[i];
+                        let at = st
+                            .ready
+                            .iter()
+                            .position(|&s| s == slot)
+                            .expect("a ready slot");
+                        st.ready.remove(at)
+                    })
+                } else {
+                    match st.ready.len() {
+                        0 => None,
+                        1 => st.ready.pop(),
+                        _ if self.deciding.get() => {
+                            st.decisions += 1;
+                            let (policy, rng, ready) =
+                                (&mut st.policy, &mut st.sched_rng, &st.ready);
+                            let index = self.pick(ready, &st.tasks, || policy.choose(ready, rng));
+                            Some(self.take_ready(&mut st.ready, index))
+                        }
+                        _ => {
+                            st.decisions += 1;
+                            let index = st.policy.choose(&st.ready, &mut st.sched_rng);
+                            Some(st.ready.swap_remove(index))
+                        }
                     }
                 }
             };
@@ -2175,6 +2385,34 @@ impl Drop for OuterRoot<'_> {
 
 /// Puts the previous node back when a poll ends (also on an early return).
 struct RestoreNode<'a>(&'a StdCell<u32>, u32);
+
+/// Counts a `block_on` of the current scope's runtime while it runs.
+struct ScopeDriving<'a>(&'a Core, u16);
+
+impl<'a> ScopeDriving<'a> {
+    fn new(core: &'a Core) -> ScopeDriving<'a> {
+        let scope = core.current_scope.get();
+        core.scopes.borrow_mut()[usize::from(scope)].driving += 1;
+        ScopeDriving(core, scope)
+    }
+}
+
+impl Drop for ScopeDriving<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut scopes) = self.0.scopes.try_borrow_mut() {
+            scopes[usize::from(self.1)].driving -= 1;
+        }
+    }
+}
+
+/// Puts the previous runtime scope back after a task's poll.
+struct RestoreScope<'a>(&'a Core, u16);
+
+impl Drop for RestoreScope<'_> {
+    fn drop(&mut self) {
+        self.0.set_scope(self.1);
+    }
+}
 
 impl Drop for RestoreNode<'_> {
     fn drop(&mut self) {

@@ -153,6 +153,10 @@ pub(crate) struct TaskSlot {
     /// The simulated host (node) the task belongs to: inherited from the
     /// task that spawned it. 0 is the implicit host.
     pub(crate) node: u32,
+    /// The runtime scope the task was spawned onto (see `Core::add_scope`):
+    /// inherited from the spawning task, 0 for the simulation's first
+    /// runtime.
+    pub(crate) scope: u16,
     pub(crate) cell: Option<Box<dyn TaskCell>>,
     pub(crate) join_waker: Option<Waker>,
     pub(crate) meta: Option<TaskMeta>,

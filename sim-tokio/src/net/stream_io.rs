@@ -16,7 +16,9 @@ macro_rules! stream_io {
             ) -> Poll<io::Result<usize>> {
                 ready!(crate::sync::budget(cx));
                 let dst = buf.initialize_unfilled();
-                let n = ready!(with_net(|net| net.tcp_poll_read(self.id, cx, dst, true)))?;
+                let n = ready!(with_socket_net(
+                    |net| net.tcp_poll_read(self.id, cx, dst, true)
+                ))?;
                 buf.advance(n);
                 Poll::Ready(Ok(n))
             }
@@ -26,7 +28,7 @@ macro_rules! stream_io {
                 interest: Interest,
                 cx: &mut Context<'_>,
             ) -> Poll<io::Result<Ready>> {
-                with_net(|net| {
+                with_socket_net(|net| {
                     let mut ready = Ready::EMPTY;
                     if interest.is_readable() && net.tcp_read_ready(self.id) {
                         ready |= Ready::READABLE;
@@ -75,7 +77,7 @@ macro_rules! stream_io {
             /// `WouldBlock`, `ConnectionReset`, or `NotConnected`.
             pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
                 let mut cx = Context::from_waker(Waker::noop());
-                match with_net(|net| net.tcp_poll_read(self.id, &mut cx, buf, false)) {
+                match with_socket_net(|net| net.tcp_poll_read(self.id, &mut cx, buf, false)) {
                     Poll::Ready(result) => result,
                     Poll::Pending => Err(would_block()),
                 }
@@ -132,7 +134,7 @@ macro_rules! stream_io {
             /// `WouldBlock`, `BrokenPipe`, or `NotConnected`.
             pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
                 let mut cx = Context::from_waker(Waker::noop());
-                match with_net(|net| net.tcp_poll_write(self.id, &mut cx, buf)) {
+                match with_socket_net(|net| net.tcp_poll_write(self.id, &mut cx, buf)) {
                     Poll::Ready(result) => result,
                     Poll::Pending => Err(would_block()),
                 }
@@ -178,7 +180,7 @@ macro_rules! stream_io {
             pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
                 std::future::poll_fn(|cx| {
                     ready!(crate::sync::budget(cx));
-                    with_net(|net| net.tcp_poll_read(self.id, cx, buf, true))
+                    with_socket_net(|net| net.tcp_poll_read(self.id, cx, buf, true))
                 })
                 .await
             }
@@ -190,7 +192,9 @@ macro_rules! stream_io {
             ) -> Poll<io::Result<()>> {
                 ready!(crate::sync::budget(cx));
                 let dst = buf.initialize_unfilled();
-                let n = ready!(with_net(|net| net.tcp_poll_read(self.id, cx, dst, false)))?;
+                let n = ready!(with_socket_net(
+                    |net| net.tcp_poll_read(self.id, cx, dst, false)
+                ))?;
                 buf.advance(n);
                 Poll::Ready(Ok(()))
             }
@@ -201,11 +205,11 @@ macro_rules! stream_io {
                 buf: &[u8],
             ) -> Poll<io::Result<usize>> {
                 ready!(crate::sync::budget(cx));
-                with_net(|net| net.tcp_poll_write(self.id, cx, buf))
+                with_socket_net(|net| net.tcp_poll_write(self.id, cx, buf))
             }
 
             pub(crate) fn shutdown_std(&self) -> io::Result<()> {
-                with_net(|net| net.tcp_shutdown_write(self.id))
+                with_socket_net(|net| net.tcp_shutdown_write(self.id))
             }
         }
 

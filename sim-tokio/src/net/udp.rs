@@ -5,7 +5,7 @@ use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::net::fd::Placeholder;
 use crate::net::readiness::{self, would_block};
 use bytes_dep::BufMut;
-use sim_net::{with_net, SocketId};
+use sim_net::{with_net, with_socket_net, SocketId};
 use std::fmt;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -88,7 +88,7 @@ impl UdpSocket {
     /// # Errors
     /// When the socket is gone.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        with_net(|net| net.udp_local_addr(self.id))
+        with_socket_net(|net| net.udp_local_addr(self.id))
     }
 
     /// The connected address.
@@ -96,7 +96,7 @@ impl UdpSocket {
     /// # Errors
     /// `NotConnected` when not connected.
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        with_net(|net| net.udp_peer_addr(self.id))
+        with_socket_net(|net| net.udp_peer_addr(self.id))
     }
 
     /// Connects: `send` goes to the first resolved address, and only its
@@ -106,7 +106,7 @@ impl UdpSocket {
     /// When the address does not resolve.
     pub async fn connect<A: ToSocketAddrs>(&self, addr: A) -> io::Result<()> {
         each_addr(addr, |addr| async move {
-            with_net(|net| net.udp_connect(self.id, addr))
+            with_socket_net(|net| net.udp_connect(self.id, addr))
         })
         .await
     }
@@ -116,7 +116,7 @@ impl UdpSocket {
         interest: Interest,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<Ready>> {
-        with_net(|net| {
+        with_socket_net(|net| {
             let mut ready = Ready::EMPTY;
             if interest.is_readable() && net.udp_read_ready(self.id) {
                 ready |= Ready::READABLE;
@@ -298,7 +298,7 @@ impl UdpSocket {
     /// # Errors
     /// A datagram over 65507 bytes.
     pub fn try_send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
-        with_net(|net| net.udp_send_to(self.id, buf, target))
+        with_socket_net(|net| net.udp_send_to(self.id, buf, target))
     }
 
     /// Waits for a datagram and its sender. A datagram longer than `buf` is
@@ -309,7 +309,7 @@ impl UdpSocket {
     pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         std::future::poll_fn(|cx| {
             ready!(crate::sync::budget(cx));
-            with_net(|net| net.udp_poll_recv_from(self.id, cx, buf, false))
+            with_socket_net(|net| net.udp_poll_recv_from(self.id, cx, buf, false))
         })
         .await
     }
@@ -322,7 +322,7 @@ impl UdpSocket {
     ) -> Poll<io::Result<SocketAddr>> {
         ready!(crate::sync::budget(cx));
         let dst = buf.initialize_unfilled();
-        let (n, from) = ready!(with_net(
+        let (n, from) = ready!(with_socket_net(
             |net| net.udp_poll_recv_from(self.id, cx, dst, false)
         ))?;
         buf.advance(n);
@@ -335,7 +335,7 @@ impl UdpSocket {
     /// `WouldBlock` when nothing is waiting.
     pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         let mut cx = Context::from_waker(Waker::noop());
-        match with_net(|net| net.udp_poll_recv_from(self.id, &mut cx, buf, false)) {
+        match with_socket_net(|net| net.udp_poll_recv_from(self.id, &mut cx, buf, false)) {
             Poll::Ready(result) => result,
             Poll::Pending => Err(would_block()),
         }
@@ -370,8 +370,10 @@ impl UdpSocket {
     /// # Errors
     /// When the socket is gone.
     pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        std::future::poll_fn(|cx| with_net(|net| net.udp_poll_recv_from(self.id, cx, buf, true)))
-            .await
+        std::future::poll_fn(|cx| {
+            with_socket_net(|net| net.udp_poll_recv_from(self.id, cx, buf, true))
+        })
+        .await
     }
 
     /// Polls for a datagram to peek at.
@@ -381,7 +383,7 @@ impl UdpSocket {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<SocketAddr>> {
         let dst = buf.initialize_unfilled();
-        let (n, from) = ready!(with_net(
+        let (n, from) = ready!(with_socket_net(
             |net| net.udp_poll_recv_from(self.id, cx, dst, true)
         ))?;
         buf.advance(n);
@@ -394,7 +396,7 @@ impl UdpSocket {
     /// `WouldBlock` when nothing is waiting.
     pub fn try_peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         let mut cx = Context::from_waker(Waker::noop());
-        match with_net(|net| net.udp_poll_recv_from(self.id, &mut cx, buf, true)) {
+        match with_socket_net(|net| net.udp_poll_recv_from(self.id, &mut cx, buf, true)) {
             Poll::Ready(result) => result,
             Poll::Pending => Err(would_block()),
         }
@@ -412,7 +414,8 @@ impl UdpSocket {
     /// Polls for the sender of the next datagram.
     pub fn poll_peek_sender(&self, cx: &mut Context<'_>) -> Poll<io::Result<SocketAddr>> {
         let mut empty = [0u8; 0];
-        with_net(|net| net.udp_poll_recv_from(self.id, cx, &mut empty, true)).map_ok(|(_, a)| a)
+        with_socket_net(|net| net.udp_poll_recv_from(self.id, cx, &mut empty, true))
+            .map_ok(|(_, a)| a)
     }
 
     /// The sender of a waiting datagram; `WouldBlock` if none.
@@ -429,7 +432,7 @@ impl UdpSocket {
     /// # Errors
     /// When the socket is gone.
     pub fn broadcast(&self) -> io::Result<bool> {
-        with_net(|net| net.udp_broadcast(self.id))
+        with_socket_net(|net| net.udp_broadcast(self.id))
     }
 
     /// Sets `SO_BROADCAST` (recorded; broadcast addresses reach no host).
@@ -437,7 +440,7 @@ impl UdpSocket {
     /// # Errors
     /// When the socket is gone.
     pub fn set_broadcast(&self, on: bool) -> io::Result<()> {
-        with_net(|net| net.udp_set_broadcast(self.id, on))
+        with_socket_net(|net| net.udp_set_broadcast(self.id, on))
     }
 
     /// `IP_MULTICAST_LOOP`.
@@ -496,7 +499,7 @@ impl UdpSocket {
     /// # Errors
     /// When the socket is gone.
     pub fn ttl(&self) -> io::Result<u32> {
-        with_net(|net| net.udp_ttl(self.id))
+        with_socket_net(|net| net.udp_ttl(self.id))
     }
 
     /// Sets `IP_TTL` (recorded).
@@ -504,7 +507,7 @@ impl UdpSocket {
     /// # Errors
     /// When the socket is gone.
     pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
-        with_net(|net| net.udp_set_ttl(self.id, ttl))
+        with_socket_net(|net| net.udp_set_ttl(self.id, ttl))
     }
 
     /// `IP_TOS`.
@@ -641,14 +644,14 @@ impl UdpSocket {
 impl Drop for UdpSocket {
     fn drop(&mut self) {
         let id = self.id;
-        sim_net::try_with_net(|net| net.udp_close(id));
+        sim_net::try_with_socket_net(|net| net.udp_close(id));
     }
 }
 
 impl fmt::Debug for UdpSocket {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("UdpSocket");
-        if let Some(Ok(local)) = sim_net::try_with_net(|net| net.udp_local_addr(self.id)) {
+        if let Some(Ok(local)) = sim_net::try_with_socket_net(|net| net.udp_local_addr(self.id)) {
             d.field("local", &local);
         }
         d.finish()

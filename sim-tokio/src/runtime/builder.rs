@@ -312,6 +312,26 @@ impl Builder {
         };
         // std::fs under the temporary directory goes to the simulated disk.
         sim_fs::install();
+        let hook = |name: &str| -> Option<std::rc::Rc<dyn Fn()>> {
+            let f: Callback = self.hooks.iter().rev().find(|(n, _)| *n == name)?.1.clone();
+            Some(std::rc::Rc::new(move || f()))
+        };
+        // A runtime built while another is alive on this thread joins its
+        // simulation: one clock, one event queue, one trace, so a future
+        // under either runtime's handle (tokio-util's `TokioContext`) and
+        // tasks on either make progress together, in virtual time.
+        if let (Config::Env(_), false) = (&config, local) {
+            if let Some(core) = joinable() {
+                let scope = core.add_scope(options);
+                // Its thread is the simulation's: only its start hook has
+                // a moment of its own to run in.
+                if let Some(start) = hook("on_thread_start") {
+                    let _enter = sim_runtime::context::Enter::new(core.clone());
+                    core.with_scope(scope, || start());
+                }
+                return Runtime::from_core(core, scope, self.flavor, self.name.clone(), workers);
+            }
+        }
         let core = match config {
             // A LocalSet used before any runtime made this thread's next
             // simulation already: this runtime is it.
@@ -327,10 +347,6 @@ impl Builder {
         // The one thread's hooks: it starts now, parks whenever the clock
         // must move, and stops when the runtime shuts down.
         // A hook set twice keeps the last, as in tokio.
-        let hook = |name: &str| -> Option<std::rc::Rc<dyn Fn()>> {
-            let f: Callback = self.hooks.iter().rev().find(|(n, _)| *n == name)?.1.clone();
-            Some(std::rc::Rc::new(move || f()))
-        };
         core.set_hooks(sim_runtime::RuntimeHooks {
             on_park: hook("on_thread_park"),
             on_unpark: hook("on_thread_unpark"),
@@ -340,8 +356,19 @@ impl Builder {
             let _enter = sim_runtime::context::Enter::new(core.clone());
             start();
         }
-        Runtime::from_core(core, self.flavor, self.name.clone(), workers)
+        Runtime::from_core(core, 0, self.flavor, self.name.clone(), workers)
     }
+}
+
+/// The simulation alive on this thread that a new runtime joins, if any: a
+/// LocalSet's reserved one is taken first (see `take_reserved`).
+fn joinable() -> Option<std::rc::Rc<sim_runtime::Core>> {
+    if RESERVED.with(|r| r.borrow().is_some()) {
+        return None;
+    }
+    sim_runtime::context::alive()
+        .into_iter()
+        .find(|core| !core.is_shut_down())
 }
 
 /// Where a runtime's configuration comes from.

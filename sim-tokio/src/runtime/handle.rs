@@ -12,6 +12,8 @@ use std::thread::ThreadId;
 #[derive(Clone)]
 pub struct Handle {
     core_id: u16,
+    /// Which of the simulation's runtimes (see `Core::add_scope`).
+    scope: u16,
     thread: ThreadId,
     flavor: RuntimeFlavor,
     name: Option<Arc<str>>,
@@ -21,7 +23,7 @@ pub struct Handle {
 impl fmt::Debug for Handle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Handle")
-            .field("id", &self.core_id)
+            .field("id", &self.id())
             .field("flavor", &self.flavor)
             .finish()
     }
@@ -34,6 +36,8 @@ impl std::panic::RefUnwindSafe for Handle {}
 /// `Handle::enter`).
 #[must_use = "Creating and dropping a guard does nothing"]
 pub struct EnterGuard<'a> {
+    // Dropped first: the scope is put back while the core is still entered.
+    _scope: ScopeRestore,
     _enter: sim_runtime::context::Enter,
     /// How many guards of this thread were alive with it (itself included):
     /// they must drop in the reverse order.
@@ -57,6 +61,18 @@ impl Drop for EnterGuard<'_> {
             );
         }
         ENTER_DEPTH.with(|d| d.set(depth.saturating_sub(1)));
+    }
+}
+
+/// Puts the entered core's previous runtime scope back.
+struct ScopeRestore {
+    core: Rc<sim_runtime::Core>,
+    previous: u16,
+}
+
+impl Drop for ScopeRestore {
+    fn drop(&mut self) {
+        self.core.set_scope(self.previous);
     }
 }
 
@@ -105,12 +121,14 @@ thread_local! {
 impl Handle {
     pub(crate) fn new(
         core_id: u16,
+        scope: u16,
         flavor: RuntimeFlavor,
         name: Option<String>,
         workers: usize,
     ) -> Handle {
         let handle = Handle {
             core_id,
+            scope,
             thread: std::thread::current().id(),
             flavor,
             name: name.map(Arc::from),
@@ -126,6 +144,10 @@ impl Handle {
 
     pub(crate) fn core_id(&self) -> u16 {
         self.core_id
+    }
+
+    pub(crate) fn scope(&self) -> u16 {
+        self.scope
     }
 
     pub(crate) fn thread(&self) -> ThreadId {
@@ -153,7 +175,7 @@ impl Handle {
     #[track_caller]
     pub(crate) fn try_core(&self) -> Option<Rc<sim_runtime::Core>> {
         match sim_runtime::context::lookup(self.core_id) {
-            Some(core) if !core.is_shut_down() => Some(core),
+            Some(core) if !core.scope_shut_down(self.scope) => Some(core),
             Some(_) => None,
             None if std::thread::current().id() == self.thread => None,
             None => Some(self.core()),
@@ -180,8 +202,14 @@ impl Handle {
         let id = sim_runtime::context::current_id().ok_or(TryCurrentError {
             thread_local_destroyed: false,
         })?;
+        let scope = sim_runtime::context::with_current(|core| core.current_scope()).unwrap_or(0);
         let found = HANDLES
-            .try_with(|h| h.borrow().iter().find(|h| h.core_id == id).cloned())
+            .try_with(|h| {
+                h.borrow()
+                    .iter()
+                    .find(|h| h.core_id == id && h.scope == scope)
+                    .cloned()
+            })
             .map_err(|_| TryCurrentError {
                 thread_local_destroyed: true,
             })?;
@@ -195,7 +223,7 @@ impl Handle {
                     sim_runtime::Flavor::MultiThread => RuntimeFlavor::MultiThread,
                 },
             );
-            Handle::new(id, flavor, None, 1)
+            Handle::new(id, scope, flavor, None, 1)
         }))
     }
 
@@ -206,8 +234,12 @@ impl Handle {
             d.set(d.get() + 1);
             d.get()
         });
+        let core = self.core();
+        let enter = sim_runtime::context::Enter::new(core.clone());
+        let previous = core.set_scope(self.scope);
         EnterGuard {
-            _enter: sim_runtime::context::Enter::new(self.core()),
+            _scope: ScopeRestore { core, previous },
+            _enter: enter,
             depth,
             _handle: PhantomData,
         }
@@ -225,7 +257,9 @@ impl Handle {
             drop(future);
             return crate::task::JoinHandle::cancelled(self.core_id);
         };
-        crate::task::spawn_on_core(&core, future, None, "task", 0)
+        core.with_scope(self.scope, || {
+            crate::task::spawn_on_core(&core, future, None, "task", 0)
+        })
     }
 
     /// Runs a blocking closure as one scheduled step of this runtime.
@@ -236,13 +270,15 @@ impl Handle {
         R: Send + 'static,
     {
         let core = self.core();
-        crate::task::spawn_on_core(
-            &core,
-            crate::task::BlockingTask::new(func),
-            None,
-            "blocking",
-            0,
-        )
+        core.with_scope(self.scope, || {
+            crate::task::spawn_on_core(
+                &core,
+                crate::task::BlockingTask::new(func),
+                None,
+                "blocking",
+                0,
+            )
+        })
     }
 
     /// Runs the simulation until `future` completes. Unlike a real
@@ -254,7 +290,7 @@ impl Handle {
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         match self.try_core() {
-            Some(core) => core.block_on(future),
+            Some(core) => core.block_on_in(self.scope, future),
             // After a shutdown, as in tokio: a future that needs no driver
             // still runs, on this thread.
             None => crate::util::poll_here(future),
@@ -268,7 +304,7 @@ impl Handle {
 
     /// The runtime's id.
     pub fn id(&self) -> Id {
-        Id::new(self.core_id)
+        Id::new(self.core_id, self.scope)
     }
 
     /// The runtime's name, from [`super::Builder::name`].

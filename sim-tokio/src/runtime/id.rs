@@ -7,8 +7,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct Id(NonZeroU64);
 
 impl Id {
-    pub(crate) fn new(raw: u16) -> Id {
-        Id(NonZeroU64::new(u64::from(raw)).expect("runtime ids start at 1"))
+    /// The id of runtime `scope` of simulation `core` (a simulation's
+    /// first runtime has the simulation's own id).
+    pub(crate) fn new(core: u16, scope: u16) -> Id {
+        let raw = u64::from(core) | u64::from(scope) << 40;
+        Id(NonZeroU64::new(raw).expect("runtime ids start at 1"))
     }
 
     /// A fresh id for a `LocalSet`, above every runtime's (which fit in 16

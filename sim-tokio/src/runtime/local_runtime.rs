@@ -108,7 +108,7 @@ impl Drop for LocalRuntime {
     fn drop(&mut self) {
         // Cancels every task and reports the run, as a Runtime's drop does.
         if std::thread::current().id() == self.handle.thread() {
-            sim_runtime::Core::close(self.handle.core_id());
+            super::runtime::close(&self.handle);
         }
     }
 }

@@ -20,7 +20,10 @@ impl RuntimeMetrics {
     /// The number of tasks alive: spawned and not yet finished.
     pub fn num_alive_tasks(&self) -> usize {
         // After a shutdown every task is gone.
-        self.handle.try_core().map_or(0, |core| core.live_tasks())
+        let scope = self.handle.scope();
+        self.handle
+            .try_core()
+            .map_or(0, |core| core.scope_live_tasks(scope))
     }
 
     /// The time worker `worker` spent running tasks. Polls take no virtual

@@ -37,12 +37,13 @@ impl fmt::Debug for Runtime {
 impl Runtime {
     pub(crate) fn from_core(
         core: Rc<sim_runtime::Core>,
+        scope: u16,
         flavor: RuntimeFlavor,
         name: Option<String>,
         workers: usize,
     ) -> Runtime {
         Runtime {
-            handle: Handle::new(core.id(), flavor, name, workers),
+            handle: Handle::new(core.id(), scope, flavor, name, workers),
         }
     }
 
@@ -86,7 +87,7 @@ impl Runtime {
     /// step limit, with a message that says which and how to replay.
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        self.handle.core().block_on(future)
+        self.handle.core().block_on_in(self.handle.scope(), future)
     }
 
     /// Makes this the current runtime until the guard drops.
@@ -127,10 +128,19 @@ impl Drop for Runtime {
             );
         }
         if std::thread::current().id() == self.handle.thread() {
-            sim_runtime::Core::close(self.handle.core_id());
+            close(&self.handle);
         }
         // Dropped on another thread: the simulation stays with its thread
         // and is dropped when that thread ends.
+    }
+}
+
+/// Shuts down the runtime of `handle`: its tasks only, while other
+/// runtimes share its simulation; the whole simulation when it is the last.
+pub(crate) fn close(handle: &Handle) {
+    match sim_runtime::context::lookup(handle.core_id()) {
+        Some(core) if core.live_scopes() > 1 => core.shutdown_scope(handle.scope()),
+        _ => sim_runtime::Core::close(handle.core_id()),
     }
 }
 

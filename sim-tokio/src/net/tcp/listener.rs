@@ -2,7 +2,7 @@ use super::stream::escape;
 use super::TcpStream;
 use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::net::fd::Placeholder;
-use sim_net::{with_net, SocketId};
+use sim_net::{with_net, with_socket_net, SocketId};
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
@@ -54,7 +54,7 @@ impl TcpListener {
     /// Polls for the next connection.
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
         ready!(crate::sync::budget(cx));
-        let (id, peer) = ready!(with_net(|net| net.tcp_poll_accept(self.id, cx)))?;
+        let (id, peer) = ready!(with_socket_net(|net| net.tcp_poll_accept(self.id, cx)))?;
         Poll::Ready(Ok((TcpStream::from_id(id), peer)))
     }
 
@@ -87,7 +87,7 @@ impl TcpListener {
     /// # Errors
     /// When the listener is gone (its host crashed).
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        with_net(|net| net.tcp_local_addr(self.id))
+        with_socket_net(|net| net.tcp_local_addr(self.id))
     }
 
     /// `IP_TTL`.
@@ -119,14 +119,14 @@ impl TryFrom<std::net::TcpListener> for TcpListener {
 impl Drop for TcpListener {
     fn drop(&mut self) {
         let id = self.id;
-        sim_net::try_with_net(|net| net.tcp_close(id));
+        sim_net::try_with_socket_net(|net| net.tcp_close(id));
     }
 }
 
 impl fmt::Debug for TcpListener {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("TcpListener");
-        if let Some(Ok(local)) = sim_net::try_with_net(|net| net.tcp_local_addr(self.id)) {
+        if let Some(Ok(local)) = sim_net::try_with_socket_net(|net| net.tcp_local_addr(self.id)) {
             d.field("local", &local);
         }
         d.finish()

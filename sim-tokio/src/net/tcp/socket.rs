@@ -390,5 +390,5 @@ impl AsFd for TcpSocket {
 }
 
 fn with_net_linger(stream: &TcpStream, linger: Option<Duration>) -> io::Result<()> {
-    sim_net::with_net(|net| net.tcp_set_linger(stream.id, linger))
+    sim_net::with_socket_net(|net| net.tcp_set_linger(stream.id, linger))
 }

@@ -4,7 +4,7 @@ use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::net::fd::Placeholder;
 use crate::net::readiness::would_block;
 use bytes_dep::BufMut;
-use sim_net::{with_net, SocketId};
+use sim_net::{with_net, with_socket_net, SocketId};
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
@@ -60,7 +60,7 @@ impl TcpStream {
         // Dropping this (an error, or the connect future cancelled) closes
         // the attempt.
         let stream = TcpStream::from_id(id);
-        std::future::poll_fn(|cx| with_net(|net| net.tcp_poll_connect(id, cx))).await?;
+        std::future::poll_fn(|cx| with_socket_net(|net| net.tcp_poll_connect(id, cx))).await?;
         Ok(stream)
     }
 
@@ -93,7 +93,7 @@ impl TcpStream {
     /// # Errors
     /// When the socket is gone.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        with_net(|net| net.tcp_local_addr(self.id))
+        with_socket_net(|net| net.tcp_local_addr(self.id))
     }
 
     /// Pending socket errors: none are kept in a simulation.
@@ -109,7 +109,7 @@ impl TcpStream {
     /// # Errors
     /// When not connected.
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        with_net(|net| net.tcp_peer_addr(self.id))
+        with_socket_net(|net| net.tcp_peer_addr(self.id))
     }
 
     /// `TCP_NODELAY`.
@@ -117,7 +117,7 @@ impl TcpStream {
     /// # Errors
     /// When the socket is gone.
     pub fn nodelay(&self) -> io::Result<bool> {
-        with_net(|net| net.tcp_nodelay(self.id))
+        with_socket_net(|net| net.tcp_nodelay(self.id))
     }
 
     /// Sets `TCP_NODELAY` (recorded; segments are never delayed here).
@@ -125,7 +125,7 @@ impl TcpStream {
     /// # Errors
     /// When the socket is gone.
     pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
-        with_net(|net| net.tcp_set_nodelay(self.id, nodelay))
+        with_socket_net(|net| net.tcp_set_nodelay(self.id, nodelay))
     }
 
     /// `TCP_QUICKACK`.
@@ -150,7 +150,7 @@ impl TcpStream {
     /// # Errors
     /// When the socket is gone.
     pub fn linger(&self) -> io::Result<Option<Duration>> {
-        with_net(|net| net.tcp_linger(self.id))
+        with_socket_net(|net| net.tcp_linger(self.id))
     }
 
     /// Sets `SO_LINGER` (recorded). Deprecated in tokio too: a lingering
@@ -160,7 +160,7 @@ impl TcpStream {
     /// When the socket is gone.
     #[deprecated = "`SO_LINGER` causes the socket to block the thread on drop"]
     pub fn set_linger(&self, dur: Option<Duration>) -> io::Result<()> {
-        with_net(|net| net.tcp_set_linger(self.id, dur))
+        with_socket_net(|net| net.tcp_set_linger(self.id, dur))
     }
 
     /// Sets `SO_LINGER` to zero (recorded).
@@ -168,7 +168,7 @@ impl TcpStream {
     /// # Errors
     /// When the socket is gone.
     pub fn set_zero_linger(&self) -> io::Result<()> {
-        with_net(|net| net.tcp_set_linger(self.id, Some(Duration::ZERO)))
+        with_socket_net(|net| net.tcp_set_linger(self.id, Some(Duration::ZERO)))
     }
 
     /// `IP_TTL`.
@@ -176,7 +176,7 @@ impl TcpStream {
     /// # Errors
     /// When the socket is gone.
     pub fn ttl(&self) -> io::Result<u32> {
-        with_net(|net| net.tcp_ttl(self.id))
+        with_socket_net(|net| net.tcp_ttl(self.id))
     }
 
     /// Sets `IP_TTL` (recorded).
@@ -184,7 +184,7 @@ impl TcpStream {
     /// # Errors
     /// When the socket is gone.
     pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
-        with_net(|net| net.tcp_set_ttl(self.id, ttl))
+        with_socket_net(|net| net.tcp_set_ttl(self.id, ttl))
     }
 
     /// Borrowed read and write halves, usable at the same time.
@@ -203,17 +203,17 @@ crate::net::stream_io::stream_io!(TcpStream);
 impl Drop for TcpStream {
     fn drop(&mut self) {
         let id = self.id;
-        sim_net::try_with_net(|net| net.tcp_close(id));
+        sim_net::try_with_socket_net(|net| net.tcp_close(id));
     }
 }
 
 impl fmt::Debug for TcpStream {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("TcpStream");
-        if let Some(Ok(local)) = sim_net::try_with_net(|net| net.tcp_local_addr(self.id)) {
+        if let Some(Ok(local)) = sim_net::try_with_socket_net(|net| net.tcp_local_addr(self.id)) {
             d.field("local", &local);
         }
-        if let Some(Ok(peer)) = sim_net::try_with_net(|net| net.tcp_peer_addr(self.id)) {
+        if let Some(Ok(peer)) = sim_net::try_with_socket_net(|net| net.tcp_peer_addr(self.id)) {
             d.field("peer", &peer);
         }
         d.finish()
