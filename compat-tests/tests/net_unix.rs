@@ -203,3 +203,71 @@ async fn unix_peer_and_local_paths() {
     assert!(a.peer_addr().unwrap().is_unnamed());
     let _ = std::fs::remove_file(&path);
 }
+
+/// A FIFO made with libc's `mkfifo` (as nix calls it): real in the plain
+/// build, simulated on the host's disk in a simulation.
+fn make_fifo(name: &str) -> PathBuf {
+    let path = path(name);
+    let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // Safety: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+    path
+}
+
+#[tokio::test]
+async fn named_pipes_made_with_mkfifo() {
+    use std::os::unix::fs::FileTypeExt;
+    use tokio::net::unix::pipe::OpenOptions;
+    let fifo = make_fifo("fifo-basic");
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    // No reader yet: a sender cannot open.
+    let err = OpenOptions::new().open_sender(&fifo).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ENXIO));
+    let mut rx = OpenOptions::new().open_receiver(&fifo).unwrap();
+    let mut tx = OpenOptions::new().open_sender(&fifo).unwrap();
+    tx.write_all(b"through a fifo").await.unwrap();
+    drop(tx);
+    let mut got = String::new();
+    rx.read_to_string(&mut got).await.unwrap();
+    assert_eq!(got, "through a fifo");
+    // With no receiver left, a read-write sender opens; a plain one fails.
+    drop(rx);
+    let mut rw = OpenOptions::new()
+        .read_write(true)
+        .open_sender(&fifo)
+        .unwrap();
+    rw.write_all(b"x").await.unwrap();
+    drop(rw);
+    // A regular file is not a pipe.
+    let file = path("fifo-not-a-pipe");
+    std::fs::write(&file, b"").unwrap();
+    let err = OpenOptions::new().open_receiver(&file).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    let _ = std::fs::remove_file(&fifo);
+    let _ = std::fs::remove_file(&file);
+}
+
+#[tokio::test]
+async fn a_fifo_receiver_waits_for_writes_from_several_senders() {
+    use tokio::net::unix::pipe::OpenOptions;
+    let fifo = make_fifo("fifo-many");
+    let mut rx = OpenOptions::new()
+        .read_write(true)
+        .open_receiver(&fifo)
+        .unwrap();
+    let mut a = OpenOptions::new().open_sender(&fifo).unwrap();
+    let mut b = OpenOptions::new().open_sender(&fifo).unwrap();
+    a.write_all(b"one ").await.unwrap();
+    b.write_all(b"two").await.unwrap();
+    let mut buf = [0u8; 7];
+    rx.read_exact(&mut buf).await.unwrap();
+    assert_eq!(&buf, b"one two");
+    // Opened read-write, the receiver never reads end of stream: it waits.
+    drop((a, b));
+    let mut one = [0u8; 1];
+    assert_eq!(
+        rx.try_read(&mut one).unwrap_err().kind(),
+        ErrorKind::WouldBlock
+    );
+    let _ = std::fs::remove_file(&fifo);
+}

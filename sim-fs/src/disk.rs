@@ -52,6 +52,9 @@ pub enum Kind {
     Dir,
     /// A symbolic link.
     Symlink,
+    /// A named pipe (`mkfifo`): its bytes live in the pipe, not on the
+    /// disk (`tokio::net::unix::pipe::OpenOptions` opens it).
+    Fifo,
 }
 
 impl Kind {
@@ -60,6 +63,7 @@ impl Kind {
             Kind::File => libc::S_IFREG,
             Kind::Dir => libc::S_IFDIR,
             Kind::Symlink => libc::S_IFLNK,
+            Kind::Fifo => libc::S_IFIFO,
         }
     }
 }
@@ -68,6 +72,7 @@ enum Body {
     File(FileData),
     Dir(BTreeMap<OsString, Ino>),
     Symlink(PathBuf),
+    Fifo,
 }
 
 struct Inode {
@@ -90,6 +95,7 @@ impl Inode {
             Body::File(_) => Kind::File,
             Body::Dir(_) => Kind::Dir,
             Body::Symlink(_) => Kind::Symlink,
+            Body::Fifo => Kind::Fifo,
         }
     }
 
@@ -98,6 +104,7 @@ impl Inode {
             Body::File(f) => f.len(),
             Body::Dir(_) => 4096,
             Body::Symlink(target) => target.as_os_str().len() as u64,
+            Body::Fifo => 0,
         }
     }
 }
@@ -923,6 +930,28 @@ impl Disk {
         Ok(())
     }
 
+    /// `mkfifo`: a named pipe at `path`.
+    pub fn mkfifo(&mut self, path: &Path, mode: u32) -> io::Result<()> {
+        self.see(path);
+        let (dir, name) = self.parent_of(path)?;
+        if self.entries(dir)?.contains_key(&name) {
+            return Err(errno(libc::EEXIST));
+        }
+        self.check_writable_dir(dir)?;
+        self.changing(path);
+        let ino = self.alloc(Body::Fifo, mode & !UMASK);
+        self.link_name(dir, name, ino);
+        Ok(())
+    }
+
+    /// The inode at `path` if it is a named pipe (following symlinks):
+    /// what `tokio::net::unix::pipe` opens.
+    pub fn fifo_at(&mut self, path: &Path) -> io::Result<Option<Ino>> {
+        self.see(path);
+        let ino = self.lookup(path, true)?;
+        Ok((self.inode(ino).kind() == Kind::Fifo).then_some(ino))
+    }
+
     /// `readlink`.
     pub fn read_link(&mut self, path: &Path) -> io::Result<PathBuf> {
         self.see(path);
@@ -1086,6 +1115,16 @@ impl Disk {
                 let inode = self.inode(ino);
                 match inode.kind() {
                     Kind::Symlink => return Err(errno(libc::ELOOP)),
+                    Kind::Fifo => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::Unsupported,
+                            format!(
+                                "sim: {} is a simulated named pipe (FIFO): open it with \
+                                 tokio::net::unix::pipe::OpenOptions, not as a file",
+                                path.display()
+                            ),
+                        ))
+                    }
                     Kind::Dir if write => return Err(errno(libc::EISDIR)),
                     Kind::File if custom & libc::O_DIRECTORY != 0 => {
                         return Err(errno(libc::ENOTDIR))
@@ -1146,7 +1185,7 @@ impl Disk {
         match &mut self.inode_mut(ino).body {
             Body::File(f) => Ok(f),
             Body::Dir(_) => Err(errno(libc::EISDIR)),
-            Body::Symlink(_) => Err(errno(libc::EINVAL)),
+            Body::Symlink(_) | Body::Fifo => Err(errno(libc::EINVAL)),
         }
     }
 
@@ -1272,7 +1311,7 @@ impl Disk {
                 self.file_mut(ino)?.sync();
                 Ok(())
             }
-            Kind::Symlink => Ok(()),
+            Kind::Symlink | Kind::Fifo => Ok(()),
         }
     }
 

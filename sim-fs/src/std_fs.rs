@@ -111,6 +111,7 @@ fn kind_bits(kind: Kind) -> u8 {
         Kind::File => libc::DT_REG,
         Kind::Dir => libc::DT_DIR,
         Kind::Symlink => libc::DT_LNK,
+        Kind::Fifo => libc::DT_FIFO,
     }
 }
 
@@ -250,6 +251,10 @@ impl FileHooks for StdFs {
 
     fn mkdir(&self, path: &Path, mode: u32) -> Result<(), i32> {
         here(|disk| disk.create_dir(path, mode))
+    }
+
+    fn mkfifo(&self, path: &Path, mode: u32) -> Result<(), i32> {
+        here(|disk| disk.mkfifo(path, mode))
     }
 
     fn rmdir(&self, path: &Path) -> Result<(), i32> {

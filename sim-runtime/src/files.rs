@@ -67,6 +67,8 @@ pub trait FileHooks: Sync {
     fn chmod(&self, path: &Path, mode: u32) -> Result<(), i32>;
     /// `mkdir`.
     fn mkdir(&self, path: &Path, mode: u32) -> Result<(), i32>;
+    /// `mkfifo`: a simulated named pipe.
+    fn mkfifo(&self, path: &Path, mode: u32) -> Result<(), i32>;
     /// `rmdir`.
     fn rmdir(&self, path: &Path) -> Result<(), i32>;
     /// `unlink`.
@@ -876,6 +878,45 @@ mod overrides {
             MKDIR,
             c"mkdir",
             fn(path: *const libc::c_char, mode: libc::mode_t) -> i32
+        )
+    }
+
+    /// `mkfifo`: a simulated named pipe during a run (nix's `mkfifo` calls
+    /// this), so the simulated disk and `tokio::net::unix::pipe` find it.
+    ///
+    /// # Safety
+    /// libc's contract.
+    #[no_mangle]
+    pub unsafe extern "C" fn mkfifo(path: *const libc::c_char, mode: libc::mode_t) -> i32 {
+        if let Some(r) =
+            unsafe { path_change("mkfifo", libc::AT_FDCWD, path, |h, p| h.mkfifo(p, mode)) }
+        {
+            return r;
+        }
+        real!(
+            MKFIFO,
+            c"mkfifo",
+            fn(path: *const libc::c_char, mode: libc::mode_t) -> i32
+        )
+    }
+
+    /// `mkfifoat`: as [`mkfifo`], relative to `dirfd`.
+    ///
+    /// # Safety
+    /// libc's contract.
+    #[no_mangle]
+    pub unsafe extern "C" fn mkfifoat(
+        dirfd: i32,
+        path: *const libc::c_char,
+        mode: libc::mode_t,
+    ) -> i32 {
+        if let Some(r) = unsafe { path_change("mkfifoat", dirfd, path, |h, p| h.mkfifo(p, mode)) } {
+            return r;
+        }
+        real!(
+            MKFIFOAT,
+            c"mkfifoat",
+            fn(dirfd: i32, path: *const libc::c_char, mode: libc::mode_t) -> i32
         )
     }
 

@@ -97,6 +97,7 @@ impl DirEntry {
             sim_fs::Kind::File => libc_dep::S_IFREG,
             sim_fs::Kind::Dir => libc_dep::S_IFDIR,
             sim_fs::Kind::Symlink => libc_dep::S_IFLNK,
+            sim_fs::Kind::Fifo => libc_dep::S_IFIFO,
         };
         let stat = sim_runtime::interpose::FakeStat {
             mode: type_bits,

@@ -29,7 +29,7 @@
 mod child;
 mod command;
 pub(crate) mod pipe;
-mod stdio;
+pub(crate) mod stdio;
 pub(crate) mod table;
 
 pub use child::{Child, ChildStderr, ChildStdin, ChildStdout};

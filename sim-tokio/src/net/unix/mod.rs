@@ -3,6 +3,7 @@
 //! created on the real filesystem. Dropping a listener removes its path.
 
 mod datagram;
+mod fifo;
 mod listener;
 pub mod pipe;
 mod socket;

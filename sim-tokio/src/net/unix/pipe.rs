@@ -1,8 +1,11 @@
 //! Unix pipes. An anonymous [`pipe`] is simulated: a one-way stream within
-//! the task's host. Named pipes (FIFOs opened by path) and pipes made from
-//! real descriptors are real operating-system objects: outside the
-//! simulation, so those calls fail with an error naming the escape.
+//! the task's host. A named pipe made during the run (`mkfifo`, as nix
+//! calls it) is a simulated FIFO on the host's disk, opened by
+//! [`OpenOptions`]. Real FIFOs and pipes made from real descriptors are
+//! operating-system objects outside the simulation: those calls fail with
+//! an error naming the escape.
 
+use super::fifo::{self, FifoEnd, Side};
 use super::UnixStream;
 use crate::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
 use bytes_dep::BufMut;
@@ -27,7 +30,22 @@ fn escape(what: &str) -> io::Error {
 /// Outside a runtime, as in tokio.
 pub fn pipe() -> io::Result<(Sender, Receiver)> {
     let (a, b) = UnixStream::pair()?;
-    Ok((Sender { inner: a }, Receiver { inner: b }))
+    Ok((
+        Sender {
+            inner: End::Stream(a),
+        },
+        Receiver {
+            inner: End::Stream(b),
+        },
+    ))
+}
+
+/// What a pipe end is: one side of an anonymous pipe (a simulated stream
+/// pair), or an end of a named pipe.
+#[derive(Debug)]
+enum End {
+    Stream(UnixStream),
+    Fifo(FifoEnd),
 }
 
 /// Options for opening a named pipe (FIFO) by path.
@@ -52,34 +70,44 @@ impl OpenOptions {
         self
     }
 
-    /// Skips the check that the path is a FIFO.
+    /// Skips the check that the path is a FIFO (kept: a simulated regular
+    /// file has no pipe behind it, so opening one still fails with
+    /// `InvalidInput`).
     pub fn unchecked(&mut self, value: bool) -> &mut Self {
         self.unchecked = value;
         self
     }
 
-    /// Refused: a FIFO lives in the real filesystem, outside the
-    /// simulation.
+    /// Opens the reading end of the simulated FIFO at `path`. While no
+    /// sender is open it reads end of stream (open it `read_write` to wait
+    /// for one instead).
     ///
     /// # Errors
-    /// Always, naming the escape.
+    /// `NotFound`; `InvalidInput` when the path is no FIFO; an escape
+    /// error for a real FIFO (one not made during the run).
+    ///
+    /// # Panics
+    /// Outside a runtime.
     pub fn open_receiver<P: AsRef<Path>>(&self, path: P) -> io::Result<Receiver> {
-        Err(escape(&format!(
-            "opening the named pipe {} (a real FIFO)",
-            path.as_ref().display()
-        )))
+        let end = fifo::open(path.as_ref(), Side::Receiver, self.read_write)?;
+        Ok(Receiver {
+            inner: End::Fifo(end),
+        })
     }
 
-    /// Refused: a FIFO lives in the real filesystem, outside the
-    /// simulation.
+    /// Opens the writing end of the simulated FIFO at `path`.
     ///
     /// # Errors
-    /// Always, naming the escape.
+    /// As [`OpenOptions::open_receiver`], and `ENXIO` while no receiver is
+    /// open (unless `read_write`), as Linux gives.
+    ///
+    /// # Panics
+    /// Outside a runtime.
     pub fn open_sender<P: AsRef<Path>>(&self, path: P) -> io::Result<Sender> {
-        Err(escape(&format!(
-            "opening the named pipe {} (a real FIFO)",
-            path.as_ref().display()
-        )))
+        let end = fifo::open(path.as_ref(), Side::Sender, self.read_write)?;
+        Ok(Sender {
+            inner: End::Fifo(end),
+        })
     }
 }
 
@@ -92,13 +120,13 @@ impl Default for OpenOptions {
 /// The writing end of a pipe.
 #[derive(Debug)]
 pub struct Sender {
-    inner: UnixStream,
+    inner: End,
 }
 
 /// The reading end of a pipe.
 #[derive(Debug)]
 pub struct Receiver {
-    inner: UnixStream,
+    inner: End,
 }
 
 macro_rules! refused_fd_constructors {
@@ -172,7 +200,10 @@ macro_rules! refused_fd_constructors {
         /// # Errors
         /// Never in a simulation.
         pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-            self.inner.ready(interest).await
+            match &self.inner {
+                End::Stream(s) => s.ready(interest).await,
+                End::Fifo(f) => Ok(std::future::poll_fn(|cx| f.poll_ready(interest, cx)).await),
+            }
         }
     };
 }
@@ -185,12 +216,15 @@ impl Sender {
     /// # Errors
     /// Never in a simulation.
     pub async fn writable(&self) -> io::Result<()> {
-        self.inner.writable().await
+        std::future::poll_fn(|cx| self.poll_write_ready(cx)).await
     }
 
     /// Polls for write readiness.
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.inner.poll_write_ready(cx)
+        match &self.inner {
+            End::Stream(s) => s.poll_write_ready(cx),
+            End::Fifo(f) => f.poll_ready(Interest::WRITABLE, cx).map(|_| Ok(())),
+        }
     }
 
     /// Writes what fits now.
@@ -199,7 +233,10 @@ impl Sender {
     /// `WouldBlock` when the pipe is full; `BrokenPipe` when the receiver
     /// is gone.
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        self.inner.try_write(buf)
+        match &self.inner {
+            End::Stream(s) => s.try_write(buf),
+            End::Fifo(f) => f.try_write(buf),
+        }
     }
 
     /// Writes what fits now, from several buffers.
@@ -207,7 +244,16 @@ impl Sender {
     /// # Errors
     /// As [`Sender::try_write`].
     pub fn try_write_vectored(&self, buf: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        self.inner.try_write_vectored(buf)
+        match &self.inner {
+            End::Stream(s) => s.try_write_vectored(buf),
+            End::Fifo(f) => {
+                let first = buf
+                    .iter()
+                    .find(|b| !b.is_empty())
+                    .map_or(&[][..], |b| &b[..]);
+                f.try_write(first)
+            }
+        }
     }
 
     /// Runs `f` if the pipe is writable now.
@@ -215,7 +261,10 @@ impl Sender {
     /// # Errors
     /// `WouldBlock` when not writable; otherwise `f`'s result.
     pub fn try_io<R>(&self, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
-        self.inner.try_io(Interest::WRITABLE, f)
+        match &self.inner {
+            End::Stream(s) => s.try_io(Interest::WRITABLE, f),
+            End::Fifo(end) => fifo_try_io(end, Interest::WRITABLE, f),
+        }
     }
 }
 
@@ -225,15 +274,25 @@ impl AsyncWrite for Sender {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+        match &mut self.get_mut().inner {
+            End::Stream(s) => Pin::new(s).poll_write(cx, buf),
+            End::Fifo(f) => f.poll_write(cx, buf),
+        }
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+        match &mut self.get_mut().inner {
+            End::Stream(s) => Pin::new(s).poll_flush(cx),
+            End::Fifo(_) => Poll::Ready(Ok(())),
+        }
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+        match &mut self.get_mut().inner {
+            End::Stream(s) => Pin::new(s).poll_shutdown(cx),
+            // As a real pipe's: the end closes when dropped.
+            End::Fifo(_) => Poll::Ready(Ok(())),
+        }
     }
 }
 
@@ -245,12 +304,15 @@ impl Receiver {
     /// # Errors
     /// Never in a simulation.
     pub async fn readable(&self) -> io::Result<()> {
-        self.inner.readable().await
+        std::future::poll_fn(|cx| self.poll_read_ready(cx)).await
     }
 
     /// Polls for read readiness.
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.inner.poll_read_ready(cx)
+        match &self.inner {
+            End::Stream(s) => s.poll_read_ready(cx),
+            End::Fifo(f) => f.poll_ready(Interest::READABLE, cx).map(|_| Ok(())),
+        }
     }
 
     /// Reads what is there now.
@@ -258,7 +320,10 @@ impl Receiver {
     /// # Errors
     /// `WouldBlock` when the pipe is empty.
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.try_read(buf)
+        match &self.inner {
+            End::Stream(s) => s.try_read(buf),
+            End::Fifo(f) => f.try_read(buf),
+        }
     }
 
     /// Reads what is there now, into several buffers.
@@ -266,7 +331,13 @@ impl Receiver {
     /// # Errors
     /// As [`Receiver::try_read`].
     pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
-        self.inner.try_read_vectored(bufs)
+        match &self.inner {
+            End::Stream(s) => s.try_read_vectored(bufs),
+            End::Fifo(f) => match bufs.iter_mut().find(|b| !b.is_empty()) {
+                Some(first) => f.try_read(first),
+                None => f.try_read(&mut []),
+            },
+        }
     }
 
     /// Reads what is there now, into a `BufMut`.
@@ -274,7 +345,15 @@ impl Receiver {
     /// # Errors
     /// As [`Receiver::try_read`].
     pub fn try_read_buf<B: BufMut>(&self, buf: &mut B) -> io::Result<usize> {
-        self.inner.try_read_buf(buf)
+        match &self.inner {
+            End::Stream(s) => s.try_read_buf(buf),
+            End::Fifo(f) => {
+                let mut chunk = vec![0u8; buf.remaining_mut().min(64 * 1024)];
+                let n = f.try_read(&mut chunk)?;
+                buf.put_slice(&chunk[..n]);
+                Ok(n)
+            }
+        }
     }
 
     /// Runs `f` if the pipe is readable now.
@@ -282,7 +361,10 @@ impl Receiver {
     /// # Errors
     /// `WouldBlock` when not readable; otherwise `f`'s result.
     pub fn try_io<R>(&self, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
-        self.inner.try_io(Interest::READABLE, f)
+        match &self.inner {
+            End::Stream(s) => s.try_io(Interest::READABLE, f),
+            End::Fifo(end) => fifo_try_io(end, Interest::READABLE, f),
+        }
     }
 }
 
@@ -292,7 +374,24 @@ impl AsyncRead for Receiver {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
+        match &mut self.get_mut().inner {
+            End::Stream(s) => Pin::new(s).poll_read(cx, buf),
+            End::Fifo(f) => f.poll_read(cx, buf),
+        }
+    }
+}
+
+/// `try_io` on a FIFO end: `f` runs only when the end is ready now.
+fn fifo_try_io<R>(
+    end: &FifoEnd,
+    interest: Interest,
+    f: impl FnOnce() -> io::Result<R>,
+) -> io::Result<R> {
+    let waker = std::task::Waker::noop();
+    let mut cx = Context::from_waker(waker);
+    match end.poll_ready(interest, &mut cx) {
+        Poll::Ready(_) => f(),
+        Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
     }
 }
 
@@ -300,13 +399,16 @@ macro_rules! placeholder_fd {
     ($($ty:ident),*) => {$(
         impl AsRawFd for $ty {
             fn as_raw_fd(&self) -> RawFd {
-                self.inner.as_raw_fd()
+                self.as_fd().as_raw_fd()
             }
         }
 
         impl AsFd for $ty {
             fn as_fd(&self) -> BorrowedFd<'_> {
-                self.inner.as_fd()
+                match &self.inner {
+                    End::Stream(s) => s.as_fd(),
+                    End::Fifo(f) => f.placeholder(),
+                }
             }
         }
     )*};

@@ -1,0 +1,268 @@
+//! Named pipes (FIFOs) on the simulated disk: `mkfifo` (libc, nix) makes
+//! one, and `tokio::net::unix::pipe::OpenOptions` opens its ends. The bytes
+//! live in one buffer per FIFO and host (64 KiB, as Linux's pipes), shared
+//! by every end: any sender writes into it, any receiver reads from it.
+//! A receiver reads end of stream while no sender is open, a sender fails
+//! with `BrokenPipe` once no receiver is, as with a real FIFO.
+
+use crate::io::{Interest, ReadBuf, Ready};
+use std::collections::{BTreeMap, VecDeque};
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::task::{Context, Poll, Waker};
+
+/// Linux's default pipe capacity.
+const FIFO_CAPACITY_BYTES: usize = 64 * 1024;
+
+#[derive(Debug, Default)]
+struct State {
+    buffer: VecDeque<u8>,
+    readers: u32,
+    writers: u32,
+    /// Bounded by the ends open on the FIFO (one waker per waiting end).
+    read_wakers: Vec<Waker>,
+    write_wakers: Vec<Waker>,
+}
+
+type Shared = Arc<Mutex<State>>;
+
+fn lock(shared: &Shared) -> MutexGuard<'_, State> {
+    shared.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The FIFOs of one simulation, by host and inode (a runtime extension).
+#[derive(Default)]
+struct Fifos(std::cell::RefCell<BTreeMap<(u32, sim_fs::Ino), Shared>>);
+
+/// One open end of a FIFO.
+#[derive(Debug)]
+pub(crate) struct FifoEnd {
+    shared: Shared,
+    reads: bool,
+    writes: bool,
+    placeholder: OnceLock<OwnedFd>,
+}
+
+/// What an end opens as.
+#[derive(Clone, Copy)]
+pub(crate) enum Side {
+    Receiver,
+    Sender,
+}
+
+/// Opens an end of the FIFO at `path` on the current host's disk.
+///
+/// # Errors
+/// `NotFound` for no such path; `InvalidInput` ("not a pipe") for a path
+/// that is no FIFO; `ENXIO` for a sender while no receiver is open (unless
+/// `read_write`), as Linux gives.
+pub(crate) fn open(path: &Path, side: Side, read_write: bool) -> io::Result<FifoEnd> {
+    let node = sim_fs::current_node();
+    let found = sim_fs::with_disk(|disk| disk.fifo_at(path));
+    let ino = match found {
+        Ok(Some(ino)) => ino,
+        Ok(None) => return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a pipe")),
+        Err(e) if e.kind() == io::ErrorKind::NotFound && real_fifo(path) => {
+            return Err(crate::net::tcp::stream::escape(&format!(
+                "opening the named pipe {} (a real FIFO; make it during the run with mkfifo \
+                 to get a simulated one)",
+                path.display()
+            )))
+        }
+        Err(e) => return Err(e),
+    };
+    let shared = sim_runtime::context::with_current(|core| {
+        let fifos = core.extension(Fifos::default);
+        let mut map = fifos.0.borrow_mut();
+        map.entry((node, ino)).or_default().clone()
+    })
+    .expect("a FIFO is opened inside its runtime");
+    let (reads, writes) = match side {
+        Side::Receiver => (true, read_write),
+        Side::Sender => (read_write, true),
+    };
+    let wake = {
+        let mut state = lock(&shared);
+        if matches!(side, Side::Sender) && !read_write && state.readers == 0 {
+            return Err(io::Error::from_raw_os_error(libc_dep::ENXIO));
+        }
+        state.readers += u32::from(reads);
+        state.writers += u32::from(writes);
+        // A new sender ends nothing; a receiver may unblock nobody: only
+        // wake when a count went from zero.
+        let mut wake = Vec::new();
+        if writes && state.writers == 1 {
+            wake.append(&mut state.read_wakers);
+        }
+        if reads && state.readers == 1 {
+            wake.append(&mut state.write_wakers);
+        }
+        wake
+    };
+    for w in wake {
+        w.wake();
+    }
+    Ok(FifoEnd {
+        shared,
+        reads,
+        writes,
+        placeholder: OnceLock::new(),
+    })
+}
+
+/// Whether a real FIFO is at `path` (a path the simulated disk does not
+/// mirror).
+fn real_fifo(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    sim_runtime::files::outside(|| std::fs::metadata(path)).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+fn push_waker(wakers: &mut Vec<Waker>, waker: &Waker) {
+    if !wakers.iter().any(|w| w.will_wake(waker)) {
+        wakers.push(waker.clone());
+    }
+}
+
+impl FifoEnd {
+    fn read_ready(state: &State) -> bool {
+        !state.buffer.is_empty() || state.writers == 0
+    }
+
+    fn write_ready(state: &State) -> bool {
+        state.readers == 0 || state.buffer.len() < FIFO_CAPACITY_BYTES
+    }
+
+    pub(crate) fn poll_ready(&self, interest: Interest, cx: &mut Context<'_>) -> Poll<Ready> {
+        let mut state = lock(&self.shared);
+        let mut ready = Ready::EMPTY;
+        if interest.is_readable() && Self::read_ready(&state) {
+            ready |= Ready::READABLE;
+        }
+        if interest.is_writable() && Self::write_ready(&state) {
+            ready |= Ready::WRITABLE;
+        }
+        if !ready.is_empty() {
+            return Poll::Ready(ready);
+        }
+        if interest.is_readable() {
+            push_waker(&mut state.read_wakers, cx.waker());
+        }
+        if interest.is_writable() {
+            push_waker(&mut state.write_wakers, cx.waker());
+        }
+        drop(state);
+        crate::util::note_wait("FIFO", sim_runtime::WaitDetail::None, None);
+        Poll::Pending
+    }
+
+    pub(crate) fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let (n, wake) = {
+            let mut state = lock(&self.shared);
+            if state.buffer.is_empty() {
+                if state.writers == 0 || buf.is_empty() {
+                    return Ok(0);
+                }
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            let n = buf.len().min(state.buffer.len());
+            for (slot, byte) in buf.iter_mut().zip(state.buffer.drain(..n)) {
+                *slot = byte;
+            }
+            (n, std::mem::take(&mut state.write_wakers))
+        };
+        for w in wake {
+            w.wake();
+        }
+        Ok(n)
+    }
+
+    pub(crate) fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        let (n, wake) = {
+            let mut state = lock(&self.shared);
+            if state.readers == 0 {
+                return Err(io::Error::from_raw_os_error(libc_dep::EPIPE));
+            }
+            let room = FIFO_CAPACITY_BYTES - state.buffer.len();
+            if room == 0 && !buf.is_empty() {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            let n = room.min(buf.len());
+            state.buffer.extend(&buf[..n]);
+            (n, std::mem::take(&mut state.read_wakers))
+        };
+        for w in wake {
+            w.wake();
+        }
+        Ok(n)
+    }
+
+    pub(crate) fn poll_read(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        // Bounded: a read either finds bytes or end of stream, or registers.
+        loop {
+            match self.try_read(buf.initialize_unfilled()) {
+                Ok(n) => {
+                    buf.advance(n);
+                    return Poll::Ready(Ok(()));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if self.poll_ready(Interest::READABLE, cx).is_pending() {
+                        return Poll::Pending;
+                    }
+                }
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+    }
+
+    pub(crate) fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        loop {
+            match self.try_write(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if self.poll_ready(Interest::WRITABLE, cx).is_pending() {
+                        return Poll::Pending;
+                    }
+                }
+                other => return Poll::Ready(other),
+            }
+        }
+    }
+
+    /// A real descriptor standing for the end (`AsRawFd`): an empty pipe.
+    pub(crate) fn placeholder(&self) -> BorrowedFd<'_> {
+        self.placeholder
+            .get_or_init(|| {
+                crate::process::stdio::placeholder().expect("sim: a placeholder for a FIFO end")
+            })
+            .as_fd()
+    }
+}
+
+impl Drop for FifoEnd {
+    fn drop(&mut self) {
+        let wake = {
+            let mut state = lock(&self.shared);
+            state.readers -= u32::from(self.reads);
+            state.writers -= u32::from(self.writes);
+            let mut wake = Vec::new();
+            if self.writes && state.writers == 0 {
+                // Receivers read end of stream now.
+                wake.append(&mut state.read_wakers);
+            }
+            if self.reads && state.readers == 0 {
+                // Senders get BrokenPipe now; what is buffered is lost.
+                state.buffer.clear();
+                wake.append(&mut state.write_wakers);
+            }
+            wake
+        };
+        for w in wake {
+            w.wake();
+        }
+    }
+}
