@@ -309,3 +309,35 @@ fn a_listener_used_and_dropped_outside_the_runtime_context() {
         std::io::ErrorKind::ConnectionRefused
     );
 }
+
+/// A `try_io` whose closure says `WouldBlock` clears the readiness; new
+/// data makes the stream readable again, with every byte still there. (How
+/// long a cleared readiness waits is racy on real sockets, which report
+/// spurious events: `examples/tests/sim_net.rs` checks the simulator's.)
+#[tokio::test(start_paused = true)]
+async fn try_io_would_block_clears_readiness_until_new_data() {
+    use tokio::io::Interest;
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut client = TcpStream::connect(addr).await.unwrap();
+    let (server, _) = listener.accept().await.unwrap();
+    client.write_all(b"a").await.unwrap();
+    server.readable().await.unwrap();
+    let cleared = server.try_io(Interest::READABLE, || {
+        Err::<(), _>(std::io::ErrorKind::WouldBlock.into())
+    });
+    assert_eq!(cleared.unwrap_err().kind(), ErrorKind::WouldBlock);
+    client.write_all(b"b").await.unwrap();
+    server.readable().await.unwrap();
+    let mut buf = [0u8; 2];
+    let mut got = 0;
+    // Both bytes are there to read, in one or two reads.
+    while got < 2 {
+        match server.try_read(&mut buf[got..]) {
+            Ok(n) => got += n,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => server.readable().await.unwrap(),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(&buf, b"ab");
+}

@@ -154,3 +154,29 @@ fn task_locals_and_spawning_outside_their_context() {
         "must be called from the context of a Tokio 1.x runtime",
     );
 }
+
+#[test]
+fn blocking_on_a_runtime_inside_a_runtime() {
+    let outer = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let inner = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let handle = inner.handle().clone();
+    let local = tokio::task::LocalSet::new();
+    outer.block_on(async {
+        assert_here(
+            panic_site(|| inner.block_on(async {})),
+            "Cannot start a runtime from within a runtime",
+        );
+        assert_here(
+            panic_site(|| handle.block_on(async {})),
+            "Cannot start a runtime from within a runtime",
+        );
+        assert_here(
+            panic_site(|| local.block_on(&inner, async {})),
+            "Cannot start a runtime from within a runtime",
+        );
+    });
+}

@@ -411,3 +411,42 @@ fn socket2_setters_work_on_simulated_sockets() {
     });
     sim.run();
 }
+
+/// A `try_io` whose closure says `WouldBlock` clears the readiness, as
+/// tokio documents: `readable()` then waits for the next arrival, even
+/// with a byte still buffered (real sockets may wake early; the simulator
+/// never does). The same holds for UDP.
+#[tokio::test]
+async fn a_cleared_readiness_waits_for_the_next_arrival() {
+    use tokio::io::Interest;
+    let would_block = || Err::<(), _>(std::io::Error::from(ErrorKind::WouldBlock));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mut client = TcpStream::connect(listener.local_addr().unwrap())
+        .await
+        .unwrap();
+    let (server, _) = listener.accept().await.unwrap();
+    client.write_all(b"a").await.unwrap();
+    server.readable().await.unwrap();
+    let _ = server.try_io(Interest::READABLE, would_block);
+    let waited = timeout(Duration::from_millis(100), server.readable()).await;
+    assert!(
+        waited.is_err(),
+        "readable() answered from the cleared readiness"
+    );
+    client.write_all(b"b").await.unwrap();
+    server.readable().await.unwrap();
+
+    let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    a.send_to(b"one", b.local_addr().unwrap()).await.unwrap();
+    b.readable().await.unwrap();
+    let _ = b.try_io(Interest::READABLE, would_block);
+    assert!(timeout(Duration::from_millis(100), b.readable())
+        .await
+        .is_err());
+    a.send_to(b"two", b.local_addr().unwrap()).await.unwrap();
+    b.readable().await.unwrap();
+    let mut buf = [0u8; 3];
+    assert_eq!(b.try_recv(&mut buf).unwrap(), 3);
+    assert_eq!(&buf, b"one");
+}

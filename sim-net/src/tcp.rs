@@ -81,6 +81,14 @@ pub(crate) struct TcpEnd {
     pub(crate) read_next_ns: u64,
     /// Under a read throttle: the time a wake is armed for (0: none).
     pub(crate) read_wake_ns: u64,
+    /// Read events (data, FIN, RST) and write events (the window opened,
+    /// RST) so far: the edges a readiness that `try_io` cleared waits for.
+    pub(crate) read_events: u64,
+    pub(crate) write_events: u64,
+    /// The event count at which `try_io` cleared read or write readiness:
+    /// not ready again until the count moves.
+    pub(crate) read_cleared_at: Option<u64>,
+    pub(crate) write_cleared_at: Option<u64>,
 }
 
 impl TcpEnd {
@@ -106,14 +114,30 @@ impl TcpEnd {
             unix: None,
             read_next_ns: 0,
             read_wake_ns: 0,
+            read_events: 0,
+            write_events: 0,
+            read_cleared_at: None,
+            write_cleared_at: None,
         }
     }
 
     pub(crate) fn wake_all(&mut self) {
-        for w in [self.read_waker.take(), self.write_waker.take()]
-            .into_iter()
-            .flatten()
-        {
+        self.read_event();
+        self.write_event();
+    }
+
+    /// Something a reader waits for happened: counted, and the reader woken.
+    pub(crate) fn read_event(&mut self) {
+        self.read_events += 1;
+        if let Some(w) = self.read_waker.take() {
+            w.wake();
+        }
+    }
+
+    /// Something a writer waits for happened: counted, and the writer woken.
+    pub(crate) fn write_event(&mut self) {
+        self.write_events += 1;
+        if let Some(w) = self.write_waker.take() {
             w.wake();
         }
     }
@@ -534,9 +558,7 @@ impl Network {
                             unreachable!()
                         };
                         end.recv.extend(data);
-                        if let Some(w) = end.read_waker.take() {
-                            w.wake();
-                        }
+                        end.read_event();
                     }
                     _ => {
                         drop(st);
@@ -553,9 +575,7 @@ impl Network {
                 let mut st = self.state.borrow_mut();
                 if let Some(Socket::Tcp(end)) = segment.to.and_then(|to| st.get_mut(to)) {
                     end.fin_received = true;
-                    if let Some(w) = end.read_waker.take() {
-                        w.wake();
-                    }
+                    end.read_event();
                 }
             }
             SegmentKind::Rst => {
@@ -719,9 +739,7 @@ impl Network {
                 // The window opened: the peer's writer may go on.
                 if let Some(peer) = end.peer_id {
                     if let Some(Socket::Tcp(peer_end)) = st.get_mut(peer) {
-                        if let Some(w) = peer_end.write_waker.take() {
-                            w.wake();
-                        }
+                        peer_end.write_event();
                     }
                 }
             }
@@ -748,6 +766,7 @@ impl Network {
     pub fn tcp_read_ready(&self, id: SocketId) -> bool {
         let st = self.state.borrow();
         match st.get(id) {
+            Some(Socket::Tcp(end)) if end.read_cleared_at == Some(end.read_events) => false,
             Some(Socket::Tcp(end)) if !end.recv.is_empty() && !end.reset => {
                 // Under a read throttle, data waits for its turn.
                 end.read_next_ns == 0
@@ -785,9 +804,7 @@ impl Network {
                     let mut st = net.state.borrow_mut();
                     if let Some(Socket::Tcp(end)) = st.get_mut(id) {
                         end.read_wake_ns = 0;
-                        if let Some(w) = end.read_waker.take() {
-                            w.wake();
-                        }
+                        end.read_event();
                     }
                 });
             }),
@@ -810,8 +827,22 @@ impl Network {
     pub fn tcp_write_ready(&self, id: SocketId) -> bool {
         let st = self.state.borrow();
         match st.get(id) {
+            Some(Socket::Tcp(end)) if end.write_cleared_at == Some(end.write_events) => false,
             Some(Socket::Tcp(end)) => end.reset || end.write_shut || Self::window(&st, end) > 0,
             _ => true,
+        }
+    }
+
+    /// Clears read and/or write readiness (a `try_io` whose closure said
+    /// `WouldBlock`): not ready again until the next event of that kind.
+    pub fn tcp_clear_ready(&self, id: SocketId, read: bool, write: bool) {
+        if let Some(Socket::Tcp(end)) = self.state.borrow_mut().get_mut(id) {
+            if read {
+                end.read_cleared_at = Some(end.read_events);
+            }
+            if write {
+                end.write_cleared_at = Some(end.write_events);
+            }
         }
     }
 

@@ -25,6 +25,10 @@ pub(crate) struct UdpState {
     /// A datagram it sent, connected, found no socket: its next receive
     /// fails with `ConnectionRefused`, as the ICMP error makes it on Linux.
     pub(crate) refused: bool,
+    /// Datagrams and errors that arrived so far, and the count at which
+    /// `try_io` cleared read readiness (see `TcpEnd::read_cleared_at`).
+    pub(crate) arrivals: u64,
+    pub(crate) read_cleared_at: Option<u64>,
 }
 
 pub(crate) struct Datagram {
@@ -68,6 +72,8 @@ impl Network {
             broadcast: false,
             ttl: 64,
             refused: false,
+            arrivals: 0,
+            read_cleared_at: None,
         }));
         st.hosts[host as usize].udp_ports.insert(port, id.index);
         Ok(id)
@@ -316,6 +322,7 @@ impl Network {
                 if let Some(Socket::Udp(u)) = st.get_mut(SocketId { index, generation }) {
                     if u.peer == Some(d.dst) {
                         u.refused = true;
+                        u.arrivals += 1;
                         waker = u.waker.take();
                     }
                 }
@@ -352,6 +359,7 @@ impl Network {
             return;
         };
         u.queue.push_back((d.data, d.src));
+        u.arrivals += 1;
         if let Some(w) = u.waker.take() {
             w.wake();
         }
@@ -396,8 +404,15 @@ impl Network {
     /// Whether a datagram is waiting.
     pub fn udp_read_ready(&self, id: SocketId) -> bool {
         match self.state.borrow().get(id) {
-            Some(Socket::Udp(u)) => !u.queue.is_empty(),
+            Some(Socket::Udp(u)) => !u.queue.is_empty() && u.read_cleared_at != Some(u.arrivals),
             _ => true,
+        }
+    }
+
+    /// Clears read readiness until the next datagram (`try_io`).
+    pub fn udp_clear_read(&self, id: SocketId) {
+        if let Some(Socket::Udp(u)) = self.state.borrow_mut().get_mut(id) {
+            u.read_cleared_at = Some(u.arrivals);
         }
     }
 

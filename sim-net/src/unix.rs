@@ -32,6 +32,10 @@ pub(crate) struct UnixDatagramState {
     pub(crate) send_wakers: Vec<Waker>,
     pub(crate) shut_read: bool,
     pub(crate) shut_write: bool,
+    /// Datagrams that arrived so far, and the count at which `try_io`
+    /// cleared read readiness.
+    pub(crate) arrivals: u64,
+    pub(crate) read_cleared_at: Option<u64>,
 }
 
 /// An error as the kernel gives it: its errno, so `raw_os_error` and the
@@ -228,6 +232,8 @@ impl Network {
             send_wakers: Vec::new(),
             shut_read: false,
             shut_write: false,
+            arrivals: 0,
+            read_cleared_at: None,
         }));
         if let Some(path) = path {
             st.hosts[host as usize]
@@ -329,6 +335,7 @@ impl Network {
                     return Poll::Pending;
                 }
                 t.queue.push_back((buf.to_vec(), sender_name));
+                t.arrivals += 1;
                 if let Some(w) = t.read_waker.take() {
                     w.wake();
                 }
@@ -376,8 +383,20 @@ impl Network {
 
     /// Whether a datagram is waiting (or reads are shut).
     pub fn unix_dgram_read_ready(&self, id: SocketId) -> bool {
-        self.with_dgram(id, |d| !d.queue.is_empty() || d.shut_read)
-            .unwrap_or(true)
+        self.with_dgram(id, |d| {
+            (!d.queue.is_empty() || d.shut_read) && d.read_cleared_at != Some(d.arrivals)
+        })
+        .unwrap_or(true)
+    }
+
+    /// Registers for the next datagram (or shutdown).
+    pub fn unix_dgram_register_read(&self, id: SocketId, waker: &Waker) {
+        let _ = self.with_dgram(id, |d| d.read_waker = Some(waker.clone()));
+    }
+
+    /// Clears read readiness until the next datagram (`try_io`).
+    pub fn unix_dgram_clear_read(&self, id: SocketId) {
+        let _ = self.with_dgram(id, |d| d.read_cleared_at = Some(d.arrivals));
     }
 
     /// Shuts reading, writing, or both.
@@ -388,6 +407,7 @@ impl Network {
         self.with_dgram(id, |d| {
             d.shut_read |= read;
             d.shut_write |= write;
+            d.arrivals += 1;
             if let Some(w) = d.read_waker.take() {
                 w.wake();
             }

@@ -12,13 +12,23 @@ pub(crate) fn would_block() -> io::Error {
 
 /// `try_io`: runs `f` if `poll_ready` says the interest is ready now,
 /// `WouldBlock` otherwise. The poll gets a no-op waker: nothing waits.
+/// When `f` says `WouldBlock`, `clear` clears the readiness, as tokio
+/// does: the interest is not ready again until the socket's next event, so
+/// `ready().await` waits for one instead of answering at once.
 pub(crate) fn try_io<T, R>(
     poll_ready: impl FnOnce(&mut Context<'_>) -> Poll<io::Result<T>>,
     f: impl FnOnce() -> io::Result<R>,
+    clear: impl FnOnce(),
 ) -> io::Result<R> {
     let mut cx = Context::from_waker(Waker::noop());
     match poll_ready(&mut cx) {
-        Poll::Ready(Ok(_)) => f(),
+        Poll::Ready(Ok(_)) => {
+            let result = f();
+            if matches!(&result, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
+                clear();
+            }
+            result
+        }
         Poll::Ready(Err(e)) => Err(e),
         Poll::Pending => Err(would_block()),
     }

@@ -158,7 +158,19 @@ macro_rules! stream_io {
                 interest: Interest,
                 f: impl FnOnce() -> io::Result<R>,
             ) -> io::Result<R> {
-                crate::net::readiness::try_io(|cx| self.poll_ready_interest(interest, cx), f)
+                crate::net::readiness::try_io(
+                    |cx| self.poll_ready_interest(interest, cx),
+                    f,
+                    || {
+                        with_socket_net(|net| {
+                            net.tcp_clear_ready(
+                                self.id,
+                                interest.is_readable(),
+                                interest.is_writable(),
+                            )
+                        })
+                    },
+                )
             }
 
             /// Runs `f` each time `interest` is ready, until it does not block.

@@ -350,7 +350,16 @@ impl UdpSocket {
         interest: Interest,
         f: impl FnOnce() -> io::Result<R>,
     ) -> io::Result<R> {
-        readiness::try_io(|cx| self.poll_ready_interest(interest, cx), f)
+        // A datagram send never waits: only read readiness is cleared.
+        readiness::try_io(
+            |cx| self.poll_ready_interest(interest, cx),
+            f,
+            || {
+                if interest.is_readable() {
+                    with_socket_net(|net| net.udp_clear_read(self.id));
+                }
+            },
+        )
     }
 
     /// Runs `f` each time `interest` is ready, until it does not block.

@@ -290,7 +290,10 @@ impl Handle {
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         match self.try_core() {
-            Some(core) => core.block_on_in(self.scope, future),
+            Some(core) => {
+                super::runtime::assert_may_block();
+                core.block_on_in(self.scope, future)
+            }
             // After a shutdown, as in tokio: a future that needs no driver
             // still runs, on this thread.
             None => crate::util::poll_here(future),

@@ -73,6 +73,7 @@ impl LocalRuntime {
     /// As [`Runtime::block_on`].
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        super::runtime::assert_may_block();
         self.handle.core().block_on(future)
     }
 

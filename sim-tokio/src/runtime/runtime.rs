@@ -87,6 +87,7 @@ impl Runtime {
     /// step limit, with a message that says which and how to replay.
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        assert_may_block();
         self.handle.core().block_on_in(self.handle.scope(), future)
     }
 
@@ -132,6 +133,21 @@ impl Drop for Runtime {
         }
         // Dropped on another thread: the simulation stays with its thread
         // and is dropped when that thread ends.
+    }
+}
+
+/// Panics, at the caller's line, when a runtime is blocked on from inside
+/// another's asynchronous context (a blocking section may, as in tokio).
+#[track_caller]
+pub(crate) fn assert_may_block() {
+    let in_async = sim_runtime::context::with_current(|core| core.in_block_on()).unwrap_or(false)
+        && !sim_runtime::context::in_blocking_section();
+    if in_async {
+        panic!(
+            "Cannot start a runtime from within a runtime. This happens because a function \
+             (like `block_on`) attempted to block the current thread while the thread is being \
+             used to drive asynchronous tasks."
+        );
     }
 }
 

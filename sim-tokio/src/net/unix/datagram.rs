@@ -44,9 +44,7 @@ impl UnixDatagram {
                 ready |= Ready::WRITABLE;
             }
             if ready.is_empty() {
-                // Registers the read waker through a pending receive.
-                let mut empty = [0u8; 0];
-                let _ = net.unix_dgram_poll_recv(self.id, cx, &mut empty, true);
+                net.unix_dgram_register_read(self.id, cx.waker());
                 Poll::Pending
             } else {
                 Poll::Ready(Ok(ready))
@@ -322,7 +320,16 @@ impl UnixDatagram {
         interest: Interest,
         f: impl FnOnce() -> io::Result<R>,
     ) -> io::Result<R> {
-        readiness::try_io(|cx| self.poll_ready_interest(interest, cx), f)
+        // A datagram send never waits: only read readiness is cleared.
+        readiness::try_io(
+            |cx| self.poll_ready_interest(interest, cx),
+            f,
+            || {
+                if interest.is_readable() {
+                    with_socket_net(|net| net.unix_dgram_clear_read(self.id));
+                }
+            },
+        )
     }
 
     /// Runs `f` each time `interest` is ready, until it does not block.
