@@ -251,8 +251,6 @@ pub struct Disk {
     origins: BTreeMap<Ino, PathBuf>,
     /// Mirrored names the host removed: not looked up again.
     whiteouts: BTreeSet<(Ino, OsString)>,
-    /// The temporary directory (absolute).
-    tmp: PathBuf,
     /// The paths outside `tmp` the host changed (absolute): `std::fs` on
     /// them, their ancestors and their descendants comes to this disk, as
     /// `tokio::fs` always does, and the end of the run lists them.
@@ -290,7 +288,6 @@ impl Disk {
             notes: Vec::new(),
             origins: BTreeMap::new(),
             whiteouts: BTreeSet::new(),
-            tmp: skeleton.tmp.clone(),
             changed_outside: BTreeSet::new(),
             records_changes: false,
         };
@@ -348,7 +345,9 @@ impl Disk {
             return;
         }
         let absolute = self.absolute(path);
-        if absolute.starts_with(&self.tmp) || self.changed_outside.contains(&absolute) {
+        // The scratch area (the temporary directory, not a checkout under
+        // it) is always simulated; every other change is recorded.
+        if crate::std_fs::is_scratch(&absolute) || self.changed_outside.contains(&absolute) {
             return;
         }
         if self.changed_outside.len() < OUTSIDE_NOTES_MAX {

@@ -53,6 +53,14 @@ fn area() -> &'static Area {
     })
 }
 
+/// Whether `path` (absolute, normalized) is in the scratch area that is
+/// always simulated: the temporary directory, but for a checkout or build
+/// that lives under it.
+pub(crate) fn is_scratch(path: &Path) -> bool {
+    let area = area();
+    path.starts_with(&area.tmp) && !area.real_inside.iter().any(|real| path.starts_with(real))
+}
+
 fn errno_of(e: io::Error) -> i32 {
     e.raw_os_error().unwrap_or(match e.kind() {
         io::ErrorKind::Unsupported => libc::EOPNOTSUPP,
@@ -120,10 +128,7 @@ pub(crate) struct StdFs;
 
 impl FileHooks for StdFs {
     fn claims(&self, path: &Path) -> bool {
-        let area = area();
-        let scratch = path.starts_with(&area.tmp)
-            && !area.real_inside.iter().any(|real| path.starts_with(real));
-        scratch || crate::shadowed(path)
+        is_scratch(path) || crate::shadowed(path)
     }
 
     fn takes_change(&self, path: &Path) -> bool {
