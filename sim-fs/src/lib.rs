@@ -82,7 +82,7 @@ pub(crate) fn shadowed(path: &std::path::Path) -> bool {
     if !disk::ANY_CHANGED_OUTSIDE.load(std::sync::atomic::Ordering::Relaxed) {
         return false;
     }
-    sim_runtime::context::with_current(|core| {
+    sim_runtime::context::with_simulation(|core| {
         let slot = core.extension(|| FileSystemSlot(RefCell::new(None)));
         let fs = slot.0.try_borrow().ok()?.clone()?;
         let disks = fs.disks.try_borrow().ok()?;
@@ -134,7 +134,7 @@ fn record(notes: Vec<String>) {
     if notes.is_empty() {
         return;
     }
-    sim_runtime::context::with_current(|core| {
+    sim_runtime::context::with_simulation(|core| {
         for note in &notes {
             core.trace(EventKind::Note, core.current_task(), Label::Str(note));
         }
@@ -167,7 +167,7 @@ impl FileSystemSlot {
 /// Outside a simulation, with tokio's message for a missing runtime.
 #[track_caller]
 pub fn current_node() -> u32 {
-    match sim_runtime::context::with_current(|core| core.current_node()) {
+    match sim_runtime::context::with_simulation(|core| core.current_node()) {
         Some(node) => node,
         None => no_runtime(),
     }
@@ -195,7 +195,7 @@ pub fn with_disk<R>(f: impl FnOnce(&mut Disk) -> R) -> R {
 /// Outside a simulation.
 #[track_caller]
 pub fn with_disk_on<R>(node: u32, f: impl FnOnce(&mut Disk) -> R) -> R {
-    let Some(fs) = sim_runtime::context::with_current(file_system) else {
+    let Some(fs) = sim_runtime::context::with_simulation(file_system) else {
         no_runtime()
     };
     let (result, notes) = {
@@ -218,7 +218,7 @@ pub fn with_disk_on<R>(node: u32, f: impl FnOnce(&mut Disk) -> R) -> R {
 /// Outside a simulation; on a configuration that does not validate.
 pub fn set_disk_config(node: u32, config: DiskConfig) {
     config.validate();
-    let fs = sim_runtime::context::with_current(file_system)
+    let fs = sim_runtime::context::with_simulation(file_system)
         .expect("sim: set_disk_config is called inside a simulation");
     if let Some(disk) = fs.disks.borrow_mut().get_mut(&node) {
         disk.set_config(config.clone());
@@ -253,7 +253,7 @@ impl Future for Delay {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = &mut *self;
-        sim_runtime::context::with_current(|core| match this.key {
+        sim_runtime::context::with_simulation(|core| match this.key {
             None => {
                 let at_ns = core.now_ns() + this.latency_ns;
                 this.key = Some(core.timer_insert(at_ns, Some(cx.waker().clone())));
@@ -272,7 +272,7 @@ impl Future for Delay {
 impl Drop for Delay {
     fn drop(&mut self) {
         if let Some(key) = self.key {
-            sim_runtime::context::with_current(|core| core.event_cancel(key));
+            sim_runtime::context::with_simulation(|core| core.event_cancel(key));
         }
     }
 }

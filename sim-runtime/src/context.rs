@@ -13,6 +13,53 @@ use std::sync::atomic::{AtomicU16, Ordering};
 thread_local! {
     static CURRENT: Cell<*const Core> = const { Cell::new(std::ptr::null()) };
     static REGISTRY: RefCell<Vec<Rc<Core>>> = const { RefCell::new(Vec::new()) };
+    /// On a simulated OS thread (`threads.rs`): the simulation it belongs
+    /// to. It has no runtime context there (tokio's `spawn` panics, as on a
+    /// std thread), but its clock, randomness and files are the run's.
+    static ADOPTED: Cell<*const Core> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Runs `f` on the simulation this thread is in: the current runtime, or on
+/// a simulated OS thread the simulation that runs it. What the libc
+/// interposition (clock, randomness, files) asks.
+#[inline]
+pub fn with_simulation<R>(f: impl FnOnce(&Core) -> R) -> Option<R> {
+    let ptr = CURRENT.try_with(|c| c.get()).ok()?;
+    let ptr = if ptr.is_null() {
+        ADOPTED.try_with(|c| c.get()).ok()?
+    } else {
+        ptr
+    };
+    if ptr.is_null() {
+        return None;
+    }
+    // Safety: CURRENT is set by an `Enter` guard and ADOPTED by an
+    // `Adopted` guard, each holding an `Rc` to the core while installed.
+    Some(f(unsafe { &*ptr }))
+}
+
+/// While alive, this (simulated OS) thread belongs to `core`: the core is
+/// in its registry (handles work) and answers [`with_simulation`].
+#[cfg_attr(not(simulation), allow(dead_code))]
+pub(crate) struct Adopted {
+    core: Rc<Core>,
+}
+
+#[cfg_attr(not(simulation), allow(dead_code))]
+impl Adopted {
+    pub(crate) fn new(core: Rc<Core>) -> Adopted {
+        ADOPTED.with(|c| c.set(Rc::as_ptr(&core)));
+        REGISTRY.with(|r| r.borrow_mut().push(core.clone()));
+        Adopted { core }
+    }
+}
+
+impl Drop for Adopted {
+    fn drop(&mut self) {
+        let id = self.core.id();
+        let _ = REGISTRY.try_with(|r| r.borrow_mut().retain(|c| c.id() != id));
+        let _ = ADOPTED.try_with(|c| c.set(std::ptr::null()));
+    }
 }
 
 thread_local! {

@@ -1918,8 +1918,9 @@ impl Core {
     }
 
     /// Jumps to the next event and fires everything due. Returns false when
-    /// nothing is pending at all.
-    fn advance_to_next_event(&self) -> bool {
+    /// nothing is pending at all. (Also what the simulator's thread does
+    /// while a std call blocks it on simulated threads that sleep.)
+    pub(crate) fn advance_to_next_event(&self) -> bool {
         let remote = waker::take_remote_wakes(self.id);
         if !remote.is_empty() {
             for (slot, generation) in remote {

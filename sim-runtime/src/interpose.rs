@@ -144,7 +144,7 @@ fn virtual_ns(clock: libc::clockid_t) -> Option<u64> {
     if let Virtual::Real = kind {
         return None;
     }
-    crate::context::with_current(|core| match kind {
+    crate::context::with_simulation(|core| match kind {
         Virtual::Monotonic => MONOTONIC_ORIGIN_NS + core.local_now_ns(),
         _ => (core.config().epoch_unix_ns + core.now_ns())
             .saturating_add_signed(core.wall_offset_ns()),
@@ -250,7 +250,7 @@ mod overrides {
         }
         // Safety: the caller gave a buffer valid for `len` bytes.
         let slice = unsafe { std::slice::from_raw_parts_mut(buf as *mut u8, len) };
-        crate::context::with_current(|core| core.fill_random(slice)).is_some()
+        crate::context::with_simulation(|core| core.fill_random(slice)).is_some()
             || crate::sweep::fill_before_run(slice)
     }
 
@@ -298,8 +298,8 @@ mod overrides {
         *mut libc::c_void,
     ) -> libc::c_int;
 
-    /// libc's `pthread_create`, refused during a run: a real thread's timing
-    /// is outside the simulation.
+    /// libc's `pthread_create`: during a run, a simulated thread (see
+    /// `threads.rs`), real with `SIM_ALLOW_THREADS=1`.
     ///
     /// # Safety
     /// As libc's.
@@ -310,22 +310,15 @@ mod overrides {
         start: extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
         arg: *mut libc::c_void,
     ) -> libc::c_int {
-        let refused =
-            crate::context::with_current(|core| !core.config().allow_threads).unwrap_or(false);
-        if refused {
-            let message = format!(
-                "sim: escape refused: a real OS thread was started during a simulation run \
-                 (std::thread::spawn, or a library calling pthread_create). Its timing is \
-                 outside the simulation, so the run could not be replayed from its seed. Use \
-                 tokio::task::spawn_blocking instead (it runs as a scheduled step), or set \
-                 {}=1 to allow real threads and give up determinism.\n",
-                crate::config::ALLOW_THREADS_VAR
-            );
-            let _ = std::io::Write::write_all(&mut std::io::stderr(), message.as_bytes());
-            // std turns EAGAIN into a panic that only says "WouldBlock": the
-            // test's failure carries this explanation too (sweep.rs).
-            crate::sweep::note_escape(&message);
-            return libc::EAGAIN;
+        // During a run, a thread runs one at a time with the simulation
+        // (`threads.rs`), unless real, parallel threads were asked for.
+        let simulated = crate::context::with_simulation(|core| {
+            (!core.config().allow_threads)
+                .then(|| crate::threads::spawn(core, thread, attr, start, arg))
+        })
+        .flatten();
+        if let Some(rc) = simulated {
+            return rc;
         }
         let real = libc::dlsym(libc::RTLD_NEXT, c"pthread_create".as_ptr());
         if real.is_null() {
@@ -333,6 +326,143 @@ mod overrides {
         }
         let real: PthreadCreate = std::mem::transmute(real);
         real(thread, attr, start, arg)
+    }
+
+    /// libc's `pthread_join`: a simulated thread is waited for in the run.
+    ///
+    /// # Safety
+    /// As libc's.
+    #[no_mangle]
+    pub unsafe extern "C" fn pthread_join(
+        thread: libc::pthread_t,
+        retval: *mut *mut libc::c_void,
+    ) -> libc::c_int {
+        if let Some(rc) = crate::threads::join(thread, retval) {
+            return rc;
+        }
+        let real = libc::dlsym(libc::RTLD_NEXT, c"pthread_join".as_ptr());
+        if real.is_null() {
+            return libc::ESRCH;
+        }
+        let real: unsafe extern "C" fn(libc::pthread_t, *mut *mut libc::c_void) -> libc::c_int =
+            std::mem::transmute(real);
+        real(thread, retval)
+    }
+
+    /// libc's `pthread_detach`: a simulated thread's handle is let go.
+    ///
+    /// # Safety
+    /// As libc's.
+    #[no_mangle]
+    pub unsafe extern "C" fn pthread_detach(thread: libc::pthread_t) -> libc::c_int {
+        if let Some(rc) = crate::threads::detach(thread) {
+            return rc;
+        }
+        let real = libc::dlsym(libc::RTLD_NEXT, c"pthread_detach".as_ptr());
+        if real.is_null() {
+            return libc::ESRCH;
+        }
+        let real: unsafe extern "C" fn(libc::pthread_t) -> libc::c_int = std::mem::transmute(real);
+        real(thread)
+    }
+
+    /// libc's `nanosleep`: virtual time on a simulated thread.
+    ///
+    /// # Safety
+    /// As libc's.
+    #[no_mangle]
+    pub unsafe extern "C" fn nanosleep(
+        request: *const libc::timespec,
+        remain: *mut libc::timespec,
+    ) -> libc::c_int {
+        if !request.is_null() {
+            let r = &*request;
+            let ns = r.tv_sec as u64 * 1_000_000_000 + r.tv_nsec as u64;
+            if crate::threads::sleep_until(|core| core.now_ns() + ns).is_some() {
+                if !remain.is_null() {
+                    (*remain).tv_sec = 0;
+                    (*remain).tv_nsec = 0;
+                }
+                return 0;
+            }
+        }
+        let real = libc::dlsym(libc::RTLD_NEXT, c"nanosleep".as_ptr());
+        let real: unsafe extern "C" fn(*const libc::timespec, *mut libc::timespec) -> libc::c_int =
+            std::mem::transmute(real);
+        real(request, remain)
+    }
+
+    /// libc's `clock_nanosleep`: virtual time on a simulated thread.
+    ///
+    /// # Safety
+    /// As libc's.
+    #[no_mangle]
+    pub unsafe extern "C" fn clock_nanosleep(
+        clock: libc::clockid_t,
+        flags: libc::c_int,
+        request: *const libc::timespec,
+        remain: *mut libc::timespec,
+    ) -> libc::c_int {
+        if !request.is_null() {
+            let r = &*request;
+            let ns = r.tv_sec as u64 * 1_000_000_000 + r.tv_nsec as u64;
+            let absolute = flags & libc::TIMER_ABSTIME != 0;
+            let slept = crate::threads::sleep_until(|core| {
+                if !absolute {
+                    core.now_ns() + ns
+                } else if matches!(classify(clock), Virtual::Monotonic) {
+                    ns.saturating_sub(MONOTONIC_ORIGIN_NS)
+                } else {
+                    ns.saturating_sub(core.config().epoch_unix_ns)
+                }
+            });
+            if slept.is_some() {
+                return 0;
+            }
+        }
+        let real = libc::dlsym(libc::RTLD_NEXT, c"clock_nanosleep".as_ptr());
+        let real: unsafe extern "C" fn(
+            libc::clockid_t,
+            libc::c_int,
+            *const libc::timespec,
+            *mut libc::timespec,
+        ) -> libc::c_int = std::mem::transmute(real);
+        real(clock, flags, request, remain)
+    }
+
+    /// libc's `pthread_setname_np`: a simulated thread's name, for reports.
+    ///
+    /// # Safety
+    /// As libc's.
+    #[no_mangle]
+    pub unsafe extern "C" fn pthread_setname_np(
+        thread: libc::pthread_t,
+        name: *const libc::c_char,
+    ) -> libc::c_int {
+        if !name.is_null() && thread == libc::pthread_self() {
+            crate::threads::set_name(&std::ffi::CStr::from_ptr(name).to_string_lossy());
+        }
+        let real = libc::dlsym(libc::RTLD_NEXT, c"pthread_setname_np".as_ptr());
+        if real.is_null() {
+            return 0;
+        }
+        let real: unsafe extern "C" fn(libc::pthread_t, *const libc::c_char) -> libc::c_int =
+            std::mem::transmute(real);
+        real(thread, name)
+    }
+
+    /// libc's `sched_yield`: a scheduling point on a simulated thread.
+    ///
+    /// # Safety
+    /// As libc's.
+    #[no_mangle]
+    pub unsafe extern "C" fn sched_yield() -> libc::c_int {
+        if crate::threads::yield_now() {
+            return 0;
+        }
+        let real = libc::dlsym(libc::RTLD_NEXT, c"sched_yield".as_ptr());
+        let real: unsafe extern "C" fn() -> libc::c_int = std::mem::transmute(real);
+        real()
     }
 }
 
@@ -379,7 +509,7 @@ mod processes {
     /// without `SIM_ALLOW_PROCESSES=1`, after noting the escape.
     fn refuse(call: &str) -> bool {
         let refused =
-            crate::context::with_current(|core| !core.config().allow_processes).unwrap_or(false);
+            crate::context::with_simulation(|core| !core.config().allow_processes).unwrap_or(false);
         if refused {
             let message = format!(
                 "sim: escape refused: a real process was started during a simulation run \
@@ -496,7 +626,7 @@ mod signals {
 
     fn deliver(sig: libc::c_int) -> bool {
         simulated(sig)
-            && crate::context::with_current(|_| ()).is_some()
+            && crate::context::with_simulation(|_| ()).is_some()
             && SIGNALLER.get().is_some_and(|f| f(sig))
     }
 
@@ -517,7 +647,7 @@ mod signals {
         }
         if pid > 0
             && pid as u32 >= SIMULATED_PID_MIN
-            && crate::context::with_current(|_| ()).is_some()
+            && crate::context::with_simulation(|_| ()).is_some()
         {
             if let Some(f) = PROCESS_SIGNALLER.get() {
                 return match f(pid as u32, sig) {
@@ -667,7 +797,7 @@ mod resolve {
         hints: *const libc::addrinfo,
         res: *mut *mut libc::addrinfo,
     ) -> libc::c_int {
-        let in_run = crate::context::with_current(|_| ()).is_some();
+        let in_run = crate::context::with_simulation(|_| ()).is_some();
         let resolver = RESOLVER.get().copied();
         if in_run {
             if let Some(resolver) = resolver {
@@ -804,8 +934,25 @@ mod raw_syscall {
         std::mem::transmute::<usize, Syscall>(f)
     }
 
+    /// libc's own `syscall`, past this module's definition (for the
+    /// simulator's own futexes).
+    ///
+    /// # Safety
+    /// As libc's `syscall`.
+    pub(crate) unsafe fn real_syscall(
+        number: libc::c_long,
+        a1: libc::c_long,
+        a2: libc::c_long,
+        a3: libc::c_long,
+        a4: libc::c_long,
+        a5: libc::c_long,
+        a6: libc::c_long,
+    ) -> libc::c_long {
+        real()(number, a1, a2, a3, a4, a5, a6)
+    }
+
     /// libc's `syscall`, seeded and virtual for getrandom and clock_gettime
-    /// during a run.
+    /// during a run, and the futex a simulated thread blocks on.
     ///
     /// # Safety
     /// As libc's.
@@ -819,14 +966,23 @@ mod raw_syscall {
         a5: libc::c_long,
         a6: libc::c_long,
     ) -> libc::c_long {
-        if number == libc::SYS_getrandom {
+        if number == libc::SYS_futex {
+            if let Some(r) = crate::threads::futex(
+                a1 as *const std::sync::atomic::AtomicU32,
+                a2 as i32,
+                a3 as u32,
+                a4 as *const libc::timespec,
+            ) {
+                return r;
+            }
+        } else if number == libc::SYS_getrandom {
             let buf = a1 as *mut libc::c_void;
             let len = a2 as libc::size_t;
             if super::overrides::fill_from_run(buf, len) {
                 return len as libc::c_long;
             }
         } else if number == libc::SYS_clock_gettime
-            && crate::context::with_current(|_| ()).is_some()
+            && crate::context::with_simulation(|_| ()).is_some()
         {
             return super::clock_gettime(a1 as libc::clockid_t, a2 as *mut libc::timespec)
                 as libc::c_long;
@@ -835,6 +991,12 @@ mod raw_syscall {
     }
 }
 
+#[cfg(all(
+    simulation,
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+pub(crate) use raw_syscall::real_syscall;
 #[cfg(all(
     simulation,
     target_os = "linux",

@@ -33,6 +33,12 @@ pub mod rng;
 pub mod seed;
 pub mod sweep;
 pub mod task;
+#[cfg(all(
+    simulation,
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+mod threads;
 pub mod trace;
 mod waker;
 

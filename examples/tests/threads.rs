@@ -1,0 +1,176 @@
+//! Deterministic OS threads: `std::thread` during a run runs one thread at
+//! a time, ordered by the seed. Simulation build only.
+#![cfg(simulation)]
+
+use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::time::Duration;
+
+#[tokio::test]
+async fn a_thread_runs_and_is_joined() {
+    let handle = std::thread::spawn(|| (1..=10).sum::<u32>());
+    assert_eq!(handle.join().unwrap(), 55);
+}
+
+#[tokio::test]
+async fn a_thread_sends_to_a_task_through_std_mpsc() {
+    let (tx, rx) = mpsc::channel();
+    let sender = std::thread::spawn(move || {
+        for i in 0..3 {
+            std::thread::sleep(Duration::from_millis(10));
+            tx.send(i).unwrap();
+        }
+    });
+    let start = tokio::time::Instant::now();
+    let got: Vec<u32> = tokio::task::spawn_blocking(move || rx.iter().collect())
+        .await
+        .unwrap();
+    assert_eq!(got, [0, 1, 2]);
+    assert!(
+        start.elapsed() >= Duration::from_millis(30),
+        "slept in virtual time"
+    );
+    sender.join().unwrap();
+}
+
+#[tokio::test]
+async fn a_mutex_and_condvar_hand_off_between_two_threads() {
+    let pair = Arc::new((Mutex::new(0u32), Condvar::new()));
+    let mut threads = Vec::new();
+    for me in 0..2u32 {
+        let pair = pair.clone();
+        threads.push(std::thread::spawn(move || {
+            let (lock, turn) = &*pair;
+            for _ in 0..5 {
+                let mut n = lock.lock().unwrap();
+                while *n % 2 != me {
+                    n = turn.wait(n).unwrap();
+                }
+                *n += 1;
+                turn.notify_all();
+            }
+        }));
+    }
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(*pair.0.lock().unwrap(), 10);
+}
+
+#[tokio::test]
+async fn a_panic_on_a_thread_reaches_its_join_handle() {
+    let handle = std::thread::spawn(|| panic!("boom on a thread"));
+    assert!(handle.join().is_err());
+}
+
+#[tokio::test]
+async fn the_seed_orders_the_threads() {
+    // Which of four threads takes the lock first depends on the seed only.
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let threads: Vec<_> = (0..4)
+        .map(|i| {
+            let order = order.clone();
+            std::thread::spawn(move || order.lock().unwrap().push(i))
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let order = order.lock().unwrap().clone();
+    let mut sorted = order.clone();
+    sorted.sort();
+    assert_eq!(sorted, [0, 1, 2, 3]);
+    println!("order {order:?}");
+}
+
+/// Two threads take two locks in opposite orders: the join that waits for
+/// them fails, and the report names both threads and what they wait on.
+#[tokio::test]
+#[should_panic(expected = "failed to join thread")]
+async fn two_threads_in_a_lock_order_deadlock() {
+    let accounts = Arc::new(Mutex::new(0u64));
+    let ledger = Arc::new(Mutex::new(0u64));
+    let (a, l) = (accounts.clone(), ledger.clone());
+    let transfer = std::thread::Builder::new()
+        .name("transfer".into())
+        .spawn(move || {
+            let _accounts = a.lock().unwrap();
+            std::thread::sleep(Duration::from_millis(10));
+            let _ledger = l.lock().unwrap();
+        })
+        .unwrap();
+    let audit = std::thread::Builder::new()
+        .name("audit".into())
+        .spawn(move || {
+            let _ledger = ledger.lock().unwrap();
+            std::thread::sleep(Duration::from_millis(10));
+            let _accounts = accounts.lock().unwrap();
+        })
+        .unwrap();
+    transfer.join().unwrap();
+    audit.join().unwrap();
+}
+
+#[test]
+fn the_deadlock_report_names_both_threads() {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "two_threads_in_a_lock_order_deadlock",
+            "--exact",
+            "--nocapture",
+        ])
+        .env("SIM_SEED", "5")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("sim: deadlock: the simulator's thread waits on a thread's end (join)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("thread 'transfer'"), "{stderr}");
+    assert!(stderr.contains("thread 'audit'"), "{stderr}");
+    assert!(
+        stderr.contains("waits on a std lock or channel"),
+        "{stderr}"
+    );
+}
+
+/// What `the_seed_orders_the_threads` printed for `seed`, in a fresh
+/// process.
+fn order_for(seed: &str) -> String {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["the_seed_orders_the_threads", "--exact", "--nocapture"])
+        .env("SIM_SEED", seed)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .find(|l| l.starts_with("order "))
+        .expect("the test prints its order")
+        .to_string()
+}
+
+#[test]
+fn the_seed_decides_the_interleaving_and_replays_it() {
+    let orders: Vec<String> = ["1", "2", "3", "4", "5", "6"].map(order_for).into();
+    let mut distinct = orders.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert!(distinct.len() > 1, "every seed gave one order: {orders:?}");
+    assert_eq!(order_for("3"), orders[2], "a seed replays its order");
+    // The whole run, event for event, in two processes.
+    let a = common::child_trace(
+        "a_mutex_and_condvar_hand_off_between_two_threads",
+        "9",
+        "threads-a",
+    );
+    let b = common::child_trace(
+        "a_mutex_and_condvar_hand_off_between_two_threads",
+        "9",
+        "threads-b",
+    );
+    assert!(a == b, "one seed, two processes, two traces");
+}
+
+mod common;
