@@ -95,3 +95,25 @@ async fn streams_over_intervals_channels_and_broadcast() {
         .await;
     assert_eq!(got, vec![5]);
 }
+
+/// `LocalPoolHandle` runs a current-thread runtime on each of its worker
+/// threads (simulated threads in a simulation).
+#[tokio::test]
+async fn local_pool_handle_runs_pinned_tasks_on_its_threads() {
+    let pool = tokio_util::task::LocalPoolHandle::new(2);
+    let handles: Vec<_> = (0..4u32)
+        .map(|i| {
+            pool.spawn_pinned(move || async move {
+                // Not Send: it stays on its worker.
+                let value = std::rc::Rc::new(i);
+                tokio::task::yield_now().await;
+                *value * 10
+            })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for h in handles {
+        results.push(h.await.unwrap());
+    }
+    assert_eq!(results, [0, 10, 20, 30]);
+}

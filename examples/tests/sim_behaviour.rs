@@ -78,10 +78,13 @@ fn the_step_limit_stops_a_spinning_run() {
 }
 
 #[test]
-fn real_threads_are_refused_during_a_run_only() {
+fn threads_are_simulated_during_a_run_only() {
     let rt = runtime(SimConfig::with_seed(3));
-    let refused = rt.block_on(async { std::thread::Builder::new().spawn(|| ()).is_err() });
-    assert!(refused, "a real thread escaped the simulation");
+    let inside = rt.block_on(async {
+        let t = std::thread::Builder::new().spawn(|| 7).unwrap();
+        t.join().unwrap()
+    });
+    assert_eq!(inside, 7, "a simulated thread runs and is joined");
     let outside = std::thread::Builder::new()
         .spawn(|| 5)
         .unwrap()

@@ -785,6 +785,13 @@ impl Core {
         self.current_node.get()
     }
 
+    /// Makes `node` the running code's host; returns the previous one (a
+    /// simulated thread's turn puts it back).
+    #[cfg_attr(not(simulation), allow(dead_code))]
+    pub(crate) fn set_node(&self, node: u32) -> u32 {
+        self.current_node.replace(node)
+    }
+
     /// Runs `f` as if on `node` (for code that acts for a host outside its
     /// tasks, such as a restart).
     pub fn with_node<R>(&self, node: u32, f: impl FnOnce() -> R) -> R {
@@ -1988,6 +1995,16 @@ impl Core {
     /// On a deadlock, at the time limit, at the step limit, and when called
     /// inside a runtime.
     pub fn block_on<F: Future>(self: &Rc<Self>, future: F) -> F::Output {
+        // On a simulated OS thread, the thread waits for its future while
+        // the simulation runs on (`threads.rs`).
+        #[cfg(all(
+            simulation,
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        if crate::threads::on_sim_thread() {
+            return crate::threads::block_on(self, future);
+        }
         // Inside a blocking section (block_in_place, spawn_blocking) a
         // runtime may be blocked on, this one included, as in tokio.
         if context::with_current(|c| c.in_block_on()).unwrap_or(false)
@@ -2388,10 +2405,10 @@ impl Drop for OuterRoot<'_> {
 struct RestoreNode<'a>(&'a StdCell<u32>, u32);
 
 /// Counts a `block_on` of the current scope's runtime while it runs.
-struct ScopeDriving<'a>(&'a Core, u16);
+pub(crate) struct ScopeDriving<'a>(&'a Core, u16);
 
 impl<'a> ScopeDriving<'a> {
-    fn new(core: &'a Core) -> ScopeDriving<'a> {
+    pub(crate) fn new(core: &'a Core) -> ScopeDriving<'a> {
         let scope = core.current_scope.get();
         core.scopes.borrow_mut()[usize::from(scope)].driving += 1;
         ScopeDriving(core, scope)

@@ -10,8 +10,11 @@
 //!   `std::time::Instant::now()` and `SystemTime::now()` are virtual.
 //! - `getrandom` and `getentropy` draw from the seed, so `HashMap`'s random
 //!   state, `rand::random` and v4 UUIDs repeat per seed.
-//! - `pthread_create` (what `std::thread::spawn` calls) is refused with an
-//!   error on stderr that names the escape, unless `SIM_ALLOW_THREADS=1`.
+//! - `pthread_create` (what `std::thread::spawn` calls) starts a simulated
+//!   thread (`threads.rs`): one runs at a time, in the seed's order;
+//!   `pthread_join`, `pthread_detach`, `nanosleep`, `clock_nanosleep`,
+//!   `sched_yield` and `syscall(SYS_futex)` are its scheduling points.
+//!   `SIM_ALLOW_THREADS=1` starts real, parallel threads instead.
 //! - `syscall(SYS_getrandom)` and `syscall(SYS_clock_gettime)`, which some
 //!   libraries call directly (the `getrandom` crate, ring), are answered
 //!   the same way.

@@ -142,17 +142,36 @@ fn take(flag: &AtomicU32) {
     }
 }
 
+/// The core's "current" state a turn must not carry over to the other
+/// side: the runtime scope and the host of the running code.
+fn save_current() -> Option<(u16, u32)> {
+    crate::context::with_simulation(|core| (core.current_scope(), core.current_node()))
+}
+
+fn restore_current(saved: Option<(u16, u32)>) {
+    if let Some((scope, node)) = saved {
+        crate::context::with_simulation(|core| {
+            core.set_scope(scope);
+            core.set_node(node);
+        });
+    }
+}
+
 impl SimThread {
     /// The simulator's side: runs the thread until it hands the turn back.
     fn run(&self) {
+        let saved = save_current();
         give(&self.turn);
         take(&self.back);
+        restore_current(saved);
     }
 
     /// The thread's side: hands the turn back and waits for the next.
     fn pause(&self) {
+        let saved = save_current();
         give(&self.back);
         take(&self.turn);
+        restore_current(saved);
     }
 
     /// Makes the thread runnable: its task is woken.
@@ -298,6 +317,54 @@ pub(crate) unsafe fn spawn(
     );
     lock(&sim.inner).task = raw.id;
     0
+}
+
+/// Whether the calling OS thread is a simulated thread.
+pub(crate) fn on_sim_thread() -> bool {
+    me().is_some()
+}
+
+/// Wakes a simulated thread blocked in `block_on`.
+struct ThreadWake(Arc<SimThread>);
+
+impl std::task::Wake for ThreadWake {
+    fn wake(self: Arc<Self>) {
+        self.0.notify();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.notify();
+    }
+}
+
+/// `block_on` on a simulated thread (a thread that runs its own runtime, as
+/// tokio-util's `LocalPoolHandle` does): the thread polls its future in the
+/// runtime's context and scope, and between polls hands the turn back, so
+/// the simulation (its clock, its tasks, this runtime's tasks) runs on
+/// until the future's waker makes the thread runnable again.
+pub(crate) fn block_on<F: Future>(core: &Rc<Core>, future: F) -> F::Output {
+    let thread = me().expect("block_on on a simulated thread");
+    let waker = Waker::from(Arc::new(ThreadWake(thread.clone())));
+    let mut cx = Context::from_waker(&waker);
+    let scope = core.current_scope();
+    let _enter = crate::context::Enter::new(core.clone());
+    // The runtime is blocked on: its current_thread tasks may run.
+    let _driving_scope = crate::executor::ScopeDriving::new(core);
+    // Its future is no blocking section: what it runs drives tasks.
+    let _driving = crate::context::Driving::new();
+    let mut future = std::pin::pin!(future);
+    // Bounded by the run: each pass waits for a wake of the future.
+    loop {
+        // The simulator's thread changes the scope between turns.
+        let previous = core.set_scope(scope);
+        let polled = future.as_mut().poll(&mut cx);
+        core.set_scope(previous);
+        if let Poll::Ready(output) = polled {
+            return output;
+        }
+        lock(&thread.inner).waits = "the future it blocks on (block_on)";
+        thread.pause();
+    }
 }
 
 /// `pthread_setname_np` on a simulated thread (std names a thread from the

@@ -320,7 +320,7 @@ impl Builder {
         // simulation: one clock, one event queue, one trace, so a future
         // under either runtime's handle (tokio-util's `TokioContext`) and
         // tasks on either make progress together, in virtual time.
-        if let (Config::Env(_), false) = (&config, local) {
+        if let Config::Env(_) = &config {
             if let Some(core) = joinable() {
                 let scope = core.add_scope(options);
                 // Its thread is the simulation's: only its start hook has

@@ -54,7 +54,9 @@ impl LocalRuntime {
         F::Output: 'static,
     {
         let core = self.handle.core();
-        crate::task::spawn_on_core(&core, future, None, "local", 0)
+        core.with_scope(self.handle.scope(), || {
+            crate::task::spawn_on_core(&core, future, None, "local", 0)
+        })
     }
 
     /// Runs a blocking closure as one scheduled step.
@@ -74,7 +76,7 @@ impl LocalRuntime {
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         super::runtime::assert_may_block();
-        self.handle.core().block_on(future)
+        self.handle.core().block_on_in(self.handle.scope(), future)
     }
 
     /// Makes this the current runtime until the guard drops.
