@@ -53,8 +53,9 @@ where
             let State::Start(func) = std::mem::replace(&mut self.state, State::Done) else {
                 unreachable!("checked above")
             };
-            let real_threads = sim_runtime::context::with_current(|core| core.config().allow_threads)
-                .unwrap_or(true);
+            let real_threads =
+                sim_runtime::context::with_current(|core| core.config().allow_threads)
+                    .unwrap_or(true);
             if real_threads {
                 // Off the runtime's tasks, as on tokio's blocking pool: it
                 // may block on a runtime.
@@ -72,8 +73,7 @@ where
                     // The blocking pool's threads are in the runtime's
                     // context, as tokio's are.
                     let _enter = handle.enter();
-                    let result =
-                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(func));
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(func));
                     let waker = {
                         let mut outcome = lock(&shared);
                         outcome.result = Some(result);

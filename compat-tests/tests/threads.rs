@@ -1,0 +1,107 @@
+//! `std::thread` alongside tokio: real, parallel threads in the plain
+//! build; simulated threads, run one at a time in the seed's order, in the
+//! simulation build. The assertions are the same.
+
+use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+#[tokio::test]
+async fn a_thread_sends_to_a_task_through_std_mpsc() {
+    let (tx, rx) = mpsc::channel();
+    let sender = std::thread::spawn(move || {
+        for i in 0..3u32 {
+            tx.send(i).unwrap();
+        }
+    });
+    let got: Vec<u32> = tokio::task::spawn_blocking(move || rx.iter().collect())
+        .await
+        .unwrap();
+    assert_eq!(got, [0, 1, 2]);
+    sender.join().unwrap();
+}
+
+#[tokio::test]
+async fn a_mutex_and_condvar_hand_off_between_two_threads() {
+    let pair = Arc::new((Mutex::new(0u32), Condvar::new()));
+    let threads: Vec<_> = (0..2u32)
+        .map(|me| {
+            let pair = pair.clone();
+            std::thread::spawn(move || {
+                let (lock, turn) = &*pair;
+                for _ in 0..5 {
+                    let mut n = lock.lock().unwrap();
+                    while *n % 2 != me {
+                        n = turn.wait(n).unwrap();
+                    }
+                    *n += 1;
+                    turn.notify_all();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(*pair.0.lock().unwrap(), 10);
+}
+
+#[tokio::test]
+async fn a_thread_with_its_own_runtime_talks_tcp_to_a_task() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let client = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+            stream.write_all(b"ping").await.unwrap();
+            let mut back = [0u8; 4];
+            stream.read_exact(&mut back).await.unwrap();
+            back
+        })
+    });
+    let (mut stream, _) = listener.accept().await.unwrap();
+    let mut buf = [0u8; 4];
+    stream.read_exact(&mut buf).await.unwrap();
+    stream.write_all(&buf).await.unwrap();
+    let back = tokio::task::spawn_blocking(move || client.join().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(&back, b"ping");
+}
+
+#[tokio::test]
+async fn a_thread_sleeps_and_a_task_waits_for_it() {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let sleeper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(20));
+        tx.send("woke").unwrap();
+    });
+    assert_eq!(rx.await.unwrap(), "woke");
+    tokio::task::spawn_blocking(move || sleeper.join().unwrap())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn spawn_blocking_waits_on_a_channel_a_task_feeds() {
+    let (tx, rx) = mpsc::channel::<u32>();
+    let blocking = tokio::task::spawn_blocking(move || rx.recv().unwrap() * 2);
+    tokio::spawn(async move {
+        tokio::task::yield_now().await;
+        tx.send(21).unwrap();
+    });
+    assert_eq!(blocking.await.unwrap(), 42);
+}
+
+#[tokio::test]
+async fn a_spawn_blocking_closure_is_in_the_runtime_context() {
+    let inner = tokio::task::spawn_blocking(|| {
+        let handle = tokio::runtime::Handle::current();
+        handle.block_on(async { tokio::spawn(async { 7 }).await.unwrap() })
+    });
+    assert_eq!(inner.await.unwrap(), 7);
+}
