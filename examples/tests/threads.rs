@@ -174,3 +174,41 @@ fn the_seed_decides_the_interleaving_and_replays_it() {
 }
 
 mod common;
+
+/// A thread that would block on a real pipe stops the run with an escape
+/// that names the call, instead of hanging it.
+#[test]
+fn a_thread_blocking_on_a_real_pipe_is_refused() {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build_with(sim_runtime::SimConfig::with_seed(2));
+    let failure = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        runtime.block_on(async {
+            let mut fds = [0i32; 2];
+            // Safety: room for two descriptors.
+            assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+            let reader = std::thread::Builder::new()
+                .name("reader".into())
+                .spawn(move || {
+                    // Safety: the pipe's read end, owned from here.
+                    let mut end = unsafe { std::fs::File::from_raw_fd(fds[0]) };
+                    end.read(&mut [0u8; 1])
+                })
+                .unwrap();
+            let read = reader.join().unwrap();
+            assert_eq!(
+                read.unwrap_err().kind(),
+                std::io::ErrorKind::PermissionDenied
+            );
+            tokio::task::yield_now().await;
+        })
+    }))
+    .expect_err("the run fails");
+    let message = common::panic_text(failure);
+    assert!(
+        message.contains("sim: escape refused: thread 'reader'"),
+        "{message}"
+    );
+    assert!(message.contains("called read on a real pipe"), "{message}");
+}

@@ -476,6 +476,10 @@ mod overrides {
             let buf = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), n) };
             return io_result(hooks.read(fd, buf, None));
         }
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        if let Some(errno) = crate::threads::refuse_real_block(fd, "read") {
+            return fail(errno);
+        }
         real!(
             READ,
             c"read",

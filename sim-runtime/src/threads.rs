@@ -367,6 +367,47 @@ pub(crate) fn block_on<F: Future>(core: &Rc<Core>, future: F) -> F::Output {
     }
 }
 
+/// A simulated thread about to block on a real pipe or socket (`call` on
+/// `fd`, in blocking mode): the kernel, not the simulation, would decide
+/// when it returns, and the whole run would stop with it. Refused: `Some`
+/// with the errno, after failing the run with a message that names the
+/// call. `None` lets the call go on (not a thread, or no such descriptor).
+pub(crate) fn refuse_real_block(fd: i32, call: &str) -> Option<i32> {
+    let thread = me()?;
+    // Safety: plain queries of a descriptor.
+    let (flags, kind) = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        let mut stat: libc::stat = std::mem::zeroed();
+        if flags < 0 || libc::fstat(fd, &mut stat) != 0 {
+            return None;
+        }
+        (flags, stat.st_mode & libc::S_IFMT)
+    };
+    let blocking_stream =
+        (kind == libc::S_IFIFO || kind == libc::S_IFSOCK) && flags & libc::O_NONBLOCK == 0;
+    if !blocking_stream {
+        return None;
+    }
+    let what = if kind == libc::S_IFIFO {
+        "pipe"
+    } else {
+        "socket"
+    };
+    let message = format!(
+        "sim: escape refused: {} called {call} on a real {what} (descriptor {fd}) during a \
+         simulation; the kernel, not the seed, would decide when it returns, and the run would \
+         stop with it. Use a simulated one (tokio::net, tokio::sync, std::sync channels) or \
+         set SIM_ALLOW_THREADS=1 for real, parallel threads.",
+        describe(&thread)
+    );
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("{message}\n").as_bytes());
+    crate::sweep::note_escape(&message);
+    crate::context::with_simulation(|core| {
+        core.fail_run(crate::sweep::FailureClass::Escape, message.clone())
+    });
+    Some(libc::EPERM)
+}
+
 /// `pthread_setname_np` on a simulated thread (std names a thread from the
 /// thread itself): the name its reports use.
 pub(crate) fn set_name(name: &str) {
