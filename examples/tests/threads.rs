@@ -173,6 +173,35 @@ fn the_seed_decides_the_interleaving_and_replays_it() {
     assert!(a == b, "one seed, two processes, two traces");
 }
 
+/// The same for a real socket: a thread's blocking `recv` is refused.
+#[test]
+fn a_thread_blocking_on_a_real_socket_is_refused() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build_with(sim_runtime::SimConfig::with_seed(2));
+    let failure = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        runtime.block_on(async {
+            let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            let listener = std::thread::Builder::new()
+                .name("listener".into())
+                .spawn(move || socket.recv(&mut [0u8; 8]))
+                .unwrap();
+            let got = listener.join().unwrap();
+            assert_eq!(
+                got.unwrap_err().kind(),
+                std::io::ErrorKind::PermissionDenied
+            );
+            tokio::task::yield_now().await;
+        })
+    }))
+    .expect_err("the run fails");
+    let message = common::panic_text(failure);
+    assert!(message.contains("thread 'listener'"), "{message}");
+    assert!(
+        message.contains("called recv on a real socket"),
+        "{message}"
+    );
+}
+
 mod common;
 
 /// A thread that would block on a real pipe stops the run with an escape
