@@ -1,0 +1,118 @@
+//! The peer benchmark's workloads on tokio's API (`scripts/bench-peers.sh`):
+//! real tokio's current-thread runtime with paused time in a plain build,
+//! the simulator in a `cargo sim` build. Usage: `<binary> <workload>`.
+
+use std::time::Duration;
+
+const TASKS: u64 = 100_000;
+const ROUND_TRIPS: u64 = 100_000;
+
+/// A seeded linear congruential sequence: the same delays on every system.
+fn delays() -> impl Iterator<Item = u64> {
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    std::iter::repeat_with(move || {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (x >> 33) % 1000
+    })
+}
+
+async fn spawn_join() -> u64 {
+    let handles: Vec<_> = (0..TASKS).map(|i| tokio::spawn(async move { i })).collect();
+    let mut sum = 0;
+    for h in handles {
+        sum += h.await.unwrap();
+    }
+    sum
+}
+
+async fn sleeps() -> u64 {
+    let handles: Vec<_> = delays()
+        .take(TASKS as usize)
+        .map(|ms| {
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                ms
+            })
+        })
+        .collect();
+    let mut sum = 0;
+    for h in handles {
+        sum += h.await.unwrap();
+    }
+    sum
+}
+
+async fn echo_server(listener: tokio::net::TcpListener) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (mut stream, _) = listener.accept().await.unwrap();
+    stream.set_nodelay(true).unwrap();
+    let mut buf = [0u8; 8];
+    while stream.read_exact(&mut buf).await.is_ok() {
+        stream.write_all(&buf).await.unwrap();
+    }
+}
+
+async fn echo_client(addr: String) -> u64 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.set_nodelay(true).unwrap();
+    let mut buf = [0u8; 8];
+    let mut sum = 0;
+    for i in 0..ROUND_TRIPS {
+        stream.write_all(&i.to_le_bytes()).await.unwrap();
+        stream.read_exact(&mut buf).await.unwrap();
+        sum += u64::from_le_bytes(buf);
+    }
+    sum
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
+/// TCP echo: on loopback for real tokio; between two simulated hosts over
+/// 0-1 ms links in a simulation.
+#[cfg(not(simulation))]
+fn tcp_echo() -> u64 {
+    runtime().block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        tokio::spawn(echo_server(listener));
+        echo_client(addr).await
+    })
+}
+
+#[cfg(simulation)]
+fn tcp_echo() -> u64 {
+    use tokio::sim::{LinkConfig, Sim};
+    let mut sim = Sim::new();
+    sim.default_link(LinkConfig {
+        latency_min: Duration::ZERO,
+        latency_max: Duration::from_millis(1),
+        ..LinkConfig::default()
+    });
+    sim.host("server", || async {
+        let listener = tokio::net::TcpListener::bind("0.0.0.0:7").await.unwrap();
+        echo_server(listener).await;
+    });
+    let sum = std::rc::Rc::new(std::cell::Cell::new(0));
+    let out = sum.clone();
+    sim.client("client", async move { out.set(echo_client("server:7".into()).await) });
+    sim.run();
+    sum.get()
+}
+
+fn main() {
+    let workload = std::env::args().nth(1).unwrap_or_default();
+    let result = match workload.as_str() {
+        "spawn" => runtime().block_on(spawn_join()),
+        "sleeps" => runtime().block_on(sleeps()),
+        "echo" => tcp_echo(),
+        other => panic!("unknown workload {other:?}: spawn, sleeps or echo"),
+    };
+    println!("{workload} {result}");
+}

@@ -1,0 +1,88 @@
+//! The peer benchmark's workloads on turmoil (`scripts/bench-peers.sh`).
+//! Usage: `<binary> <workload>`.
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const TASKS: u64 = 100_000;
+const ROUND_TRIPS: u64 = 100_000;
+
+fn delays() -> impl Iterator<Item = u64> {
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    std::iter::repeat_with(move || {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (x >> 33) % 1000
+    })
+}
+
+/// A simulation whose links take 0-1 ms, as the other systems'.
+fn sim<'a>() -> turmoil::Sim<'a> {
+    turmoil::Builder::new()
+        .simulation_duration(Duration::from_secs(24 * 3600))
+        .min_message_latency(Duration::ZERO)
+        .max_message_latency(Duration::from_millis(1))
+        .build()
+}
+
+fn main() {
+    let workload = std::env::args().nth(1).unwrap_or_default();
+    let result = Rc::new(Cell::new(0u64));
+    let out = result.clone();
+    let mut sim = sim();
+    match workload.as_str() {
+        "spawn" => sim.client("client", async move {
+            let handles: Vec<_> = (0..TASKS).map(|i| tokio::spawn(async move { i })).collect();
+            let mut sum = 0;
+            for h in handles {
+                sum += h.await.unwrap();
+            }
+            out.set(sum);
+            Ok(())
+        }),
+        "sleeps" => sim.client("client", async move {
+            let handles: Vec<_> = delays()
+                .take(TASKS as usize)
+                .map(|ms| {
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_millis(ms)).await;
+                        ms
+                    })
+                })
+                .collect();
+            let mut sum = 0;
+            for h in handles {
+                sum += h.await.unwrap();
+            }
+            out.set(sum);
+            Ok(())
+        }),
+        "echo" => {
+            sim.host("server", || async {
+                let listener = turmoil::net::TcpListener::bind("0.0.0.0:7").await?;
+                let (mut stream, _) = listener.accept().await?;
+                let mut buf = [0u8; 8];
+                while stream.read_exact(&mut buf).await.is_ok() {
+                    stream.write_all(&buf).await?;
+                }
+                Ok(())
+            });
+            sim.client("client", async move {
+                let mut stream = turmoil::net::TcpStream::connect("server:7").await?;
+                let mut buf = [0u8; 8];
+                let mut sum = 0;
+                for i in 0..ROUND_TRIPS {
+                    stream.write_all(&i.to_le_bytes()).await?;
+                    stream.read_exact(&mut buf).await?;
+                    sum += u64::from_le_bytes(buf);
+                }
+                out.set(sum);
+                Ok(())
+            })
+        }
+        other => panic!("unknown workload {other:?}: spawn, sleeps or echo"),
+    }
+    sim.run().unwrap();
+    println!("{workload} {}", result.get());
+}
