@@ -80,7 +80,55 @@ fn main() {
                     .await
                     .unwrap()
             }
-            other => panic!("unknown workload {other:?}: spawn, sleeps or echo"),
+            "cluster" => {
+                let handle = madsim::runtime::Handle::current();
+                let server = handle.create_node().ip("10.0.0.1".parse().unwrap()).build();
+                server.spawn(async {
+                    let listener = tokio::net::TcpListener::bind("10.0.0.1:7").await.unwrap();
+                    loop {
+                        let (mut stream, _) = listener.accept().await.unwrap();
+                        tokio::spawn(async move {
+                            let mut buf = [0u8; 8];
+                            while stream.read_exact(&mut buf).await.is_ok() {
+                                if stream.write_all(&buf).await.is_err() {
+                                    break;
+                                }
+                                let _ = stream.flush().await;
+                            }
+                        });
+                    }
+                });
+                let clients: Vec<_> = (0..4u8)
+                    .map(|c| {
+                        let node = handle
+                            .create_node()
+                            .ip(format!("10.0.0.{}", c + 2).parse().unwrap())
+                            .build();
+                        node.spawn(async {
+                            tokio::time::sleep(Duration::from_millis(1)).await;
+                            let mut stream =
+                                tokio::net::TcpStream::connect("10.0.0.1:7").await.unwrap();
+                            let mut tick = tokio::time::interval(Duration::from_millis(10));
+                            let mut buf = [0u8; 8];
+                            let mut sum = 0;
+                            for i in 0..60_000u64 {
+                                tick.tick().await;
+                                stream.write_all(&i.to_le_bytes()).await.unwrap();
+                                stream.flush().await.unwrap();
+                                stream.read_exact(&mut buf).await.unwrap();
+                                sum += u64::from_le_bytes(buf);
+                            }
+                            sum
+                        })
+                    })
+                    .collect();
+                let mut sum = 0;
+                for c in clients {
+                    sum += c.await.unwrap();
+                }
+                sum
+            }
+            other => panic!("unknown workload {other:?}: spawn, sleeps, echo or cluster"),
         }
     });
     println!("{} {result}", std::env::args().nth(1).unwrap_or_default());

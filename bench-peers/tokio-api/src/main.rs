@@ -106,13 +106,65 @@ fn tcp_echo() -> u64 {
     sum.get()
 }
 
+/// The 5-host cluster: 4 clients send one request each every 10 ms to a
+/// server, over TCP, for 10 simulated minutes (400 requests/s). Only a
+/// simulator runs it (on real tokio it would take 10 real minutes).
+#[cfg(simulation)]
+fn cluster() -> u64 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::sim::{LinkConfig, Sim};
+    let mut sim = Sim::new();
+    sim.default_link(LinkConfig {
+        latency_min: Duration::ZERO,
+        latency_max: Duration::from_millis(1),
+        ..LinkConfig::default()
+    });
+    sim.host("server", || async {
+        let listener = tokio::net::TcpListener::bind("0.0.0.0:7").await.unwrap();
+        loop {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            tokio::spawn(async move {
+                let mut buf = [0u8; 8];
+                while stream.read_exact(&mut buf).await.is_ok() {
+                    if stream.write_all(&buf).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    let total = std::rc::Rc::new(std::cell::Cell::new(0));
+    for c in 0..4 {
+        let total = total.clone();
+        sim.client(&format!("client{c}"), async move {
+            let mut stream = tokio::net::TcpStream::connect("server:7").await.unwrap();
+            let mut tick = tokio::time::interval(Duration::from_millis(10));
+            let mut buf = [0u8; 8];
+            for i in 0..CLUSTER_REQUESTS_PER_CLIENT {
+                tick.tick().await;
+                stream.write_all(&i.to_le_bytes()).await.unwrap();
+                stream.read_exact(&mut buf).await.unwrap();
+                total.set(total.get() + u64::from_le_bytes(buf));
+            }
+        });
+    }
+    sim.run();
+    total.get()
+}
+
+/// 10 simulated minutes at one request per 10 ms.
+#[cfg_attr(not(simulation), allow(dead_code))]
+const CLUSTER_REQUESTS_PER_CLIENT: u64 = 60_000;
+
 fn main() {
     let workload = std::env::args().nth(1).unwrap_or_default();
     let result = match workload.as_str() {
         "spawn" => runtime().block_on(spawn_join()),
         "sleeps" => runtime().block_on(sleeps()),
         "echo" => tcp_echo(),
-        other => panic!("unknown workload {other:?}: spawn, sleeps or echo"),
+        #[cfg(simulation)]
+        "cluster" => cluster(),
+        other => panic!("unknown workload {other:?}: spawn, sleeps, echo or cluster"),
     };
     println!("{workload} {result}");
 }

@@ -81,7 +81,38 @@ fn main() {
                 Ok(())
             })
         }
-        other => panic!("unknown workload {other:?}: spawn, sleeps or echo"),
+        "cluster" => {
+            sim.host("server", || async {
+                let listener = turmoil::net::TcpListener::bind("0.0.0.0:7").await?;
+                loop {
+                    let (mut stream, _) = listener.accept().await?;
+                    tokio::spawn(async move {
+                        let mut buf = [0u8; 8];
+                        while stream.read_exact(&mut buf).await.is_ok() {
+                            if stream.write_all(&buf).await.is_err() {
+                                break;
+                            }
+                        }
+                    });
+                }
+            });
+            for c in 0..4 {
+                let out = out.clone();
+                sim.client(format!("client{c}"), async move {
+                    let mut stream = turmoil::net::TcpStream::connect("server:7").await?;
+                    let mut tick = tokio::time::interval(Duration::from_millis(10));
+                    let mut buf = [0u8; 8];
+                    for i in 0..60_000u64 {
+                        tick.tick().await;
+                        stream.write_all(&i.to_le_bytes()).await?;
+                        stream.read_exact(&mut buf).await?;
+                        out.set(out.get() + u64::from_le_bytes(buf));
+                    }
+                    Ok(())
+                });
+            }
+        }
+        other => panic!("unknown workload {other:?}: spawn, sleeps, echo or cluster"),
     }
     sim.run().unwrap();
     println!("{workload} {}", result.get());
