@@ -710,15 +710,21 @@ impl Core {
             entry.shut_down = true;
         }
         let _enter = Enter::new(self.clone());
-        // Bounded, as in `shutdown`: a cancelled future's drop may spawn,
-        // and a spawn onto a shut-down runtime is cancelled at once.
+        // A spawn onto a shut-down runtime is cancelled at once.
+        self.cancel_live_tasks(|t| t.scope == scope);
+    }
+
+    /// Cancels every live task `which` selects, in slot order. A cancelled
+    /// future's drop may spawn or wake, so it scans again until none is
+    /// left (bounded: spawns after a shutdown are refused or cancelled).
+    fn cancel_live_tasks(&self, which: impl Fn(&TaskSlot) -> bool) {
         for _round in 0..1024 {
             let victims: Vec<RawTask> = {
                 let st = self.state.borrow();
                 st.tasks
                     .iter()
                     .enumerate()
-                    .filter(|(_, t)| t.id != 0 && t.flags & DONE == 0 && t.scope == scope)
+                    .filter(|(_, t)| t.id != 0 && t.flags & DONE == 0 && which(t))
                     .map(|(slot, t)| RawTask {
                         core: self.id,
                         slot: slot as u32,
@@ -2306,31 +2312,8 @@ impl Core {
         let _enter = Enter::new(self.clone());
         drop(std::mem::take(&mut *self.behind.borrow_mut()));
         let stop = self.hooks.borrow_mut().on_stop.take();
-        // Cancel tasks in slot order; a cancelled future's drop may spawn or
-        // wake, so re-scan until no live task is left (bounded: a spawn
-        // after shutdown is refused below).
-        for _round in 0..1024 {
-            let victims: Vec<RawTask> = {
-                let st = self.state.borrow();
-                st.tasks
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, t)| t.id != 0 && t.flags & DONE == 0)
-                    .map(|(slot, t)| RawTask {
-                        core: self.id,
-                        slot: slot as u32,
-                        generation: t.generation,
-                        id: t.id,
-                    })
-                    .collect()
-            };
-            if victims.is_empty() {
-                break;
-            }
-            for raw in victims {
-                self.cancel_now(raw);
-            }
-        }
+        // A spawn after shutdown is refused below.
+        self.cancel_live_tasks(|_| true);
         let actions = self.state.borrow_mut().events.clear();
         drop(actions);
         let cells: Vec<Box<dyn TaskCell>> = {

@@ -554,13 +554,7 @@ mod processes {
         argv: *const *mut libc::c_char,
         envp: *const *mut libc::c_char,
     ) -> libc::c_int {
-        if refuse("posix_spawn") {
-            return libc::EPERM;
-        }
-        match real(c"posix_spawn") {
-            0 => libc::ENOSYS,
-            f => std::mem::transmute::<usize, PosixSpawn>(f)(pid, path, actions, attrs, argv, envp),
-        }
+        spawn_or_refuse(c"posix_spawn", pid, path, actions, attrs, argv, envp)
     }
 
     /// libc's `posix_spawnp`, refused during a run (see the module docs).
@@ -576,10 +570,24 @@ mod processes {
         argv: *const *mut libc::c_char,
         envp: *const *mut libc::c_char,
     ) -> libc::c_int {
-        if refuse("posix_spawnp") {
+        spawn_or_refuse(c"posix_spawnp", pid, file, actions, attrs, argv, envp)
+    }
+
+    /// `posix_spawn` or `posix_spawnp` (`name`): refused during a run,
+    /// libc's otherwise.
+    unsafe fn spawn_or_refuse(
+        name: &std::ffi::CStr,
+        pid: *mut libc::pid_t,
+        file: *const libc::c_char,
+        actions: *const libc::posix_spawn_file_actions_t,
+        attrs: *const libc::posix_spawnattr_t,
+        argv: *const *mut libc::c_char,
+        envp: *const *mut libc::c_char,
+    ) -> libc::c_int {
+        if refuse(&name.to_string_lossy()) {
             return libc::EPERM;
         }
-        match real(c"posix_spawnp") {
+        match real(name) {
             0 => libc::ENOSYS,
             f => std::mem::transmute::<usize, PosixSpawn>(f)(pid, file, actions, attrs, argv, envp),
         }

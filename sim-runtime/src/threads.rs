@@ -100,34 +100,30 @@ static NUMBER: AtomicUsize = AtomicUsize::new(0);
 
 // ----- raw futexes (the turn), past the interposed `syscall` -------------------
 
-fn raw_wait(word: &AtomicU32, expected: u32) {
-    // Safety: a futex wait on a live word; spurious returns are re-checked.
+/// A private futex call on `word`, straight to the kernel; `timeout` bounds
+/// a wait (null: none).
+fn raw_futex(word: &AtomicU32, op: i32, val: u32, timeout: *const libc::timespec) -> i64 {
+    // Safety: a futex call on a live word; a wait's spurious returns are
+    // re-checked by every caller.
     unsafe {
         crate::interpose::real_syscall(
             libc::SYS_futex,
             word.as_ptr() as libc::c_long,
-            (libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG) as libc::c_long,
-            expected as libc::c_long,
-            0,
-            0,
-            0,
-        );
-    }
-}
-
-fn raw_wake(word: &AtomicU32, n: i32) -> i64 {
-    // Safety: a futex wake on a live word.
-    unsafe {
-        crate::interpose::real_syscall(
-            libc::SYS_futex,
-            word.as_ptr() as libc::c_long,
-            (libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG) as libc::c_long,
-            n as libc::c_long,
-            0,
+            (op | libc::FUTEX_PRIVATE_FLAG) as libc::c_long,
+            val as libc::c_long,
+            timeout as libc::c_long,
             0,
             0,
         ) as i64
     }
+}
+
+fn raw_wait(word: &AtomicU32, expected: u32) {
+    raw_futex(word, libc::FUTEX_WAIT, expected, std::ptr::null());
+}
+
+fn raw_wake(word: &AtomicU32, n: i32) -> i64 {
+    raw_futex(word, libc::FUTEX_WAKE, n as u32, std::ptr::null())
 }
 
 fn give(flag: &AtomicU32) {
@@ -619,18 +615,7 @@ fn kernel_pause(word: Option<(&AtomicU32, u32)>) {
     };
     let spare = AtomicU32::new(0);
     let (word, val) = word.unwrap_or((&spare, 0));
-    // Safety: a timed futex wait on a live word.
-    unsafe {
-        crate::interpose::real_syscall(
-            libc::SYS_futex,
-            word.as_ptr() as libc::c_long,
-            (libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG) as libc::c_long,
-            val as libc::c_long,
-            &pause as *const libc::timespec as libc::c_long,
-            0,
-            0,
-        );
-    }
+    raw_futex(word, libc::FUTEX_WAIT, val, &pause);
 }
 
 // ----- the interposed calls -----------------------------------------------------

@@ -194,7 +194,7 @@ impl Command {
     /// an error outside a simulation run.
     #[track_caller]
     pub fn spawn(&mut self) -> io::Result<Child> {
-        self.spawn_with_defaults(Spec::Inherit, Location::caller())
+        self.spawn_at(Location::caller())
     }
 
     /// Starts the program and waits for its exit status. Stdio is inherited
@@ -227,18 +227,12 @@ impl Command {
         self.kill_on_drop
     }
 
-    fn spawn_with_defaults(
-        &mut self,
-        default: Spec,
-        location: &'static Location<'static>,
-    ) -> io::Result<Child> {
+    /// Spawns with stdio inherited where the command set none (`input`
+    /// and `output` read `Spec::Default` as inherit, as std's spawn does).
+    fn spawn_at(&mut self, location: &'static Location<'static>) -> io::Result<Child> {
         let settings = stdio::settings(&self.std)?;
-        let resolve = |spec: Spec| if spec == Spec::Default { default } else { spec };
-        let (stdin_spec, stdout_spec, stderr_spec) = (
-            resolve(settings.stdin),
-            resolve(settings.stdout),
-            resolve(settings.stderr),
-        );
+        let (stdin_spec, stdout_spec, stderr_spec) =
+            (settings.stdin, settings.stdout, settings.stderr);
         let program = self.std.get_program().to_os_string();
         let host = sim_net::try_with_net(|net| net.host_name(net.current_host()))
             .unwrap_or_else(|| "main".to_string());
