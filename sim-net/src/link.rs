@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 /// How a directed link behaves. Draws come from the seed.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LinkConfig {
     /// The least one-way latency.
     pub latency_min: Duration,

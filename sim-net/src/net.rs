@@ -7,6 +7,7 @@ use crate::tcp::{Segment, TcpEnd, TcpListenerState};
 use crate::udp::{Datagram, UdpState};
 use sim_runtime::decision;
 use sim_runtime::rng::Rng;
+use sim_runtime::trace::Message;
 use sim_runtime::{Core, EventKind, Label};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
@@ -77,8 +78,13 @@ pub(crate) enum Parked {
     Udp(Datagram),
 }
 
+/// A link that differs from the default: its own configuration, a fault,
+/// or segments waiting on it. A link that is up with the default
+/// configuration has no entry (so sending looks up an empty map in a run
+/// without faults, however many hosts talk).
 pub(crate) struct Link {
-    pub(crate) config: LinkConfig,
+    /// `None`: the network's default configuration, as it is now.
+    pub(crate) config: Option<LinkConfig>,
     pub(crate) mode: LinkMode,
     pub(crate) parked: VecDeque<Parked>,
 }
@@ -205,7 +211,8 @@ impl Network {
             controls: Default::default(),
             next_msg: 0,
         };
-        state.add_host("main");
+        let main = state.add_host("main");
+        core.name_address(IpAddr::V4(state.hosts[main.0 as usize].addr), "main");
         Network {
             state: RefCell::new(state),
             signals: RefCell::new(crate::signal::Signals::default()),
@@ -219,9 +226,16 @@ impl Network {
     /// When the name is taken or there are too many hosts.
     #[track_caller]
     pub fn add_host(&self, name: &str) -> HostId {
-        let id = self.state.borrow_mut().add_host(name);
+        let (id, ip) = {
+            let mut st = self.state.borrow_mut();
+            let id = st.add_host(name);
+            (id, st.hosts[id.0 as usize].addr)
+        };
         self.names_by_index.borrow_mut().push(name.to_string());
-        with_core(|core| core.set_node_name(id.0, name));
+        with_core(|core| {
+            core.set_node_name(id.0, name);
+            core.name_address(IpAddr::V4(ip), name);
+        });
         id
     }
 
@@ -265,7 +279,7 @@ impl Network {
     pub fn set_link(&self, from: HostId, to: HostId, config: LinkConfig) {
         config.validate();
         let mut st = self.state.borrow_mut();
-        st.link_mut(from.0, to.0).config = config;
+        st.link_mut(from.0, to.0).config = Some(config);
     }
 
     /// Sets how `host` answers connection attempts.
@@ -331,14 +345,22 @@ impl Network {
 
     /// Records a network event about `data` in the trace: the text is
     /// hashed, the file also shows the payload's first bytes.
-    pub(crate) fn note_data(&self, text: &str, data: &[u8]) {
-        with_core(|core| {
-            core.trace(
-                EventKind::Note,
-                core.current_task(),
-                Label::Data { text, data },
-            )
-        });
+    /// Records a message's event in the trace: nothing is formatted
+    /// unless a trace file is written (see [`sim_runtime::trace::Message`]).
+    pub(crate) fn note_message(
+        &self,
+        verb: &'static str,
+        msg: u64,
+        ends: Option<(SocketAddr, SocketAddr)>,
+        data: Option<&[u8]>,
+    ) {
+        let message = Message {
+            verb,
+            msg,
+            ends,
+            data,
+        };
+        with_core(|core| core.trace(EventKind::Note, core.current_task(), Label::Msg(message)));
     }
 
     /// Records a network event in the trace.
@@ -354,7 +376,12 @@ impl Network {
             let link = st.link_mut(from.0, to.0);
             link.mode = mode;
             if mode == LinkMode::Up {
-                std::mem::take(&mut link.parked)
+                let released = std::mem::take(&mut link.parked);
+                // Back to the default: the link needs no entry.
+                if link.config.is_none() {
+                    st.links.remove(&(from.0, to.0));
+                }
+                released
             } else {
                 VecDeque::new()
             }
@@ -541,14 +568,10 @@ impl Network {
     pub(crate) fn link_draw(&self, from: u32, to: u32) -> (u64, LinkMode, LinkConfig) {
         let mut st = self.state.borrow_mut();
         let st = &mut *st;
-        let default = st.default_link.clone();
-        let link = st.links.entry((from, to)).or_insert_with(|| Link {
-            config: default,
-            mode: LinkMode::Up,
-            parked: VecDeque::new(),
-        });
-        let config = link.config.clone();
-        let mode = link.mode;
+        let (config, mode) = match st.links.get(&(from, to)) {
+            Some(link) => (link.config.unwrap_or(st.default_link), link.mode),
+            None => (st.default_link, LinkMode::Up),
+        };
         let min = config.latency_min.as_nanos() as u64;
         let max = config.latency_max.as_nanos() as u64;
         let latency = if from == to {
@@ -619,9 +642,8 @@ impl NetState {
     }
 
     pub(crate) fn link_mut(&mut self, from: u32, to: u32) -> &mut Link {
-        let default = self.default_link.clone();
         self.links.entry((from, to)).or_insert_with(|| Link {
-            config: default,
+            config: None,
             mode: LinkMode::Up,
             parked: VecDeque::new(),
         })

@@ -467,14 +467,7 @@ impl Network {
             bytes: ref data,
         } = segment.kind
         {
-            let text = format!(
-                "send #{msg} {}>{} len={} fnv={:08x}",
-                self.describe(&segment.src),
-                self.describe(&segment.dst),
-                data.len(),
-                sim_runtime::trace::fnv32(data)
-            );
-            self.note_data(&text, data);
+            self.note_message("send", msg, Some((segment.src, segment.dst)), Some(data));
         }
         let net = self.clone();
         let label = match segment.kind {
@@ -546,7 +539,7 @@ impl Network {
             } => {
                 let len = data.len();
                 // The send line has the addresses: the number pairs them.
-                self.note(&format!("deliver #{msg}"));
+                self.note_message("deliver", msg, None, None);
                 let mut st = self.state.borrow_mut();
                 if let Some(Socket::Tcp(sender)) = st.get_mut(segment.from) {
                     sender.in_flight -= len;

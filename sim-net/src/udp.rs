@@ -201,7 +201,7 @@ impl Network {
         Ok(buf.len())
     }
 
-    pub(crate) fn send_datagram(self: &Rc<Self>, datagram: Datagram) {
+    pub(crate) fn send_datagram(self: &Rc<Self>, mut datagram: Datagram) {
         let (latency, mode, config) = self.link_draw(datagram.from_host, datagram.to_host);
         match mode {
             LinkMode::Partitioned => {
@@ -246,15 +246,12 @@ impl Network {
         } else {
             1
         };
-        let text = format!(
-            "send udp #{} {}>{} len={} fnv={:08x}",
+        self.note_message(
+            "send udp",
             datagram.msg,
-            self.describe(&datagram.src),
-            self.describe(&datagram.dst),
-            datagram.data.len(),
-            sim_runtime::trace::fnv32(&datagram.data)
+            Some((datagram.src, datagram.dst)),
+            Some(&datagram.data),
         );
-        self.note_data(&text, &datagram.data);
         let now = self.now_ns();
         for copy in 0..copies {
             // Each copy draws its own latency: datagrams reorder freely.
@@ -277,13 +274,18 @@ impl Network {
                 delay += extra;
             }
             let net = self.clone();
+            // The last copy takes the payload; an earlier one clones it.
             let d = Datagram {
                 msg: datagram.msg,
                 from_host: datagram.from_host,
                 to_host: datagram.to_host,
                 src: datagram.src,
                 dst: datagram.dst,
-                data: datagram.data.clone(),
+                data: if copy + 1 == copies {
+                    std::mem::take(&mut datagram.data)
+                } else {
+                    datagram.data.clone()
+                },
             };
             self.schedule(
                 now + delay,
@@ -353,7 +355,7 @@ impl Network {
         }
         drop(st);
         // The send line has the addresses: the message number pairs them.
-        self.note(&format!("deliver udp #{}", d.msg));
+        self.note_message("deliver udp", d.msg, None, None);
         let mut st = self.state.borrow_mut();
         let Some(Socket::Udp(u)) = st.get_mut(SocketId { index, generation }) else {
             return;

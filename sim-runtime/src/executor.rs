@@ -890,6 +890,11 @@ impl Core {
         self.trace.borrow_mut().set_node_name(node, name);
     }
 
+    /// Names the host at `ip` in messages' text (see [`trace::Message`]).
+    pub fn name_address(&self, ip: std::net::IpAddr, name: &str) {
+        self.trace.borrow_mut().name_address(ip, name);
+    }
+
     /// Records an event in the trace, stamped with the current task if
     /// `task` is `None`.
     #[inline]

@@ -128,7 +128,52 @@ fn main() {
                 }
                 sum
             }
-            other => panic!("unknown workload {other:?}: spawn, sleeps, echo or cluster"),
+            "heartbeat" => {
+                // `hosts` nodes send an 8-byte heartbeat to the next 3 in a
+                // ring every 100 ms for `seconds`; the answer is the number
+                // received, a second after the last was sent.
+                use std::sync::atomic::{AtomicU64, Ordering};
+                use std::sync::Arc;
+                let arg = |i: usize| std::env::args().nth(i).and_then(|a| a.parse::<u64>().ok());
+                let hosts = arg(2).unwrap_or(1000) as u32;
+                let seconds = arg(3).unwrap_or(600);
+                let ip = |h: u32| std::net::Ipv4Addr::from(u32::from_be_bytes([10, 0, 0, 1]) + h);
+                let received = Arc::new(AtomicU64::new(0));
+                let handle = madsim::runtime::Handle::current();
+                for h in 0..hosts {
+                    let node = handle.create_node().ip(ip(h).into()).build();
+                    let received = received.clone();
+                    node.spawn(async move {
+                        let socket = Arc::new(
+                            tokio::net::UdpSocket::bind((ip(h), 9)).await.unwrap(),
+                        );
+                        let peers: Vec<std::net::SocketAddr> =
+                            (1..=3).map(|p| (ip((h + p) % hosts), 9).into()).collect();
+                        let listener = socket.clone();
+                        tokio::spawn(async move {
+                            let mut buf = [0u8; 8];
+                            loop {
+                                listener.recv_from(&mut buf).await.unwrap();
+                                received.fetch_add(1, Ordering::Relaxed);
+                            }
+                        });
+                        // Every host binds before the first heartbeat.
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        let mut tick = tokio::time::interval(Duration::from_millis(100));
+                        for i in 0..seconds * 10 {
+                            tick.tick().await;
+                            for peer in &peers {
+                                // madsim's send_to takes the address first.
+                                socket.send_to(peer, &i.to_le_bytes()).await.unwrap();
+                            }
+                        }
+                        std::future::pending::<()>().await;
+                    });
+                }
+                tokio::time::sleep(Duration::from_secs(seconds + 1)).await;
+                received.load(Ordering::Relaxed)
+            }
+            other => panic!("unknown workload {other:?}: spawn, sleeps, echo, cluster or heartbeat"),
         }
     });
     println!("{} {result}", std::env::args().nth(1).unwrap_or_default());

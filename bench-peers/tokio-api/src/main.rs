@@ -152,6 +152,68 @@ fn cluster() -> u64 {
     total.get()
 }
 
+/// The heartbeat workload: `hosts` hosts each send an 8-byte UDP
+/// heartbeat to 3 peers (the next three hosts, in a ring) every 100 ms for
+/// `seconds` simulated seconds; the answer is the number of heartbeats
+/// received, counted a second after the last was sent.
+#[cfg(simulation)]
+fn heartbeat(hosts: usize, seconds: u64) -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    use tokio::sim::{LinkConfig, Sim};
+    let mut sim = Sim::new();
+    sim.default_link(LinkConfig {
+        latency_min: Duration::ZERO,
+        latency_max: Duration::from_millis(1),
+        ..LinkConfig::default()
+    });
+    let received = Arc::new(AtomicU64::new(0));
+    for h in 0..hosts {
+        let received = received.clone();
+        sim.host(&format!("h{h}"), move || {
+            let received = received.clone();
+            async move {
+                let socket = Arc::new(tokio::net::UdpSocket::bind("0.0.0.0:9").await.unwrap());
+                let mut peers = Vec::new();
+                for p in 1..=HEARTBEAT_PEERS {
+                    let name = format!("h{}:9", (h + p) % hosts);
+                    peers.push(tokio::net::lookup_host(name).await.unwrap().next().unwrap());
+                }
+                let listener = socket.clone();
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 8];
+                    loop {
+                        listener.recv_from(&mut buf).await.unwrap();
+                        received.fetch_add(1, Ordering::Relaxed);
+                    }
+                });
+                // Every host binds before the first heartbeat.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                let mut tick = tokio::time::interval(Duration::from_millis(100));
+                for i in 0..seconds * 10 {
+                    tick.tick().await;
+                    for peer in &peers {
+                        socket.send_to(&i.to_le_bytes(), peer).await.unwrap();
+                    }
+                }
+                std::future::pending::<()>().await;
+            }
+        });
+    }
+    let out = Arc::new(AtomicU64::new(0));
+    let result = out.clone();
+    sim.client("observer", async move {
+        tokio::time::sleep(Duration::from_secs(seconds + 1)).await;
+        result.store(received.load(Ordering::Relaxed), Ordering::Relaxed);
+    });
+    sim.run();
+    out.load(Ordering::Relaxed)
+}
+
+/// How many peers each host of the heartbeat workload sends to.
+#[cfg_attr(not(simulation), allow(dead_code))]
+const HEARTBEAT_PEERS: usize = 3;
+
 /// 10 simulated minutes at one request per 10 ms.
 #[cfg_attr(not(simulation), allow(dead_code))]
 const CLUSTER_REQUESTS_PER_CLIENT: u64 = 60_000;
@@ -164,7 +226,12 @@ fn main() {
         "echo" => tcp_echo(),
         #[cfg(simulation)]
         "cluster" => cluster(),
-        other => panic!("unknown workload {other:?}: spawn, sleeps, echo or cluster"),
+        #[cfg(simulation)]
+        "heartbeat" => {
+            let arg = |i: usize| std::env::args().nth(i).and_then(|a| a.parse::<u64>().ok());
+            heartbeat(arg(2).unwrap_or(1000) as usize, arg(3).unwrap_or(600))
+        }
+        other => panic!("unknown workload {other:?}: spawn, sleeps, echo, cluster or heartbeat"),
     };
     println!("{workload} {result}");
 }

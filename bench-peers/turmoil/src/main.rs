@@ -112,7 +112,52 @@ fn main() {
                 });
             }
         }
-        other => panic!("unknown workload {other:?}: spawn, sleeps, echo or cluster"),
+        "heartbeat" => {
+            // `hosts` hosts send an 8-byte heartbeat to the next 3 in a
+            // ring every 100 ms for `seconds`; the answer is the number
+            // received, a second after the last was sent.
+            let arg = |i: usize| std::env::args().nth(i).and_then(|a| a.parse::<u64>().ok());
+            let hosts = arg(2).unwrap_or(1000) as usize;
+            let seconds = arg(3).unwrap_or(600);
+            let received = Rc::new(Cell::new(0u64));
+            for h in 0..hosts {
+                let received = received.clone();
+                sim.host(format!("h{h}"), move || {
+                    let received = received.clone();
+                    async move {
+                        let socket = Rc::new(turmoil::net::UdpSocket::bind("0.0.0.0:9").await?);
+                        let peers: Vec<std::net::SocketAddr> = (1..=3)
+                            .map(|p| (turmoil::lookup(format!("h{}", (h + p) % hosts)), 9).into())
+                            .collect();
+                        let listener = socket.clone();
+                        tokio::task::spawn_local(async move {
+                            let mut buf = [0u8; 8];
+                            loop {
+                                listener.recv_from(&mut buf).await.unwrap();
+                                received.set(received.get() + 1);
+                            }
+                        });
+                        // Every host binds before the first heartbeat.
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        let mut tick = tokio::time::interval(Duration::from_millis(100));
+                        for i in 0..seconds * 10 {
+                            tick.tick().await;
+                            for peer in &peers {
+                                socket.send_to(&i.to_le_bytes(), peer).await?;
+                            }
+                        }
+                        std::future::pending::<()>().await;
+                        Ok(())
+                    }
+                });
+            }
+            sim.client("observer", async move {
+                tokio::time::sleep(Duration::from_secs(seconds + 1)).await;
+                out.set(received.get());
+                Ok(())
+            })
+        }
+        other => panic!("unknown workload {other:?}: spawn, sleeps, echo, cluster or heartbeat"),
     }
     sim.run().unwrap();
     println!("{workload} {}", result.get());
