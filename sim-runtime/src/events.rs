@@ -3,8 +3,6 @@
 //! are all entries here, ordered by `(deadline, sequence number)`, so events
 //! due at the same instant fire in the order they were scheduled.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::task::Waker;
 
 /// What happens when an event comes due.
@@ -23,12 +21,106 @@ pub struct EventKey {
     generation: u32,
 }
 
+/// A heap entry: 16 bytes, so a node's four children share a cache line.
+/// Entries order by deadline, then by sequence number (`key`'s high bits),
+/// which is scheduling order.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Entry {
     deadline_ns: u64,
-    seq: u64,
-    slot: u32,
-    generation: u32,
+    /// `seq << SLOT_BITS | slot`.
+    key: u64,
+}
+
+/// Bits of an entry's key that hold its slot: at most 16M events pending at
+/// once (each holds an action, so memory bounds it well before that).
+const SLOT_BITS: u32 = 24;
+const SLOT_MAX: u64 = 1 << SLOT_BITS;
+/// Sequence numbers fit in the key's other 40 bits: a trillion events
+/// scheduled in one run.
+const SEQ_MAX: u64 = 1 << (64 - SLOT_BITS);
+
+impl Entry {
+    fn seq(self) -> u64 {
+        self.key >> SLOT_BITS
+    }
+    fn slot(self) -> u32 {
+        (self.key & (SLOT_MAX - 1)) as u32
+    }
+}
+
+/// A min-heap of entries with four children per node: half the depth of a
+/// binary heap, and each level's children compared in one cache line.
+#[derive(Default)]
+struct QuadHeap {
+    entries: Vec<Entry>,
+}
+
+impl QuadHeap {
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn peek(&self) -> Option<&Entry> {
+        self.entries.first()
+    }
+
+    fn push(&mut self, entry: Entry) {
+        self.entries.push(entry);
+        let mut at = self.entries.len() - 1;
+        // Bounded by the depth: log4 of the length.
+        while at > 0 {
+            let parent = (at - 1) / 4;
+            if self.entries[parent] <= entry {
+                break;
+            }
+            self.entries[at] = self.entries[parent];
+            at = parent;
+        }
+        self.entries[at] = entry;
+    }
+
+    fn pop(&mut self) -> Option<Entry> {
+        let last = self.entries.pop()?;
+        if self.entries.is_empty() {
+            return Some(last);
+        }
+        let top = self.entries[0];
+        let len = self.entries.len();
+        let mut at = 0;
+        loop {
+            let first = 4 * at + 1;
+            if first >= len {
+                break;
+            }
+            let end = (first + 4).min(len);
+            let mut least = first;
+            for child in first + 1..end {
+                if self.entries[child] < self.entries[least] {
+                    least = child;
+                }
+            }
+            if last <= self.entries[least] {
+                break;
+            }
+            self.entries[at] = self.entries[least];
+            at = least;
+        }
+        self.entries[at] = last;
+        Some(top)
+    }
+
+    fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    /// Keeps the entries `keep` accepts, and restores the heap order.
+    fn retain(&mut self, keep: impl Fn(&Entry) -> bool) {
+        let mut entries = std::mem::take(&mut self.entries);
+        entries.retain(|e| keep(e));
+        entries.sort_unstable();
+        // A sorted array is a heap.
+        self.entries = entries;
+    }
 }
 
 struct Slot {
@@ -43,7 +135,7 @@ struct Slot {
 /// its size by a constant factor of the live events.
 #[derive(Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Reverse<Entry>>,
+    heap: QuadHeap,
     slots: Vec<Slot>,
     free: Vec<u32>,
     next_seq: u64,
@@ -84,12 +176,15 @@ impl EventQueue {
             }
         };
         let generation = self.slots[slot as usize].generation;
-        self.heap.push(Reverse(Entry {
+        assert!(
+            u64::from(slot) < SLOT_MAX,
+            "sim: more than {SLOT_MAX} events pending at once"
+        );
+        assert!(seq < SEQ_MAX, "sim: more than {SEQ_MAX} events in one run");
+        self.heap.push(Entry {
             deadline_ns,
-            seq,
-            slot,
-            generation,
-        }));
+            key: seq << SLOT_BITS | u64::from(slot),
+        });
         self.live += 1;
         (EventKey { slot, generation }, seq)
     }
@@ -146,23 +241,20 @@ impl EventQueue {
 
     fn rebuild(&mut self) {
         let slots = &self.slots;
-        let entries: Vec<_> = std::mem::take(&mut self.heap)
-            .into_vec()
-            .into_iter()
-            .filter(|Reverse(e)| Self::entry_is_live(slots, e))
-            .collect();
-        self.heap = BinaryHeap::from(entries);
+        self.heap.retain(|e| Self::entry_is_live(slots, e));
         debug_assert_eq!(self.heap.len(), self.live);
     }
 
+    /// An entry is live while its slot holds an action scheduled with the
+    /// entry's sequence number (a reused slot has a later one).
     fn entry_is_live(slots: &[Slot], entry: &Entry) -> bool {
-        let slot = &slots[entry.slot as usize];
-        slot.generation == entry.generation && slot.action.is_some() && slot.seq == entry.seq
+        let slot = &slots[entry.slot() as usize];
+        slot.action.is_some() && slot.seq == entry.seq()
     }
 
     /// The deadline of the earliest pending event.
     pub fn next_deadline(&mut self) -> Option<u64> {
-        while let Some(Reverse(top)) = self.heap.peek() {
+        while let Some(top) = self.heap.peek() {
             if Self::entry_is_live(&self.slots, top) {
                 return Some(top.deadline_ns);
             }
@@ -178,14 +270,14 @@ impl EventQueue {
         if deadline > now_ns {
             return None;
         }
-        let Reverse(entry) = self.heap.pop().expect("next_deadline saw an entry");
-        let slot = &mut self.slots[entry.slot as usize];
+        let entry = self.heap.pop().expect("next_deadline saw an entry");
+        let slot = &mut self.slots[entry.slot() as usize];
         let action = slot.action.take().expect("a live entry has an action");
         slot.generation = slot.generation.wrapping_add(1);
-        self.free.push(entry.slot);
+        self.free.push(entry.slot());
         self.live -= 1;
         Some(Fired {
-            seq: entry.seq,
+            seq: entry.seq(),
             action,
         })
     }
@@ -249,6 +341,30 @@ mod tests {
         assert!(q.contains(k2));
         assert_eq!(q.pop_due(100).map(|f| f.seq), Some(s2));
         assert!(q.pop_due(100).is_none());
+    }
+
+    #[test]
+    fn the_heap_pops_in_deadline_then_schedule_order() {
+        let mut q = EventQueue::default();
+        let mut x: u64 = 7;
+        let mut expected = Vec::new();
+        for _ in 0..5_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let deadline = (x >> 33) % 300;
+            let (key, seq) = q.insert(deadline, call());
+            if x % 7 == 0 {
+                q.cancel(key);
+            } else {
+                expected.push((deadline, seq));
+            }
+        }
+        expected.sort_unstable();
+        let mut popped = Vec::new();
+        while let Some(deadline) = q.next_deadline() {
+            let fired = q.pop_due(deadline).expect("due");
+            popped.push((deadline, fired.seq));
+        }
+        assert_eq!(popped, expected);
     }
 
     #[test]

@@ -204,6 +204,9 @@ struct LocalQueue {
 
 struct State {
     tasks: Vec<TaskSlot>,
+    /// Each slot's name and spawn site, apart from the slots: only spawns,
+    /// frees and reports read them, so a poll touches one small slot.
+    metas: Vec<Option<TaskMeta>>,
     free: Vec<u32>,
     live_tasks: usize,
     /// Ready slots of tasks run by the scheduler; `ROOT_SLOT` is the root.
@@ -553,6 +556,7 @@ impl Core {
             failure: RefCell::new(None),
             state: RefCell::new(State {
                 tasks: Vec::new(),
+                metas: Vec::new(),
                 free: Vec::new(),
                 live_tasks: 0,
                 ready: Vec::new(),
@@ -936,8 +940,8 @@ impl Core {
                     }
                     st.tasks
                         .iter()
-                        .find(|t| t.id == id)
-                        .and_then(|t| t.meta.as_ref())
+                        .position(|t| t.id == id)
+                        .and_then(|slot| st.metas[slot].as_ref())
                         .map(|m| m.name.as_deref().unwrap_or(m.kind))
                 });
                 match name {
@@ -1191,8 +1195,8 @@ impl Core {
                     scope: 0,
                     cell: None,
                     join_waker: None,
-                    meta: None,
                 });
+                st.metas.push(None);
                 slot
             }
         };
@@ -1207,8 +1211,8 @@ impl Core {
         task.node = node;
         task.scope = self.current_scope.get();
         task.cell = Some(cell);
-        task.meta = Some(meta);
         let generation = task.generation;
+        st.metas[slot as usize] = Some(meta);
         st.policy.spawned(slot);
         {
             let mut counts = self.waker_counts.borrow_mut();
@@ -1303,8 +1307,8 @@ impl Core {
         match st
             .tasks
             .iter()
-            .find(|t| t.id == id)
-            .and_then(|t| t.meta.as_ref())
+            .position(|t| t.id == id)
+            .and_then(|slot| st.metas[slot].as_ref())
         {
             Some(meta) => format!(
                 "task {id} '{}' spawned at {}:{}:{}",
@@ -1419,7 +1423,7 @@ impl Core {
     }
 
     fn poll_task(&self, slot: u32) {
-        let (mut cell, id, generation, abort, node, site, scope) = {
+        let (mut cell, id, generation, abort, node, scope) = {
             let mut st = self.state.borrow_mut();
             let task = &mut st.tasks[slot as usize];
             task.flags &= !QUEUED;
@@ -1433,10 +1437,17 @@ impl Core {
                 task.generation,
                 task.flags & ABORT != 0,
                 task.node,
-                task.meta.as_ref().map(|m| m.location),
                 task.scope,
             )
         };
+        // The spawn site, for the hang watchdog only (a cold read).
+        let site = crate::sweep::watched()
+            .then(|| {
+                self.state.borrow().metas[slot as usize]
+                    .as_ref()
+                    .map(|m| m.location)
+            })
+            .flatten();
         let previous_node = self.current_node.replace(node);
         let _restore_node = RestoreNode(&self.current_node, previous_node);
         // The task runs in its runtime's scope (its options, its handle).
@@ -1525,8 +1536,8 @@ impl Core {
         task.flags = 0;
         task.owner = 0;
         task.node = 0;
-        task.meta = None;
         task.join_waker = None;
+        st.metas[slot as usize] = None;
         if let Some(wait) = st.waits.get_mut(slot as usize) {
             *wait = None;
         }
@@ -1552,7 +1563,6 @@ impl Core {
                 scope: 0,
                 cell: None,
                 join_waker: None,
-                meta: None,
             },
         );
         let result = if task.generation == raw.generation && task.id == raw.id {

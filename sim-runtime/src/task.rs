@@ -159,5 +159,4 @@ pub(crate) struct TaskSlot {
     pub(crate) scope: u16,
     pub(crate) cell: Option<Box<dyn TaskCell>>,
     pub(crate) join_waker: Option<Waker>,
-    pub(crate) meta: Option<TaskMeta>,
 }

@@ -10,10 +10,47 @@ pub(crate) mod sealed {
     use std::io;
     use std::net::SocketAddr;
 
+    /// The addresses a name resolved to: one address needs no allocation
+    /// (sending a datagram to a `SocketAddr` resolves it on every call).
+    pub enum Addrs {
+        One(std::option::IntoIter<SocketAddr>),
+        Many(std::vec::IntoIter<SocketAddr>),
+    }
+
+    impl Addrs {
+        pub(crate) fn one(addr: SocketAddr) -> Addrs {
+            Addrs::One(Some(addr).into_iter())
+        }
+    }
+
+    impl From<Vec<SocketAddr>> for Addrs {
+        fn from(addrs: Vec<SocketAddr>) -> Addrs {
+            Addrs::Many(addrs.into_iter())
+        }
+    }
+
+    impl Iterator for Addrs {
+        type Item = SocketAddr;
+
+        fn next(&mut self) -> Option<SocketAddr> {
+            match self {
+                Addrs::One(one) => one.next(),
+                Addrs::Many(many) => many.next(),
+            }
+        }
+
+        fn size_hint(&self) -> (usize, Option<usize>) {
+            match self {
+                Addrs::One(one) => one.size_hint(),
+                Addrs::Many(many) => many.size_hint(),
+            }
+        }
+    }
+
     /// Resolution against the simulated network.
     pub trait ToSocketAddrsPriv {
         /// The addresses this names.
-        fn resolve(&self) -> io::Result<Vec<SocketAddr>>;
+        fn resolve(&self) -> io::Result<Addrs>;
 
         /// The host name to resolve, if this is one (not an address).
         fn host_name(&self) -> Option<&str> {
@@ -22,7 +59,7 @@ pub(crate) mod sealed {
     }
 }
 
-use sealed::ToSocketAddrsPriv;
+use sealed::{Addrs, ToSocketAddrsPriv};
 
 fn invalid(what: &str) -> io::Error {
     io::Error::new(
@@ -31,12 +68,13 @@ fn invalid(what: &str) -> io::Error {
     )
 }
 
-fn resolve_host(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+fn resolve_host(host: &str, port: u16) -> io::Result<Addrs> {
     let ips = sim_net::with_net(|net| net.resolve(host))?;
-    Ok(ips
-        .into_iter()
-        .map(|ip| SocketAddr::new(ip, port))
-        .collect())
+    Ok(Addrs::from(
+        ips.into_iter()
+            .map(|ip| SocketAddr::new(ip, port))
+            .collect::<Vec<_>>(),
+    ))
 }
 
 /// The host part of a `"host:port"` string that is not an address.
@@ -49,7 +87,7 @@ fn host_of_str(s: &str) -> Option<&str> {
 
 /// Resolves `addr`, waiting first for the simulated DNS's delay of its
 /// host name, if a scripted control set one.
-async fn resolve_timed<A: ToSocketAddrsPriv + ?Sized>(addr: &A) -> io::Result<Vec<SocketAddr>> {
+async fn resolve_timed<A: ToSocketAddrsPriv + ?Sized>(addr: &A) -> io::Result<Addrs> {
     if let Some(name) = addr.host_name() {
         let delay = sim_net::with_net(|net| net.dns_delay(name));
         if !delay.is_zero() {
@@ -59,9 +97,9 @@ async fn resolve_timed<A: ToSocketAddrsPriv + ?Sized>(addr: &A) -> io::Result<Ve
     addr.resolve()
 }
 
-fn resolve_str(s: &str) -> io::Result<Vec<SocketAddr>> {
+fn resolve_str(s: &str) -> io::Result<Addrs> {
     if let Ok(addr) = s.parse::<SocketAddr>() {
-        return Ok(vec![addr]);
+        return Ok(Addrs::one(addr));
     }
     let (host, port) = s.rsplit_once(':').ok_or_else(|| invalid(s))?;
     let port: u16 = port.parse().map_err(|_| invalid(s))?;
@@ -72,8 +110,8 @@ macro_rules! direct {
     ($($ty:ty),*) => {$(
         impl ToSocketAddrs for $ty {}
         impl ToSocketAddrsPriv for $ty {
-            fn resolve(&self) -> io::Result<Vec<SocketAddr>> {
-                Ok(vec![SocketAddr::from(*self)])
+            fn resolve(&self) -> io::Result<Addrs> {
+                Ok(Addrs::one(SocketAddr::from(*self)))
             }
         }
     )*};
@@ -90,14 +128,14 @@ direct!(
 
 impl ToSocketAddrs for &[SocketAddr] {}
 impl ToSocketAddrsPriv for &[SocketAddr] {
-    fn resolve(&self) -> io::Result<Vec<SocketAddr>> {
-        Ok(self.to_vec())
+    fn resolve(&self) -> io::Result<Addrs> {
+        Ok(Addrs::from(self.to_vec()))
     }
 }
 
 impl ToSocketAddrs for str {}
 impl ToSocketAddrsPriv for str {
-    fn resolve(&self) -> io::Result<Vec<SocketAddr>> {
+    fn resolve(&self) -> io::Result<Addrs> {
         resolve_str(self)
     }
 
@@ -108,7 +146,7 @@ impl ToSocketAddrsPriv for str {
 
 impl ToSocketAddrs for String {}
 impl ToSocketAddrsPriv for String {
-    fn resolve(&self) -> io::Result<Vec<SocketAddr>> {
+    fn resolve(&self) -> io::Result<Addrs> {
         resolve_str(self)
     }
 
@@ -119,9 +157,9 @@ impl ToSocketAddrsPriv for String {
 
 impl ToSocketAddrs for (&str, u16) {}
 impl ToSocketAddrsPriv for (&str, u16) {
-    fn resolve(&self) -> io::Result<Vec<SocketAddr>> {
+    fn resolve(&self) -> io::Result<Addrs> {
         if let Ok(ip) = self.0.parse::<IpAddr>() {
-            return Ok(vec![SocketAddr::new(ip, self.1)]);
+            return Ok(Addrs::one(SocketAddr::new(ip, self.1)));
         }
         resolve_host(self.0, self.1)
     }
@@ -133,7 +171,7 @@ impl ToSocketAddrsPriv for (&str, u16) {
 
 impl ToSocketAddrs for (String, u16) {}
 impl ToSocketAddrsPriv for (String, u16) {
-    fn resolve(&self) -> io::Result<Vec<SocketAddr>> {
+    fn resolve(&self) -> io::Result<Addrs> {
         (self.0.as_str(), self.1).resolve()
     }
 
@@ -144,7 +182,7 @@ impl ToSocketAddrsPriv for (String, u16) {
 
 impl<T: ToSocketAddrs + ?Sized> ToSocketAddrs for &T {}
 impl<T: ToSocketAddrsPriv + ?Sized> ToSocketAddrsPriv for &T {
-    fn resolve(&self) -> io::Result<Vec<SocketAddr>> {
+    fn resolve(&self) -> io::Result<Addrs> {
         (**self).resolve()
     }
 
@@ -162,7 +200,7 @@ pub async fn lookup_host<T>(host: T) -> io::Result<impl Iterator<Item = SocketAd
 where
     T: ToSocketAddrs,
 {
-    Ok(resolve_timed(&host).await?.into_iter())
+    resolve_timed(&host).await
 }
 
 /// Tries each address in turn, returning the first success or the last
