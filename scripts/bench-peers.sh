@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Ours against real tokio, turmoil and madsim on the same workloads
-# (BENCHMARKS.md, "Peers"): each system's binary runs each workload as a
-# whole process, 5 times; the table gives the median CPU time (user + sys)
-# and each system's time divided by ours (above 1: slower than ours).
-# The peers build here only, never in the README's test command.
+# (BENCHMARKS.md, "Peers"). Each system's binary runs each workload as a
+# whole process; every figure is that process's own CPU time (user + sys)
+# and peak memory, read with wait4. The first table gives each system's
+# median over ROUNDS runs (default 5; 3 for the heartbeat) and its time
+# divided by ours (above 1: slower than ours); the others give ours at
+# scale and its memory. The peers build here only, never in the README's
+# test command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -16,46 +19,122 @@ cargo build -q -p cargo-sim
 (cd bench-peers/turmoil && CARGO_TARGET_DIR="$root/target/peers-turmoil" cargo build -q --release)
 (cd bench-peers/madsim && RUSTFLAGS="--cfg madsim" CARGO_TARGET_DIR="$root/target/peers-madsim" cargo build -q --release)
 
+echo "== running ($(date -u +%Y-%m-%d), $(nproc) cores, $(rustc --version)) ==" >&2
 python3 - "$rounds" \
   "ours=bench-peers/tokio-api/target/sim/release/bench-peers-tokio-api" \
   "tokio=target/peers-tokio/release/bench-peers-tokio-api" \
   "turmoil=target/peers-turmoil/release/bench-peers-turmoil" \
   "madsim=target/peers-madsim/release/bench-peers-madsim" <<'PY'
-import os, resource, subprocess, sys, statistics
+import os, signal, subprocess, sys, statistics, time
 rounds = int(sys.argv[1])
-systems = [a.split("=", 1) for a in sys.argv[2:]]
-# (argument, label, whether real tokio runs it: the cluster would take it
-# 10 real minutes)
-workloads = [("spawn", "spawn + join 100k tasks", True),
-             ("sleeps", "100k sleeps, random 0-999 ms", True),
-             ("echo", "100k TCP echo round trips, 0-1 ms links (tokio: loopback)", True),
-             ("cluster", "5 hosts, 400 req/s over TCP, 10 simulated min", False)]
+systems = dict(a.split("=", 1) for a in sys.argv[2:])
+names = list(systems)
+# A run that takes longer than this is stopped and reported as "> limit".
+LIMIT_S = 120
 
-def cpu_of(binary, workload):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run([binary, workload], capture_output=True, text=True, check=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return cpu, out.stdout.strip()
+def run(name, args, limit_s=LIMIT_S):
+    """One whole-process run: (cpu seconds, peak KB, stdout), or None when
+    it passed the limit."""
+    env = dict(os.environ, RUST_BACKTRACE="0", SIM_SEED="1")
+    proc = subprocess.Popen([systems[name], *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, env=env)
+    start = time.monotonic()
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() - start > limit_s:
+            proc.send_signal(signal.SIGKILL)
+            os.wait4(proc.pid, 0)
+            return None
+        time.sleep(0.01)
+    out = proc.stdout.read().strip()
+    assert os.waitstatus_to_exitcode(status) == 0, f"{name} {args} failed: {out}"
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss, out
 
-print("| workload | " + " | ".join(name for name, _ in systems) + " | " +
-      " | ".join(f"{name} / ours" for name, _ in systems[1:]) + " |")
-print("| --- |" + " ---: |" * (2 * len(systems) - 1))
-for workload, label, on_tokio in workloads:
-    medians, results = {}, {}
-    for name, binary in systems:
-        if name == "tokio" and not on_tokio:
-            continue
+def ms(seconds):
+    return f"{seconds * 1000:.0f} ms" if seconds < 10 else f"{seconds:.1f} s"
+
+# (arguments, label, systems that run it, rounds)
+workloads = [
+    (["spawn"], "spawn + join 100k tasks", names, rounds),
+    (["sleeps"], "100k sleeps, random 0-999 ms", names, rounds),
+    (["echo"], "100k TCP echo round trips, 0-1 ms links (tokio: loopback)", names, rounds),
+    (["cluster", "10"], "5 hosts, 400 req/s over TCP, 10 simulated min", ["ours", "turmoil", "madsim"], rounds),
+    (["heartbeat", "1000", "60"], "1,000 hosts, UDP heartbeats to 3 peers every 100 ms, 1 simulated min",
+     ["ours", "turmoil", "madsim"], min(rounds, 3)),
+]
+print("| workload | " + " | ".join(names) + " | " +
+      " | ".join(f"{n} / ours" for n in names[1:]) + " |")
+print("| --- |" + " ---: |" * (2 * len(names) - 1))
+for args, label, who, n in workloads:
+    medians, answers = {}, {}
+    for name in who:
         times = []
-        for _ in range(rounds):
-            cpu, result = cpu_of(binary, workload)
-            times.append(cpu)
-            results.setdefault(name, result)
-        medians[name] = statistics.median(times)
-    answers = set(results.values())
-    assert len(answers) == 1, f"{workload}: the systems disagree: {results}"
+        for _ in range(n):
+            result = run(name, args)
+            if result is None:
+                times = None
+                break
+            times.append(result[0])
+            answers.setdefault(name, result[2])
+        medians[name] = statistics.median(times) if times else None
+    assert len(set(answers.values())) == 1, f"{args}: the systems disagree: {answers}"
     ours = medians["ours"]
-    cells = [f"{medians[n] * 1000:.0f} ms" if n in medians else "-" for n, _ in systems]
-    ratios = [f"{medians[n] / ours:.2f}" if n in medians else "-" for n, _ in systems[1:]]
-    print(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+    cells, ratios = [], []
+    for name in names:
+        if name not in medians:
+            cells.append("-")
+        elif medians[name] is None:
+            cells.append(f"> {LIMIT_S} s")
+        else:
+            cells.append(ms(medians[name]))
+    for name in names[1:]:
+        if name not in medians:
+            ratios.append("-")
+        elif medians[name] is None:
+            ratios.append(f"> {LIMIT_S / ours:.0f}")
+        else:
+            ratios.append(f"{medians[name] / ours:.2f}")
+    print(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |", flush=True)
+
+print()
+print("Heartbeats, 1 simulated minute, one run each (CPU per delivered datagram):")
+print()
+print("| hosts | datagrams | ours | ours per datagram | madsim | madsim per datagram |")
+print("| ---: | ---: | ---: | ---: | ---: | ---: |")
+first = None
+for hosts in ["10", "100", "1000", "10000"]:
+    cpu, _, out = run("ours", ["heartbeat", hosts, "60"], limit_s=600)
+    datagrams = int(out.split()[-1])
+    per = cpu / datagrams * 1e9
+    first = first or per
+    cells = [hosts, f"{datagrams:,}", ms(cpu), f"{per:.0f} ns ({per / first:.2f}x)"]
+    if int(hosts) <= 1000:
+        m_cpu, _, _ = run("madsim", ["heartbeat", hosts, "60"])
+        cells += [ms(m_cpu), f"{m_cpu / datagrams * 1e9:.0f} ns"]
+    else:
+        cells += ["-", "-"]
+    print("| " + " | ".join(cells) + " |", flush=True)
+
+print()
+cpu, _, _ = run("ours", ["heartbeat", "1000", "600"], limit_s=600)
+print(f"1,000 hosts, 10 simulated minutes (ours, one run): {ms(cpu)} CPU")
+print()
+print("Memory (ours, peak resident set of the whole process, one run each):")
+print()
+print("| run | peak | per unit |")
+print("| --- | ---: | ---: |")
+_, base, _ = run("ours", ["hosts", "1"])
+_, hosts_kb, _ = run("ours", ["hosts", "10000"])
+print(f"| 1 host | {base / 1024:.1f} MB | |")
+print(f"| 10,000 hosts, a UDP socket and a task each | {hosts_kb / 1024:.1f} MB | "
+      f"{(hosts_kb - base) / 10000 * 1024:.0f} bytes per host |")
+_, one_kb, _ = run("ours", ["conns", "1"])
+_, conns_kb, _ = run("ours", ["conns", "10000"])
+print(f"| 10,000 open TCP connections, a task on each side | {conns_kb / 1024:.1f} MB | "
+      f"{(conns_kb - one_kb) / 10000 * 1024:.0f} bytes per connection |")
+for minutes, events in [("10", "4M"), ("250", "99M")]:
+    _, kb, _ = run("ours", ["cluster", minutes], limit_s=600)
+    print(f"| the 5-host cluster, {minutes} simulated min ({events} events) | {kb / 1024:.1f} MB | |")
 PY

@@ -240,7 +240,14 @@ impl Trace {
     }
 
     #[inline]
-    fn remember(&mut self, now_ns: u64, kind: EventKind, task: u64, label: Label<'_>) {
+    fn remember(
+        &mut self,
+        now_ns: u64,
+        kind: EventKind,
+        task: u64,
+        label: Label<'_>,
+        parts: Option<MessageParts>,
+    ) {
         let index = (self.seq as usize) % RECENT_MAX;
         if self.recent.len() <= index {
             self.recent.push(Recent {
@@ -279,9 +286,9 @@ impl Trace {
                 slot.a = id;
                 slot.b = at_ns;
             }
-            Label::Msg(message) => {
+            Label::Msg(_) => {
                 slot.form = 4;
-                slot.message = Some(message.parts());
+                slot.message = parts;
             }
         }
     }
@@ -355,11 +362,18 @@ impl Trace {
     /// Records one event.
     #[inline]
     pub fn record(&mut self, now_ns: u64, kind: EventKind, task: u64, label: Label<'_>) {
-        self.remember(now_ns, kind, task, label);
+        // A message's parts (its payload's digest too) are computed once,
+        // for the ring and the hash.
+        let parts = match label {
+            Label::Msg(message) => Some(message.parts()),
+            _ => None,
+        };
+        self.remember(now_ns, kind, task, label, parts);
         // Each label form has its own tag and every field is self-delimiting
         // (LEB128 numbers, length-prefixed text), so no two different events
         // encode alike; times are deltas from the previous event, so most
-        // events hash in 3 or 4 bytes.
+        // events hash in 3 or 4 bytes. The fixed parts go to a buffer on
+        // the stack, then to the pending bytes in one copy.
         let form = match label {
             Label::None => 0,
             Label::Str(_) => 1,
@@ -367,42 +381,45 @@ impl Trace {
             Label::Timer { .. } => 3,
             Label::Msg(_) => 4,
         };
-        self.begin_event(now_ns, kind, form, task);
-        let out = &mut self.pending;
+        let mut out = Encoder::default();
+        self.begin_event(&mut out, now_ns, kind, form, task);
+        let mut text: &[u8] = &[];
         match label {
             Label::None => {}
-            Label::Str(text) => {
-                push_varint(out, text.len() as u64);
-                out.extend_from_slice(text.as_bytes());
+            Label::Str(label) => {
+                out.varint(label.len() as u64);
+                text = label.as_bytes();
             }
-            Label::Num(value) => push_varint(out, value),
+            Label::Num(value) => out.varint(value),
             Label::Timer { id, at_ns } => {
-                push_varint(out, id);
-                push_varint(out, at_ns.wrapping_sub(now_ns));
+                out.varint(id);
+                out.varint(at_ns.wrapping_sub(now_ns));
             }
-            Label::Msg(message) => {
-                let parts = message.parts();
-                out.push(parts.verb.len() as u8);
-                out.extend_from_slice(parts.verb.as_bytes());
-                push_varint(out, parts.msg);
+            Label::Msg(_) => {
+                let parts = parts.expect("computed above");
+                out.bytes(&[parts.verb.len().min(VERB_MAX) as u8]);
+                out.bytes(&parts.verb.as_bytes()[..parts.verb.len().min(VERB_MAX)]);
+                out.varint(parts.msg);
                 match parts.ends {
-                    None => out.push(0),
+                    None => out.bytes(&[0]),
                     Some((src, dst)) => {
-                        out.push(1);
-                        push_addr(out, &src);
-                        push_addr(out, &dst);
+                        out.bytes(&[1]);
+                        out.addr(&src);
+                        out.addr(&dst);
                     }
                 }
                 match parts.payload {
-                    None => out.push(0),
+                    None => out.bytes(&[0]),
                     Some((len, fnv)) => {
-                        out.push(1);
-                        push_varint(out, u64::from(len));
-                        out.extend_from_slice(&fnv.to_le_bytes());
+                        out.bytes(&[1]);
+                        out.varint(u64::from(len));
+                        out.bytes(&fnv.to_le_bytes());
                     }
                 }
             }
         }
+        self.pending.extend_from_slice(out.as_slice());
+        self.pending.extend_from_slice(text);
         if self.pending.len() >= HASH_CHUNK_BYTES {
             self.hasher.update(&self.pending);
             self.pending.clear();
@@ -416,11 +433,18 @@ impl Trace {
     /// The head of an event's encoding: kind and label form in one byte,
     /// the task, the time since the previous event.
     #[inline]
-    fn begin_event(&mut self, now_ns: u64, kind: EventKind, form: u8, task: u64) {
+    fn begin_event(
+        &mut self,
+        out: &mut Encoder,
+        now_ns: u64,
+        kind: EventKind,
+        form: u8,
+        task: u64,
+    ) {
         debug_assert!(now_ns >= self.last_ns, "virtual time never goes back");
-        self.pending.push(((kind as u8) << 3) | form);
-        push_varint(&mut self.pending, task);
-        push_varint(&mut self.pending, now_ns.wrapping_sub(self.last_ns));
+        out.bytes(&[((kind as u8) << 3) | form]);
+        out.varint(task);
+        out.varint(now_ns.wrapping_sub(self.last_ns));
         self.last_ns = now_ns;
     }
 
@@ -618,19 +642,64 @@ fn push_endpoint(line: &mut Vec<u8>, names: &BTreeMap<IpAddr, Box<str>>, addr: &
     }
 }
 
-/// An address for the hash: a family tag, the address's bytes, the port.
-fn push_addr(out: &mut Vec<u8>, addr: &SocketAddr) {
-    match addr.ip() {
-        IpAddr::V4(v4) => {
-            out.push(4);
-            out.extend_from_slice(&v4.octets());
-        }
-        IpAddr::V6(v6) => {
-            out.push(6);
-            out.extend_from_slice(&v6.octets());
+/// The longest verb a message's hash takes (longer ones are cut: verbs are
+/// the network's own short words).
+const VERB_MAX: usize = 32;
+
+/// The fixed-size parts of one event's encoding, gathered on the stack:
+/// the head (21 bytes at most) and a message's parts (90 at most).
+struct Encoder {
+    buf: [u8; 128],
+    len: usize,
+}
+
+impl Default for Encoder {
+    fn default() -> Encoder {
+        Encoder {
+            buf: [0; 128],
+            len: 0,
         }
     }
-    out.extend_from_slice(&addr.port().to_le_bytes());
+}
+
+impl Encoder {
+    #[inline]
+    fn bytes(&mut self, bytes: &[u8]) {
+        self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
+    }
+
+    /// `value` in LEB128 (see [`push_varint`]).
+    #[inline]
+    fn varint(&mut self, mut value: u64) {
+        while value >= 0x80 {
+            self.buf[self.len] = value as u8 | 0x80;
+            self.len += 1;
+            value >>= 7;
+        }
+        self.buf[self.len] = value as u8;
+        self.len += 1;
+    }
+
+    /// An address: a family tag, the address's bytes, the port.
+    #[inline]
+    fn addr(&mut self, addr: &SocketAddr) {
+        match addr.ip() {
+            IpAddr::V4(v4) => {
+                self.bytes(&[4]);
+                self.bytes(&v4.octets());
+            }
+            IpAddr::V6(v6) => {
+                self.bytes(&[6]);
+                self.bytes(&v6.octets());
+            }
+        }
+        self.bytes(&addr.port().to_le_bytes());
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
 }
 
 /// `value` in LEB128: 7 bits a byte, low first, the top bit set on all
@@ -718,9 +787,11 @@ impl Trace {
     ) {
         let name = meta.name.as_deref().unwrap_or(meta.kind);
         let file = meta.location.file();
-        self.remember(now_ns, EventKind::Spawn, task, Label::Str(name));
+        self.remember(now_ns, EventKind::Spawn, task, Label::Str(name), None);
         // Form 5: name, file, line, column.
-        self.begin_event(now_ns, EventKind::Spawn, 5, task);
+        let mut head = Encoder::default();
+        self.begin_event(&mut head, now_ns, EventKind::Spawn, 5, task);
+        self.pending.extend_from_slice(head.as_slice());
         let out = &mut self.pending;
         push_varint(out, name.len() as u64);
         out.extend_from_slice(name.as_bytes());

@@ -110,7 +110,7 @@ fn tcp_echo() -> u64 {
 /// server, over TCP, for 10 simulated minutes (400 requests/s). Only a
 /// simulator runs it (on real tokio it would take 10 real minutes).
 #[cfg(simulation)]
-fn cluster() -> u64 {
+fn cluster(minutes: u64) -> u64 {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::sim::{LinkConfig, Sim};
     let mut sim = Sim::new();
@@ -140,7 +140,7 @@ fn cluster() -> u64 {
             let mut stream = tokio::net::TcpStream::connect("server:7").await.unwrap();
             let mut tick = tokio::time::interval(Duration::from_millis(10));
             let mut buf = [0u8; 8];
-            for i in 0..CLUSTER_REQUESTS_PER_CLIENT {
+            for i in 0..minutes * CLUSTER_REQUESTS_PER_MINUTE {
                 tick.tick().await;
                 stream.write_all(&i.to_le_bytes()).await.unwrap();
                 stream.read_exact(&mut buf).await.unwrap();
@@ -214,24 +214,97 @@ fn heartbeat(hosts: usize, seconds: u64) -> u64 {
 #[cfg_attr(not(simulation), allow(dead_code))]
 const HEARTBEAT_PEERS: usize = 3;
 
-/// 10 simulated minutes at one request per 10 ms.
+/// One request per 10 ms.
 #[cfg_attr(not(simulation), allow(dead_code))]
-const CLUSTER_REQUESTS_PER_CLIENT: u64 = 60_000;
+const CLUSTER_REQUESTS_PER_MINUTE: u64 = 6_000;
+
+/// Memory per host: `hosts` hosts, each with a UDP socket bound, idle for a
+/// simulated second. The answer is the number of hosts that bound.
+#[cfg(simulation)]
+fn idle_hosts(hosts: usize) -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    let mut sim = tokio::sim::Sim::new();
+    let bound = Arc::new(AtomicU64::new(0));
+    for h in 0..hosts {
+        let bound = bound.clone();
+        sim.host(&format!("h{h}"), move || {
+            let bound = bound.clone();
+            async move {
+                let _socket = tokio::net::UdpSocket::bind("0.0.0.0:9").await.unwrap();
+                bound.fetch_add(1, Ordering::Relaxed);
+                std::future::pending::<()>().await;
+            }
+        });
+    }
+    let out = Arc::new(AtomicU64::new(0));
+    let result = out.clone();
+    sim.client("observer", async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        result.store(bound.load(Ordering::Relaxed), Ordering::Relaxed);
+    });
+    sim.run();
+    out.load(Ordering::Relaxed)
+}
+
+/// Memory per connection: a client opens `conns` TCP connections to a
+/// server and holds them open for a simulated second (each end has a task).
+/// The answer is the number of connections the server accepted.
+#[cfg(simulation)]
+fn open_connections(conns: u64) -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    let mut sim = tokio::sim::Sim::new();
+    let accepted = Arc::new(AtomicU64::new(0));
+    let counter = accepted.clone();
+    sim.host("server", move || {
+        let accepted = counter.clone();
+        async move {
+            let listener = tokio::net::TcpListener::bind("0.0.0.0:7").await.unwrap();
+            loop {
+                let (stream, _) = listener.accept().await.unwrap();
+                accepted.fetch_add(1, Ordering::Relaxed);
+                tokio::spawn(async move {
+                    let _stream = stream;
+                    std::future::pending::<()>().await;
+                });
+            }
+        }
+    });
+    let out = Arc::new(AtomicU64::new(0));
+    let result = out.clone();
+    sim.client("client", async move {
+        let mut streams = Vec::new();
+        for _ in 0..conns {
+            streams.push(tokio::net::TcpStream::connect("server:7").await.unwrap());
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        result.store(accepted.load(Ordering::Relaxed), Ordering::Relaxed);
+    });
+    sim.run();
+    out.load(Ordering::Relaxed)
+}
 
 fn main() {
     let workload = std::env::args().nth(1).unwrap_or_default();
+    #[cfg_attr(not(simulation), allow(unused_variables))]
+    let arg = |i: usize| std::env::args().nth(i).and_then(|a| a.parse::<u64>().ok());
     let result = match workload.as_str() {
         "spawn" => runtime().block_on(spawn_join()),
         "sleeps" => runtime().block_on(sleeps()),
         "echo" => tcp_echo(),
         #[cfg(simulation)]
-        "cluster" => cluster(),
+        "cluster" => cluster(arg(2).unwrap_or(10)),
         #[cfg(simulation)]
-        "heartbeat" => {
-            let arg = |i: usize| std::env::args().nth(i).and_then(|a| a.parse::<u64>().ok());
-            heartbeat(arg(2).unwrap_or(1000) as usize, arg(3).unwrap_or(600))
-        }
-        other => panic!("unknown workload {other:?}: spawn, sleeps, echo, cluster or heartbeat"),
+        "heartbeat" => heartbeat(arg(2).unwrap_or(1000) as usize, arg(3).unwrap_or(600)),
+        #[cfg(simulation)]
+        "hosts" => idle_hosts(arg(2).unwrap_or(10_000) as usize),
+        #[cfg(simulation)]
+        "conns" => open_connections(arg(2).unwrap_or(10_000)),
+        other => panic!(
+            "unknown workload {other:?}: spawn, sleeps, echo, cluster [minutes], \
+             heartbeat [hosts] [seconds], hosts [n] or conns [n]"
+        ),
     };
     println!("{workload} {result}");
 }
