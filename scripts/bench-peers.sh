@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Ours against real tokio, turmoil and madsim on the same workloads
 # (BENCHMARKS.md, "Peers"). Each system's binary runs each workload as a
-# whole process; every figure is that process's own CPU time (user + sys)
-# and peak memory, read with wait4. The first table gives each system's
-# median over ROUNDS runs (default 5; 3 for the heartbeat) and its time
+# whole process; every figure is that process's own CPU time (user + sys,
+# read with wait4) and, for ours, its peak resident set. The first table gives each system's
+# median over ROUNDS runs (default 5; 3 for the heartbeat; the rounds
+# interleave the systems) and its time
 # divided by ours (above 1: slower than ours); the others give ours at
 # scale and its memory. The peers build here only, never in the README's
 # test command.
@@ -25,7 +26,7 @@ python3 - "$rounds" \
   "tokio=target/peers-tokio/release/bench-peers-tokio-api" \
   "turmoil=target/peers-turmoil/release/bench-peers-turmoil" \
   "madsim=target/peers-madsim/release/bench-peers-madsim" <<'PY'
-import os, signal, subprocess, sys, statistics, time
+import os, signal, statistics, sys, tempfile, time
 rounds = int(sys.argv[1])
 systems = dict(a.split("=", 1) for a in sys.argv[2:])
 names = list(systems)
@@ -36,21 +37,35 @@ def run(name, args, limit_s=LIMIT_S):
     """One whole-process run: (cpu seconds, peak KB, stdout), or None when
     it passed the limit."""
     env = dict(os.environ, RUST_BACKTRACE="0", SIM_SEED="1")
-    proc = subprocess.Popen([systems[name], *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, env=env)
-    start = time.monotonic()
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.monotonic() - start > limit_s:
-            proc.send_signal(signal.SIGKILL)
-            os.wait4(proc.pid, 0)
-            return None
-        time.sleep(0.01)
-    out = proc.stdout.read().strip()
+    with tempfile.TemporaryFile() as out_file, tempfile.TemporaryFile() as err_file:
+        actions = [(os.POSIX_SPAWN_DUP2, out_file.fileno(), 1),
+                   (os.POSIX_SPAWN_DUP2, err_file.fileno(), 2)]
+        pid = os.posix_spawn(systems[name], [systems[name], *args], env,
+                             file_actions=actions)
+        start = time.monotonic()
+        while True:
+            done, status, usage = os.wait4(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() - start > limit_s:
+                os.kill(pid, signal.SIGKILL)
+                os.wait4(pid, 0)
+                return None
+            time.sleep(0.01)
+        out_file.seek(0)
+        out = out_file.read().decode().strip()
+        err_file.seek(0)
+        err = err_file.read().decode()
+    # Ours reports its own peak resident set ("bench: peak N kB", read from
+    # /proc/self/status): wait4's figure would start at this Python
+    # process's size, which the child shares until it execs.
+    peak = [l.split()[2] for l in err.splitlines() if l.startswith("bench: peak ")]
+    if peak:
+        usage_kb = int(peak[-1])
+    else:
+        usage_kb = usage.ru_maxrss
     assert os.waitstatus_to_exitcode(status) == 0, f"{name} {args} failed: {out}"
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss, out
+    return usage.ru_utime + usage.ru_stime, usage_kb, out
 
 def ms(seconds):
     return f"{seconds * 1000:.0f} ms" if seconds < 10 else f"{seconds:.1f} s"
@@ -68,17 +83,21 @@ print("| workload | " + " | ".join(names) + " | " +
       " | ".join(f"{n} / ours" for n in names[1:]) + " |")
 print("| --- |" + " ---: |" * (2 * len(names) - 1))
 for args, label, who, n in workloads:
-    medians, answers = {}, {}
-    for name in who:
-        times = []
-        for _ in range(n):
+    # Rounds interleave the systems, so a change in the machine's load
+    # falls on all of them alike.
+    times = {name: [] for name in who}
+    answers = {}
+    for _ in range(n):
+        for name in who:
+            if times[name] is None:
+                continue
             result = run(name, args)
             if result is None:
-                times = None
-                break
-            times.append(result[0])
+                times[name] = None
+                continue
+            times[name].append(result[0])
             answers.setdefault(name, result[2])
-        medians[name] = statistics.median(times) if times else None
+    medians = {name: statistics.median(t) if t else None for name, t in times.items()}
     assert len(set(answers.values())) == 1, f"{args}: the systems disagree: {answers}"
     ours = medians["ours"]
     cells, ratios = [], []

@@ -360,7 +360,7 @@ impl Network {
             ends,
             data,
         };
-        with_core(|core| core.trace(EventKind::Note, core.current_task(), Label::Msg(message)));
+        with_core(|core| core.trace(EventKind::Note, core.current_task(), Label::Msg(&message)));
     }
 
     /// Records a network event in the trace.

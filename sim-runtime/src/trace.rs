@@ -106,7 +106,7 @@ pub enum Label<'a> {
     Num(u64),
     /// A message of the network (see [`Message`]): its parts are hashed
     /// as they are, and its text is built only for a file or a report.
-    Msg(Message<'a>),
+    Msg(&'a Message<'a>),
     /// A timer's id and deadline (written as `timer=<id> at=<ns>`).
     Timer {
         /// The timer's id (its event sequence number).
@@ -381,44 +381,47 @@ impl Trace {
             Label::Timer { .. } => 3,
             Label::Msg(_) => 4,
         };
-        let mut out = Encoder::default();
-        self.begin_event(&mut out, now_ns, kind, form, task);
+        let last_ns = self.last_ns;
+        self.last_ns = now_ns;
         let mut text: &[u8] = &[];
-        match label {
-            Label::None => {}
-            Label::Str(label) => {
-                out.varint(label.len() as u64);
-                text = label.as_bytes();
-            }
-            Label::Num(value) => out.varint(value),
-            Label::Timer { id, at_ns } => {
-                out.varint(id);
-                out.varint(at_ns.wrapping_sub(now_ns));
-            }
-            Label::Msg(_) => {
-                let parts = parts.expect("computed above");
-                out.bytes(&[parts.verb.len().min(VERB_MAX) as u8]);
-                out.bytes(&parts.verb.as_bytes()[..parts.verb.len().min(VERB_MAX)]);
-                out.varint(parts.msg);
-                match parts.ends {
-                    None => out.bytes(&[0]),
-                    Some((src, dst)) => {
-                        out.bytes(&[1]);
-                        out.addr(&src);
-                        out.addr(&dst);
+        encode_into(&mut self.pending, |out| {
+            begin_event(out, last_ns, now_ns, kind, form, task);
+            match label {
+                Label::None => {}
+                Label::Str(label) => {
+                    out.varint(label.len() as u64);
+                    text = label.as_bytes();
+                }
+                Label::Num(value) => out.varint(value),
+                Label::Timer { id, at_ns } => {
+                    out.varint(id);
+                    out.varint(at_ns.wrapping_sub(now_ns));
+                }
+                Label::Msg(_) => {
+                    let parts = parts.as_ref().expect("computed above");
+                    let verb = &parts.verb.as_bytes()[..parts.verb.len().min(VERB_MAX)];
+                    out.byte(verb.len() as u8);
+                    out.bytes(verb);
+                    out.varint(parts.msg);
+                    match parts.ends {
+                        None => out.byte(0),
+                        Some((src, dst)) => {
+                            out.byte(1);
+                            out.addr(&src);
+                            out.addr(&dst);
+                        }
+                    }
+                    match parts.payload {
+                        None => out.byte(0),
+                        Some((len, fnv)) => {
+                            out.byte(1);
+                            out.varint(u64::from(len));
+                            out.bytes(&fnv.to_le_bytes());
+                        }
                     }
                 }
-                match parts.payload {
-                    None => out.bytes(&[0]),
-                    Some((len, fnv)) => {
-                        out.bytes(&[1]);
-                        out.varint(u64::from(len));
-                        out.bytes(&fnv.to_le_bytes());
-                    }
-                }
             }
-        }
-        self.pending.extend_from_slice(out.as_slice());
+        });
         self.pending.extend_from_slice(text);
         if self.pending.len() >= HASH_CHUNK_BYTES {
             self.hasher.update(&self.pending);
@@ -428,24 +431,6 @@ impl Trace {
             self.write_line(now_ns, kind, task, label);
         }
         self.seq += 1;
-    }
-
-    /// The head of an event's encoding: kind and label form in one byte,
-    /// the task, the time since the previous event.
-    #[inline]
-    fn begin_event(
-        &mut self,
-        out: &mut Encoder,
-        now_ns: u64,
-        kind: EventKind,
-        form: u8,
-        task: u64,
-    ) {
-        debug_assert!(now_ns >= self.last_ns, "virtual time never goes back");
-        out.bytes(&[((kind as u8) << 3) | form]);
-        out.varint(task);
-        out.varint(now_ns.wrapping_sub(self.last_ns));
-        self.last_ns = now_ns;
     }
 
     /// Writes a log line of the service (see [`crate::logs`]) into the
@@ -646,26 +631,33 @@ fn push_endpoint(line: &mut Vec<u8>, names: &BTreeMap<IpAddr, Box<str>>, addr: &
 /// the network's own short words).
 const VERB_MAX: usize = 32;
 
-/// The fixed-size parts of one event's encoding, gathered on the stack:
-/// the head (21 bytes at most) and a message's parts (90 at most).
-struct Encoder {
-    buf: [u8; 128],
+/// The most bytes an event's fixed parts take: the head (21 at most) and a
+/// message's parts (97 at most).
+const ENCODED_MAX: usize = 128;
+
+/// Writes an event's fixed parts straight into the pending bytes' spare
+/// capacity (reserved for [`ENCODED_MAX`] first): no buffer to fill and
+/// copy. Every write is bounds-checked against the spare slice.
+struct Encoder<'a> {
+    buf: &'a mut [std::mem::MaybeUninit<u8>],
     len: usize,
 }
 
-impl Default for Encoder {
-    fn default() -> Encoder {
-        Encoder {
-            buf: [0; 128],
-            len: 0,
-        }
+impl Encoder<'_> {
+    #[inline]
+    fn byte(&mut self, byte: u8) {
+        self.buf[self.len].write(byte);
+        self.len += 1;
     }
-}
 
-impl Encoder {
     #[inline]
     fn bytes(&mut self, bytes: &[u8]) {
-        self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        for (slot, &byte) in self.buf[self.len..self.len + bytes.len()]
+            .iter_mut()
+            .zip(bytes)
+        {
+            slot.write(byte);
+        }
         self.len += bytes.len();
     }
 
@@ -673,12 +665,10 @@ impl Encoder {
     #[inline]
     fn varint(&mut self, mut value: u64) {
         while value >= 0x80 {
-            self.buf[self.len] = value as u8 | 0x80;
-            self.len += 1;
+            self.byte(value as u8 | 0x80);
             value >>= 7;
         }
-        self.buf[self.len] = value as u8;
-        self.len += 1;
+        self.byte(value as u8);
     }
 
     /// An address: a family tag, the address's bytes, the port.
@@ -686,20 +676,50 @@ impl Encoder {
     fn addr(&mut self, addr: &SocketAddr) {
         match addr.ip() {
             IpAddr::V4(v4) => {
-                self.bytes(&[4]);
+                self.byte(4);
                 self.bytes(&v4.octets());
             }
             IpAddr::V6(v6) => {
-                self.bytes(&[6]);
+                self.byte(6);
                 self.bytes(&v6.octets());
             }
         }
         self.bytes(&addr.port().to_le_bytes());
     }
+}
 
-    fn as_slice(&self) -> &[u8] {
-        &self.buf[..self.len]
-    }
+/// The head of an event's encoding: kind and label form in one byte, the
+/// task, the time since the previous event.
+#[inline]
+fn begin_event(
+    out: &mut Encoder<'_>,
+    last_ns: u64,
+    now_ns: u64,
+    kind: EventKind,
+    form: u8,
+    task: u64,
+) {
+    debug_assert!(now_ns >= last_ns, "virtual time never goes back");
+    out.byte(((kind as u8) << 3) | form);
+    out.varint(task);
+    out.varint(now_ns.wrapping_sub(last_ns));
+}
+
+/// Runs `encode` on the spare capacity of `pending` and keeps what it wrote.
+#[inline]
+fn encode_into(pending: &mut Vec<u8>, encode: impl FnOnce(&mut Encoder<'_>)) {
+    pending.reserve(ENCODED_MAX);
+    let mut out = Encoder {
+        buf: pending.spare_capacity_mut(),
+        len: 0,
+    };
+    encode(&mut out);
+    let written = out.len;
+    debug_assert!(written <= ENCODED_MAX);
+    // SAFETY: the encoder initialised exactly the first `written` bytes of
+    // the spare capacity (each write went through `MaybeUninit::write`, in
+    // order, with `len` counting them).
+    unsafe { pending.set_len(pending.len() + written) };
 }
 
 /// `value` in LEB128: 7 bits a byte, low first, the top bit set on all
@@ -789,9 +809,11 @@ impl Trace {
         let file = meta.location.file();
         self.remember(now_ns, EventKind::Spawn, task, Label::Str(name), None);
         // Form 5: name, file, line, column.
-        let mut head = Encoder::default();
-        self.begin_event(&mut head, now_ns, EventKind::Spawn, 5, task);
-        self.pending.extend_from_slice(head.as_slice());
+        let last_ns = self.last_ns;
+        self.last_ns = now_ns;
+        encode_into(&mut self.pending, |out| {
+            begin_event(out, last_ns, now_ns, EventKind::Spawn, 5, task)
+        });
         let out = &mut self.pending;
         push_varint(out, name.len() as u64);
         out.extend_from_slice(name.as_bytes());

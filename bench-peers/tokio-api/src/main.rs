@@ -307,4 +307,11 @@ fn main() {
         ),
     };
     println!("{workload} {result}");
+    // The process's own peak resident set (its post-exec memory only), for
+    // the benchmark's memory table.
+    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
+        if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:")) {
+            eprintln!("bench: peak {}", line.trim_start_matches("VmHWM:").trim());
+        }
+    }
 }
