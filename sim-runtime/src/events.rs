@@ -367,6 +367,66 @@ mod tests {
         assert_eq!(popped, expected);
     }
 
+    /// Against a model (a sorted set), with deadlines now, soon, later and
+    /// far out, some already past, scheduled while the clock moves, with
+    /// cancellations: the queue pops exactly the model's order.
+    #[test]
+    fn the_queue_matches_a_sorted_model() {
+        use std::collections::BTreeMap;
+        let mut q = EventQueue::default();
+        let mut model: BTreeMap<(u64, u64), EventKey> = BTreeMap::new();
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut now = 0u64;
+        let mut popped = 0;
+        for _ in 0..60_000 {
+            let r = next();
+            match r % 10 {
+                0..=4 => {
+                    let delay = match (r >> 8) % 5 {
+                        0 => 0,
+                        1 => (r >> 16) % 1_000_000,
+                        2 => (r >> 16) % 5_000_000,
+                        3 => (r >> 16) % 2_000_000_000,
+                        _ => (r >> 16) % 3_600_000_000_000,
+                    };
+                    let deadline = if (r >> 40) % 50 == 0 { now / 2 } else { now + delay };
+                    let (key, seq) = q.insert(deadline, call());
+                    model.insert((deadline, seq), key);
+                }
+                5 => {
+                    if let Some((&k, &key)) = model.iter().nth(((r >> 8) % 16) as usize) {
+                        assert!(q.cancel(key));
+                        model.remove(&k);
+                    }
+                }
+                _ => {
+                    let expected = model.keys().next().copied();
+                    assert_eq!(q.next_deadline(), expected.map(|(d, _)| d));
+                    if let Some((deadline, seq)) = expected {
+                        now = now.max(deadline);
+                        let fired = q.pop_due(now).expect("due");
+                        assert_eq!(fired.seq, seq);
+                        model.remove(&(deadline, seq));
+                        popped += 1;
+                    }
+                }
+            }
+            assert_eq!(q.len(), model.len());
+        }
+        while let Some((&(deadline, seq), _)) = model.iter().next() {
+            assert_eq!(q.pop_due(u64::MAX).map(|f| f.seq), Some(seq));
+            model.remove(&(deadline, seq));
+        }
+        assert!(q.is_empty() && q.next_deadline().is_none());
+        assert!(popped > 10_000, "the test pops a lot: {popped}");
+    }
+
     #[test]
     fn stale_entries_are_bounded() {
         let mut q = EventQueue::default();
