@@ -256,7 +256,7 @@ impl Future for Delay {
         sim_runtime::context::with_simulation(|core| match this.key {
             None => {
                 let at_ns = core.now_ns() + this.latency_ns;
-                this.key = Some(core.timer_insert(at_ns, Some(cx.waker().clone())));
+                this.key = Some(core.timer_insert(at_ns, Some(cx.waker())));
                 Poll::Pending
             }
             Some(key) if core.event_pending(key) => {

@@ -40,7 +40,7 @@ impl Future for Sleep {
             self.armed = true;
             let deadline = self.deadline_ns;
             sim_runtime::context::with_current(|core| {
-                core.timer_insert(deadline, Some(cx.waker().clone()));
+                core.timer_insert(deadline, Some(cx.waker()));
             });
         }
         Poll::Pending

@@ -211,8 +211,8 @@ impl EventQueue {
                 ..
             }) => {
                 match current {
-                    Some(current) if current.will_wake(waker) => {}
-                    _ => *current = Some(waker.clone()),
+                    Some(current) if crate::waker::keeps(current, waker) => {}
+                    _ => *current = Some(crate::waker::keep(waker)),
                 }
                 true
             }
@@ -280,6 +280,19 @@ impl EventQueue {
             seq: entry.seq(),
             action,
         })
+    }
+
+    /// How many pending timers keep the task waker whose packed data is
+    /// `data` (see `waker::keep`): for reports, which count a task's
+    /// wakers. A scan of the slab.
+    pub(crate) fn timers_keeping(&self, data: usize) -> u32 {
+        self.slots
+            .iter()
+            .filter(|slot| match &slot.action {
+                Some(Action::Wake(Some(waker))) => crate::waker::kept_data(waker) == Some(data),
+                _ => false,
+            })
+            .count() as u32
     }
 
     /// How many events are pending.
@@ -395,7 +408,11 @@ mod tests {
                         3 => (r >> 16) % 2_000_000_000,
                         _ => (r >> 16) % 3_600_000_000_000,
                     };
-                    let deadline = if (r >> 40) % 50 == 0 { now / 2 } else { now + delay };
+                    let deadline = if (r >> 40) % 50 == 0 {
+                        now / 2
+                    } else {
+                        now + delay
+                    };
                     let (key, seq) = q.insert(deadline, call());
                     model.insert((deadline, seq), key);
                 }

@@ -1265,7 +1265,10 @@ impl Core {
         let slot = st.tasks.iter().position(|t| t.id == id)?;
         let task = &st.tasks[slot];
         let count = self.waker_counts.borrow().get(slot).map_or(0, |(_, c)| *c);
-        (task.flags & (QUEUED | RUNNING | DONE) == 0).then_some(count)
+        // Timers keep a task's waker uncounted (see `waker::keep`).
+        let data = crate::waker::data_of(self.id, slot as u32, task.generation & SLOT_MASK);
+        let timers = st.events.timers_keeping(data);
+        (task.flags & (QUEUED | RUNNING | DONE) == 0).then_some(count + timers)
     }
 
     /// Whether `waker` is task `id`'s own (not a combinator's wrapper).
@@ -1825,7 +1828,12 @@ impl Core {
     // ----- timers and events ------------------------------------------------
 
     /// Registers a timer at `deadline_ns` that wakes `waker`.
-    pub fn timer_insert(&self, deadline_ns: u64, waker: Option<Waker>) -> EventKey {
+    pub fn timer_insert(&self, deadline_ns: u64, waker: Option<&Waker>) -> EventKey {
+        self.insert_timer(deadline_ns, waker.map(crate::waker::keep))
+    }
+
+    /// Inserts a timer with a waker already in its kept form.
+    fn insert_timer(&self, deadline_ns: u64, waker: Option<Waker>) -> EventKey {
         let (key, seq) = self
             .state
             .borrow_mut()
@@ -1856,9 +1864,9 @@ impl Core {
             if let Some(waker) = waker {
                 waker.wake();
             }
-            return self.timer_insert(deadline_ns, None);
+            return self.insert_timer(deadline_ns, None);
         }
-        self.timer_insert(deadline_ns, waker)
+        self.insert_timer(deadline_ns, waker)
     }
 
     /// Replaces a pending timer's waker.

@@ -41,6 +41,61 @@ pub(crate) fn waker(core: u16, slot: u32, generation: u32) -> Waker {
 
 static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake_by_ref, drop_waker);
 
+/// A task's waker as the event queue keeps it for a timer: not counted,
+/// since the queue itself can say which timers hold whose waker
+/// ([`kept_data`]), and counting costs a cache miss per timer set and per
+/// timer fired. A clone of it (leaving the queue) is an ordinary, counted
+/// waker.
+static KEPT_VTABLE: RawWakerVTable =
+    RawWakerVTable::new(kept_clone, kept_wake, wake_by_ref, kept_drop);
+
+/// The copy of `waker` a timer keeps: uncounted for a task's own waker, a
+/// clone of any other.
+#[inline]
+pub(crate) fn keep(waker: &Waker) -> Waker {
+    if std::ptr::eq(waker.vtable(), &VTABLE) {
+        let raw = RawWaker::new(waker.data(), &KEPT_VTABLE);
+        // Safety: as for `waker` above; the kept vtable's functions uphold
+        // the same contract.
+        unsafe { Waker::from_raw(raw) }
+    } else {
+        waker.clone()
+    }
+}
+
+/// Whether the kept `kept` wakes what `waker` wakes (so a timer need not
+/// replace it).
+#[inline]
+pub(crate) fn keeps(kept: &Waker, waker: &Waker) -> bool {
+    if std::ptr::eq(kept.vtable(), &KEPT_VTABLE) {
+        std::ptr::eq(waker.vtable(), &VTABLE) && kept.data() == waker.data()
+    } else {
+        kept.will_wake(waker)
+    }
+}
+
+/// For a kept task waker, its packed data (to match a task by); `None`
+/// for any other waker.
+pub(crate) fn kept_data(waker: &Waker) -> Option<usize> {
+    std::ptr::eq(waker.vtable(), &KEPT_VTABLE).then(|| waker.data() as usize)
+}
+
+/// The packed data of task `slot`'s waker, for [`kept_data`].
+pub(crate) fn data_of(core: u16, slot: u32, generation: u32) -> usize {
+    pack(core, slot, generation)
+}
+
+unsafe fn kept_clone(data: *const ()) -> RawWaker {
+    count(data as usize, 1);
+    RawWaker::new(data, &VTABLE)
+}
+
+unsafe fn kept_wake(data: *const ()) {
+    wake_packed(data as usize);
+}
+
+unsafe fn kept_drop(_data: *const ()) {}
+
 // Clones are counted per task (a clone is something that may wake it), so
 // a report can tell a task that only a lock can wake; the count is a
 // plain increment in the task's slot.

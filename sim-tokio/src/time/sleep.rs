@@ -130,7 +130,7 @@ impl Sleep {
                     if let Some((key, _)) = entry.take() {
                         core.event_cancel(key);
                     }
-                    *entry = Some((core.timer_insert(fire, Some(cx.waker().clone())), fire));
+                    *entry = Some((core.timer_insert(fire, Some(cx.waker())), fire));
                 }
             }
             core.note_wait(sim_runtime::WaitNote {
