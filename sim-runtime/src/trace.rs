@@ -75,6 +75,25 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    /// The kind with the code `code` (its `repr(u8)` value).
+    pub fn from_code(code: u8) -> Option<EventKind> {
+        Some(match code {
+            1 => EventKind::Spawn,
+            2 => EventKind::Poll,
+            3 => EventKind::Wake,
+            4 => EventKind::Complete,
+            5 => EventKind::Cancel,
+            6 => EventKind::TimerSet,
+            7 => EventKind::TimerFire,
+            8 => EventKind::Advance,
+            9 => EventKind::Start,
+            10 => EventKind::End,
+            11 => EventKind::Callback,
+            12 => EventKind::Note,
+            _ => return None,
+        })
+    }
+
     /// The word used for this kind in a trace file.
     pub fn name(self) -> &'static str {
         match self {
@@ -135,7 +154,7 @@ pub struct Message<'a> {
     pub data: Option<&'a [u8]>,
 }
 
-/// A [`Message`] without its payload: what the recent-event ring keeps.
+/// A [`Message`] without its payload: what the hash covers.
 #[derive(Clone, Copy)]
 struct MessageParts {
     verb: &'static str,
@@ -156,26 +175,10 @@ impl Message<'_> {
     }
 }
 
-/// How many recent events a trace keeps for failure reports.
+/// How many recent events a failure report shows.
 const RECENT_MAX: usize = 16;
-/// How many bytes of a recent event's text label are kept.
+/// How many bytes of a recent event's text label a report shows.
 const RECENT_LABEL_BYTES: usize = 40;
-
-/// One recent event, kept in a fixed-size slot (no allocation per event).
-#[derive(Clone, Copy)]
-struct Recent {
-    seq: u64,
-    now_ns: u64,
-    kind: EventKind,
-    task: u64,
-    /// 0: none, 1: text, 2: number, 3: timer, 4: message.
-    form: u8,
-    message: Option<MessageParts>,
-    a: u64,
-    b: u64,
-    len: u8,
-    text: [u8; RECENT_LABEL_BYTES],
-}
 
 /// Bytes gathered before they are fed to the hasher: hashing in blocks of a
 /// few KiB costs less per event than one `update` call per event.
@@ -195,8 +198,15 @@ pub struct Trace {
     /// and name by id (task 0, the root future, is on node 0).
     node_names: Vec<String>,
     tasks: Vec<(u32, Box<str>)>,
-    /// The last events, as a ring (for "the last events before it").
-    recent: Vec<Recent>,
+    /// The chunk of encoded events hashed before `pending`, kept so that
+    /// the last events can be decoded for a report (see `recent_lines`):
+    /// the two chunks hold at least the last 4 KiB of events, so nothing
+    /// is stored per event for reports.
+    previous: Vec<u8>,
+    /// The sequence number and time before the first event of `previous`
+    /// and of `pending` (times are encoded as deltas).
+    previous_start: (u64, u64),
+    pending_start: (u64, u64),
     /// Host names by address, for messages' text (see [`Message`]).
     addr_names: BTreeMap<IpAddr, Box<str>>,
 }
@@ -228,7 +238,9 @@ impl Trace {
             line: Vec::with_capacity(128),
             node_names: vec!["main".to_string()],
             tasks: vec![(0, "root".into())],
-            recent: Vec::with_capacity(RECENT_MAX),
+            previous: Vec::with_capacity(HASH_CHUNK_BYTES + 256),
+            previous_start: (0, 0),
+            pending_start: (0, 0),
             addr_names: BTreeMap::new(),
         }
     }
@@ -239,97 +251,53 @@ impl Trace {
         self.addr_names.insert(ip, name.into());
     }
 
-    #[inline]
-    fn remember(
-        &mut self,
-        now_ns: u64,
-        kind: EventKind,
-        task: u64,
-        label: Label<'_>,
-        parts: Option<MessageParts>,
-    ) {
-        let index = (self.seq as usize) % RECENT_MAX;
-        if self.recent.len() <= index {
-            self.recent.push(Recent {
-                seq: 0,
-                now_ns: 0,
-                kind,
-                task: 0,
-                form: 0,
-                message: None,
-                a: 0,
-                b: 0,
-                len: 0,
-                text: [0; RECENT_LABEL_BYTES],
-            });
-        }
-        // In place: a few stores, and a short copy for a text label.
-        let slot = &mut self.recent[index];
-        slot.seq = self.seq;
-        slot.now_ns = now_ns;
-        slot.kind = kind;
-        slot.task = task;
-        match label {
-            Label::None => slot.form = 0,
-            Label::Str(text) => {
-                let n = text.len().min(RECENT_LABEL_BYTES);
-                slot.form = 1;
-                slot.len = n as u8;
-                slot.text[..n].copy_from_slice(&text.as_bytes()[..n]);
-            }
-            Label::Num(value) => {
-                slot.form = 2;
-                slot.a = value;
-            }
-            Label::Timer { id, at_ns } => {
-                slot.form = 3;
-                slot.a = id;
-                slot.b = at_ns;
-            }
-            Label::Msg(_) => {
-                slot.form = 4;
-                slot.message = parts;
-            }
-        }
-    }
-
     /// The last events (at most 16), oldest first, one line each:
-    /// `#<seq> <seconds>s <kind> task <id> <label>`.
+    /// `#<seq> <seconds>s <kind> task <id> <label>`, decoded from the last
+    /// two chunks of encoded events (a text label is cut at 40 bytes; a
+    /// message's is whole).
     pub fn recent_lines(&self) -> Vec<String> {
-        let mut recent = self.recent.clone();
-        recent.sort_by_key(|r| r.seq);
-        recent
-            .iter()
-            .map(|r| {
-                let label = match r.form {
-                    1 => {
-                        let text = String::from_utf8_lossy(&r.text[..r.len as usize]).into_owned();
-                        if r.len as usize == RECENT_LABEL_BYTES {
-                            format!("{text}...")
-                        } else {
-                            text
-                        }
+        let mut events = Vec::new();
+        for (bytes, start) in [
+            (&self.previous, self.previous_start),
+            (&self.pending, self.pending_start),
+        ] {
+            decode_events(bytes, start, &self.addr_names, &mut events);
+        }
+        let skip = events.len().saturating_sub(RECENT_MAX);
+        events
+            .into_iter()
+            .skip(skip)
+            .map(|(seq, now_ns, kind, task, label, cut)| {
+                let label = if cut && label.len() > RECENT_LABEL_BYTES {
+                    let mut cut = RECENT_LABEL_BYTES;
+                    while !label.is_char_boundary(cut) {
+                        cut -= 1;
                     }
-                    2 => r.a.to_string(),
-                    3 => format!("timer={} at={}", r.a, r.b),
-                    4 => {
-                        let mut text = Vec::new();
-                        let parts = r.message.expect("form 4 keeps its message");
-                        push_message(&mut text, &self.addr_names, &parts);
-                        String::from_utf8_lossy(&text).into_owned()
-                    }
-                    _ => "-".to_string(),
+                    format!("{}...", &label[..cut])
+                } else if label.is_empty() {
+                    "-".to_string()
+                } else {
+                    label
                 };
                 format!(
-                    "#{} {}.{:09}s {} task {} {label}",
-                    r.seq,
-                    r.now_ns / 1_000_000_000,
-                    r.now_ns % 1_000_000_000,
-                    r.kind.name(),
-                    r.task
+                    "#{seq} {}.{:09}s {} task {task} {label}",
+                    now_ns / 1_000_000_000,
+                    now_ns % 1_000_000_000,
+                    kind.name(),
                 )
             })
             .collect()
+    }
+
+    /// Feeds the pending bytes to the hasher; they become the previous
+    /// chunk. `next_seq` and `last_ns` are where the next event starts.
+    #[inline]
+    fn flush_chunk(&mut self, next_seq: u64) {
+        self.hasher.update(&self.pending);
+        std::mem::swap(&mut self.previous, &mut self.pending);
+        self.pending.clear();
+        self.previous_start = self.pending_start;
+        self.pending_start = (next_seq, self.last_ns);
     }
 
     /// Names host `node` in the text file's lines (the hash has no names).
@@ -362,13 +330,11 @@ impl Trace {
     /// Records one event.
     #[inline]
     pub fn record(&mut self, now_ns: u64, kind: EventKind, task: u64, label: Label<'_>) {
-        // A message's parts (its payload's digest too) are computed once,
-        // for the ring and the hash.
+        // A message's parts (its payload's digest too), for the hash.
         let parts = match label {
             Label::Msg(message) => Some(message.parts()),
             _ => None,
         };
-        self.remember(now_ns, kind, task, label, parts);
         // Each label form has its own tag and every field is self-delimiting
         // (LEB128 numbers, length-prefixed text), so no two different events
         // encode alike; times are deltas from the previous event, so most
@@ -424,8 +390,7 @@ impl Trace {
         });
         self.pending.extend_from_slice(text);
         if self.pending.len() >= HASH_CHUNK_BYTES {
-            self.hasher.update(&self.pending);
-            self.pending.clear();
+            self.flush_chunk(self.seq + 1);
         }
         if self.writer.is_some() {
             self.write_line(now_ns, kind, task, label);
@@ -595,16 +560,35 @@ fn push_payload(line: &mut Vec<u8>, data: &[u8]) {
 
 /// A message's text (see [`Message`]), without its payload's bytes.
 fn push_message(line: &mut Vec<u8>, names: &BTreeMap<IpAddr, Box<str>>, parts: &MessageParts) {
-    line.extend_from_slice(parts.verb.as_bytes());
+    push_message_text(
+        line,
+        names,
+        parts.verb,
+        parts.msg,
+        parts.ends,
+        parts.payload,
+    );
+}
+
+/// A message's text from its parts (see [`Message`]).
+fn push_message_text(
+    line: &mut Vec<u8>,
+    names: &BTreeMap<IpAddr, Box<str>>,
+    verb: &str,
+    msg: u64,
+    ends: Option<(SocketAddr, SocketAddr)>,
+    payload: Option<(u32, u32)>,
+) {
+    line.extend_from_slice(verb.as_bytes());
     line.extend_from_slice(b" #");
-    push_u64(line, parts.msg);
-    if let Some((src, dst)) = parts.ends {
+    push_u64(line, msg);
+    if let Some((src, dst)) = ends {
         line.push(b' ');
         push_endpoint(line, names, &src);
         line.push(b'>');
         push_endpoint(line, names, &dst);
     }
-    if let Some((len, fnv)) = parts.payload {
+    if let Some((len, fnv)) = payload {
         line.extend_from_slice(b" len=");
         push_u64(line, u64::from(len));
         line.extend_from_slice(b" fnv=");
@@ -624,6 +608,133 @@ fn push_endpoint(line: &mut Vec<u8>, names: &BTreeMap<IpAddr, Box<str>>, addr: &
             push_u64(line, u64::from(addr.port()));
         }
         None => line.extend_from_slice(addr.to_string().as_bytes()),
+    }
+}
+
+/// Decodes the events of one chunk of the hash's encoding (see
+/// `Trace::record`), appending `(seq, ns, kind, task, label text)`. `start`
+/// is the sequence number and time before the chunk's first event. Stops
+/// at anything it cannot read (it never can, for bytes the trace wrote).
+fn decode_events(
+    bytes: &[u8],
+    start: (u64, u64),
+    names: &BTreeMap<IpAddr, Box<str>>,
+    out: &mut Vec<(u64, u64, EventKind, u64, String, bool)>,
+) {
+    let mut reader = Reader { bytes, at: 0 };
+    let (mut seq, mut now_ns) = start;
+    // Bounded by the chunk's length: every event reads at least one byte.
+    while reader.at < bytes.len() {
+        let Some(event) = reader.event(&mut now_ns, names) else {
+            return;
+        };
+        out.push((seq, now_ns, event.0, event.1, event.2, event.3));
+        seq += 1;
+    }
+}
+
+/// Reads the hash's encoding back (for reports).
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn byte(&mut self) -> Option<u8> {
+        let byte = *self.bytes.get(self.at)?;
+        self.at += 1;
+        Some(byte)
+    }
+
+    fn take(&mut self, n: usize) -> Option<&[u8]> {
+        let slice = self.bytes.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(slice)
+    }
+
+    fn varint(&mut self) -> Option<u64> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = self.byte()?;
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Some(value);
+            }
+        }
+        None
+    }
+
+    fn text(&mut self, len: usize) -> Option<String> {
+        Some(String::from_utf8_lossy(self.take(len)?).into_owned())
+    }
+
+    fn addr(&mut self) -> Option<SocketAddr> {
+        let ip = match self.byte()? {
+            4 => IpAddr::from(<[u8; 4]>::try_from(self.take(4)?).ok()?),
+            6 => IpAddr::from(<[u8; 16]>::try_from(self.take(16)?).ok()?),
+            _ => return None,
+        };
+        let port = u16::from_le_bytes(self.take(2)?.try_into().ok()?);
+        Some(SocketAddr::new(ip, port))
+    }
+
+    /// One event: its kind, task and label text; moves `now_ns` on.
+    fn event(
+        &mut self,
+        now_ns: &mut u64,
+        names: &BTreeMap<IpAddr, Box<str>>,
+    ) -> Option<(EventKind, u64, String, bool)> {
+        let head = self.byte()?;
+        let kind = EventKind::from_code(head >> 3)?;
+        let task = self.varint()?;
+        *now_ns = now_ns.wrapping_add(self.varint()?);
+        let form = head & 7;
+        let label = match form {
+            0 => String::new(),
+            1 => {
+                let len = self.varint()? as usize;
+                self.text(len)?
+            }
+            2 => self.varint()?.to_string(),
+            3 => {
+                let id = self.varint()?;
+                let at_ns = now_ns.wrapping_add(self.varint()?);
+                format!("timer={id} at={at_ns}")
+            }
+            4 => {
+                let verb_len = self.byte()? as usize;
+                let verb = self.text(verb_len)?;
+                let msg = self.varint()?;
+                let ends = match self.byte()? {
+                    0 => None,
+                    _ => Some((self.addr()?, self.addr()?)),
+                };
+                let payload = match self.byte()? {
+                    0 => None,
+                    _ => {
+                        let len = self.varint()? as u32;
+                        let fnv = u32::from_le_bytes(self.take(4)?.try_into().ok()?);
+                        Some((len, fnv))
+                    }
+                };
+                let mut line = Vec::new();
+                push_message_text(&mut line, names, &verb, msg, ends, payload);
+                String::from_utf8_lossy(&line).into_owned()
+            }
+            5 => {
+                // A spawn: the task's name (its site is in the trace file).
+                let len = self.varint()? as usize;
+                let name = self.text(len)?;
+                let file_len = self.varint()? as usize;
+                self.take(file_len)?;
+                self.varint()?;
+                self.varint()?;
+                name
+            }
+            _ => return None,
+        };
+        // Free text is cut for a report; a message's text is shown whole.
+        Some((kind, task, label, form != 4))
     }
 }
 
@@ -807,7 +918,6 @@ impl Trace {
     ) {
         let name = meta.name.as_deref().unwrap_or(meta.kind);
         let file = meta.location.file();
-        self.remember(now_ns, EventKind::Spawn, task, Label::Str(name), None);
         // Form 5: name, file, line, column.
         let last_ns = self.last_ns;
         self.last_ns = now_ns;
@@ -822,8 +932,7 @@ impl Trace {
         push_varint(out, u64::from(meta.location.line()));
         push_varint(out, u64::from(meta.location.column()));
         if self.pending.len() >= HASH_CHUNK_BYTES {
-            self.hasher.update(&self.pending);
-            self.pending.clear();
+            self.flush_chunk(self.seq + 1);
         }
         if self.writer.is_some() {
             let index = task as usize;
@@ -880,6 +989,63 @@ mod tests {
         b.record(6, EventKind::Wake, 1, Label::Str("ac"));
         assert_ne!(a.hash_hex(), b.hash_hex());
         assert_eq!(a.len(), 3);
+    }
+
+    /// The last events are decoded from the hash's own bytes, across a
+    /// chunk boundary, with every label form.
+    #[test]
+    fn recent_lines_decode_the_last_events() {
+        let mut t = Trace::new(None);
+        let a: SocketAddr = "10.0.0.2:49152".parse().unwrap();
+        let b: SocketAddr = "10.0.0.3:7".parse().unwrap();
+        t.name_address(a.ip(), "client");
+        // Enough events to flush a few chunks first.
+        for i in 0..3_000u64 {
+            t.record(i * 10, EventKind::Poll, i % 7, Label::None);
+        }
+        let base = 30_000;
+        t.record(
+            base,
+            EventKind::Wake,
+            3,
+            Label::Str("a label longer than forty bytes, which a report cuts"),
+        );
+        t.record(base + 5, EventKind::Advance, 0, Label::Num(base + 5));
+        t.record(
+            base + 5,
+            EventKind::TimerSet,
+            2,
+            Label::Timer {
+                id: 9,
+                at_ns: base + 1_000,
+            },
+        );
+        let message = Message {
+            verb: "send",
+            msg: 4,
+            ends: Some((a, b)),
+            data: Some(b"hello"),
+        };
+        t.record(base + 6, EventKind::Note, 2, Label::Msg(&message));
+        let lines = t.recent_lines();
+        assert_eq!(lines.len(), 16);
+        assert_eq!(lines[11], "#2999 0.000029990s poll task 3 -");
+        assert_eq!(
+            lines[12],
+            "#3000 0.000030000s wake task 3 a label longer than forty bytes, which a..."
+        );
+        assert_eq!(lines[13], "#3001 0.000030005s advance task 0 30005");
+        assert_eq!(
+            lines[14],
+            "#3002 0.000030005s timer-set task 2 timer=9 at=31000"
+        );
+        assert_eq!(
+            lines[15],
+            format!(
+                "#3003 0.000030006s note task 2 send #4 client:49152>10.0.0.3:7 len=5 fnv={:08x}",
+                fnv32(b"hello")
+            )
+        );
     }
 
     #[test]
