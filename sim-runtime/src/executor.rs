@@ -776,11 +776,14 @@ impl Core {
 
     /// The per-simulation value of type `T`, made by `init` on first use.
     pub fn extension<T: 'static>(&self, init: impl FnOnce() -> T) -> Rc<T> {
+        // Hot (every socket call finds the network here): the type is
+        // compared first, so only the match is cloned.
         if let Some(found) = self
             .extensions
             .borrow()
             .iter()
-            .find_map(|e| e.clone().downcast::<T>().ok())
+            .find(|e| (***e).is::<T>())
+            .and_then(|e| e.clone().downcast::<T>().ok())
         {
             return found;
         }

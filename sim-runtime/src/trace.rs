@@ -154,24 +154,11 @@ pub struct Message<'a> {
     pub data: Option<&'a [u8]>,
 }
 
-/// A [`Message`] without its payload: what the hash covers.
-#[derive(Clone, Copy)]
-struct MessageParts {
-    verb: &'static str,
-    msg: u64,
-    ends: Option<(SocketAddr, SocketAddr)>,
-    /// The payload's length and FNV-1a digest.
-    payload: Option<(u32, u32)>,
-}
-
 impl Message<'_> {
-    fn parts(&self) -> MessageParts {
-        MessageParts {
-            verb: self.verb,
-            msg: self.msg,
-            ends: self.ends,
-            payload: self.data.map(|d| (d.len() as u32, fnv32(d))),
-        }
+    /// The payload's length and FNV-1a digest, when it has one.
+    #[inline]
+    fn payload(&self) -> Option<(u32, u32)> {
+        self.data.map(|d| (d.len() as u32, fnv32(d)))
     }
 }
 
@@ -330,11 +317,6 @@ impl Trace {
     /// Records one event.
     #[inline]
     pub fn record(&mut self, now_ns: u64, kind: EventKind, task: u64, label: Label<'_>) {
-        // A message's parts (its payload's digest too), for the hash.
-        let parts = match label {
-            Label::Msg(message) => Some(message.parts()),
-            _ => None,
-        };
         // Each label form has its own tag and every field is self-delimiting
         // (LEB128 numbers, length-prefixed text), so no two different events
         // encode alike; times are deltas from the previous event, so most
@@ -363,13 +345,12 @@ impl Trace {
                     out.varint(id);
                     out.varint(at_ns.wrapping_sub(now_ns));
                 }
-                Label::Msg(_) => {
-                    let parts = parts.as_ref().expect("computed above");
-                    let verb = &parts.verb.as_bytes()[..parts.verb.len().min(VERB_MAX)];
+                Label::Msg(message) => {
+                    let verb = &message.verb.as_bytes()[..message.verb.len().min(VERB_MAX)];
                     out.byte(verb.len() as u8);
                     out.bytes(verb);
-                    out.varint(parts.msg);
-                    match parts.ends {
+                    out.varint(message.msg);
+                    match message.ends {
                         None => out.byte(0),
                         Some((src, dst)) => {
                             out.byte(1);
@@ -377,7 +358,7 @@ impl Trace {
                             out.addr(&dst);
                         }
                     }
-                    match parts.payload {
+                    match message.payload() {
                         None => out.byte(0),
                         Some((len, fnv)) => {
                             out.byte(1);
@@ -483,7 +464,14 @@ impl Trace {
             }
             Label::Num(value) => push_u64(line, value),
             Label::Msg(message) => {
-                push_message(line, &self.addr_names, &message.parts());
+                push_message_text(
+                    line,
+                    &self.addr_names,
+                    message.verb,
+                    message.msg,
+                    message.ends,
+                    message.payload(),
+                );
                 if let Some(data) = message.data {
                     push_payload(line, data);
                 }
@@ -559,17 +547,6 @@ fn push_payload(line: &mut Vec<u8>, data: &[u8]) {
 }
 
 /// A message's text (see [`Message`]), without its payload's bytes.
-fn push_message(line: &mut Vec<u8>, names: &BTreeMap<IpAddr, Box<str>>, parts: &MessageParts) {
-    push_message_text(
-        line,
-        names,
-        parts.verb,
-        parts.msg,
-        parts.ends,
-        parts.payload,
-    );
-}
-
 /// A message's text from its parts (see [`Message`]).
 fn push_message_text(
     line: &mut Vec<u8>,
