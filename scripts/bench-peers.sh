@@ -34,8 +34,8 @@ names = list(systems)
 LIMIT_S = 120
 
 def run(name, args, limit_s=LIMIT_S):
-    """One whole-process run: (cpu seconds, peak KB, stdout), or None when
-    it passed the limit."""
+    """One whole-process run: (cpu seconds, peak KB, stdout, wall seconds),
+    or None when it passed the limit."""
     env = dict(os.environ, RUST_BACKTRACE="0", SIM_SEED="1")
     with tempfile.TemporaryFile() as out_file, tempfile.TemporaryFile() as err_file:
         actions = [(os.POSIX_SPAWN_DUP2, out_file.fileno(), 1),
@@ -51,7 +51,8 @@ def run(name, args, limit_s=LIMIT_S):
                 os.kill(pid, signal.SIGKILL)
                 os.wait4(pid, 0)
                 return None
-            time.sleep(0.01)
+            time.sleep(0.001)
+        wall = time.monotonic() - start
         out_file.seek(0)
         out = out_file.read().decode().strip()
         err_file.seek(0)
@@ -65,7 +66,7 @@ def run(name, args, limit_s=LIMIT_S):
     else:
         usage_kb = usage.ru_maxrss
     assert os.waitstatus_to_exitcode(status) == 0, f"{name} {args} failed: {out}"
-    return usage.ru_utime + usage.ru_stime, usage_kb, out
+    return usage.ru_utime + usage.ru_stime, usage_kb, out, wall
 
 def ms(seconds):
     return f"{seconds * 1000:.0f} ms" if seconds < 10 else f"{seconds:.1f} s"
@@ -80,12 +81,13 @@ workloads = [
      ["ours", "turmoil", "madsim"], min(rounds, 3)),
 ]
 print("| workload | " + " | ".join(names) + " | " +
-      " | ".join(f"{n} / ours" for n in names[1:]) + " |")
-print("| --- |" + " ---: |" * (2 * len(names) - 1))
+      " | ".join(f"{n} / ours" for n in names[1:]) + " | ours, wall |")
+print("| --- |" + " ---: |" * (2 * len(names)))
 for args, label, who, n in workloads:
     # Rounds interleave the systems, so a change in the machine's load
     # falls on all of them alike.
     times = {name: [] for name in who}
+    walls = []
     answers = {}
     for _ in range(n):
         for name in who:
@@ -97,6 +99,8 @@ for args, label, who, n in workloads:
                 continue
             times[name].append(result[0])
             answers.setdefault(name, result[2])
+            if name == "ours":
+                walls.append(result[3])
     medians = {name: statistics.median(t) if t else None for name, t in times.items()}
     assert len(set(answers.values())) == 1, f"{args}: the systems disagree: {answers}"
     ours = medians["ours"]
@@ -115,45 +119,46 @@ for args, label, who, n in workloads:
             ratios.append(f"> {LIMIT_S / ours:.0f}")
         else:
             ratios.append(f"{medians[name] / ours:.2f}")
-    print(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |", flush=True)
+    print(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(ratios) +
+          f" | {ms(statistics.median(walls))} |", flush=True)
 
 print()
 print("Heartbeats, 1 simulated minute, one run each (CPU per delivered datagram):")
 print()
-print("| hosts | datagrams | ours | ours per datagram | madsim | madsim per datagram |")
-print("| ---: | ---: | ---: | ---: | ---: | ---: |")
+print("| hosts | datagrams | ours | ours, wall | ours per datagram | madsim | madsim per datagram |")
+print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 first = None
 for hosts in ["10", "100", "1000", "10000"]:
-    cpu, _, out = run("ours", ["heartbeat", hosts, "60"], limit_s=600)
+    cpu, _, out, wall = run("ours", ["heartbeat", hosts, "60"], limit_s=600)
     datagrams = int(out.split()[-1])
     per = cpu / datagrams * 1e9
     first = first or per
-    cells = [hosts, f"{datagrams:,}", ms(cpu), f"{per:.0f} ns ({per / first:.2f}x)"]
+    cells = [hosts, f"{datagrams:,}", ms(cpu), ms(wall), f"{per:.0f} ns ({per / first:.2f}x)"]
     if int(hosts) <= 1000:
-        m_cpu, _, _ = run("madsim", ["heartbeat", hosts, "60"])
+        m_cpu, _, _, _ = run("madsim", ["heartbeat", hosts, "60"])
         cells += [ms(m_cpu), f"{m_cpu / datagrams * 1e9:.0f} ns"]
     else:
         cells += ["-", "-"]
     print("| " + " | ".join(cells) + " |", flush=True)
 
 print()
-cpu, _, _ = run("ours", ["heartbeat", "1000", "600"], limit_s=600)
-print(f"1,000 hosts, 10 simulated minutes (ours, one run): {ms(cpu)} CPU")
+cpu, _, _, wall = run("ours", ["heartbeat", "1000", "600"], limit_s=600)
+print(f"1,000 hosts, 10 simulated minutes (ours, one run): {ms(cpu)} CPU, {ms(wall)} wall")
 print()
 print("Memory (ours, peak resident set of the whole process, one run each):")
 print()
 print("| run | peak | per unit |")
 print("| --- | ---: | ---: |")
-_, base, _ = run("ours", ["hosts", "1"])
-_, hosts_kb, _ = run("ours", ["hosts", "10000"])
+_, base, _, _ = run("ours", ["hosts", "1"])
+_, hosts_kb, _, _ = run("ours", ["hosts", "10000"])
 print(f"| 1 host | {base / 1024:.1f} MB | |")
 print(f"| 10,000 hosts, a UDP socket and a task each | {hosts_kb / 1024:.1f} MB | "
       f"{(hosts_kb - base) / 10000 * 1024:.0f} bytes per host |")
-_, one_kb, _ = run("ours", ["conns", "1"])
-_, conns_kb, _ = run("ours", ["conns", "10000"])
+_, one_kb, _, _ = run("ours", ["conns", "1"])
+_, conns_kb, _, _ = run("ours", ["conns", "10000"])
 print(f"| 10,000 open TCP connections, a task on each side | {conns_kb / 1024:.1f} MB | "
       f"{(conns_kb - one_kb) / 10000 * 1024:.0f} bytes per connection |")
 for minutes, events in [("10", "4M"), ("250", "99M")]:
-    _, kb, _ = run("ours", ["cluster", minutes], limit_s=600)
+    _, kb, _, _ = run("ours", ["cluster", minutes], limit_s=600)
     print(f"| the 5-host cluster, {minutes} simulated min ({events} events) | {kb / 1024:.1f} MB | |")
 PY
