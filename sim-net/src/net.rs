@@ -109,9 +109,6 @@ pub(crate) struct NetState {
 pub struct Network {
     pub(crate) state: RefCell<NetState>,
     pub(crate) signals: RefCell<crate::signal::Signals>,
-    /// Host names by index, apart from the state: trace lines name hosts
-    /// while the state is borrowed.
-    names_by_index: RefCell<Vec<String>>,
 }
 
 /// The first synthetic address: hosts get `10.0.0.1`, `10.0.0.2`, ...
@@ -216,7 +213,6 @@ impl Network {
         Network {
             state: RefCell::new(state),
             signals: RefCell::new(crate::signal::Signals::default()),
-            names_by_index: RefCell::new(vec!["main".to_string()]),
         }
     }
 
@@ -231,7 +227,6 @@ impl Network {
             let id = st.add_host(name);
             (id, st.hosts[id.0 as usize].addr)
         };
-        self.names_by_index.borrow_mut().push(name.to_string());
         with_core(|core| {
             core.set_node_name(id.0, name);
             core.name_address(IpAddr::V4(ip), name);
@@ -751,15 +746,10 @@ pub(crate) fn source_ip(st: &NetState, host: u32, dst: IpAddr) -> IpAddr {
 
 impl Network {
     /// A socket address for the trace: `host:port` for a simulated host's
-    /// address, as it is otherwise (loopback, a literal elsewhere).
+    /// address, as it is otherwise (loopback, a literal elsewhere). The
+    /// trace keeps the names (`Core::name_address`, given as hosts are
+    /// added), for its messages' text too.
     pub(crate) fn describe(&self, addr: &SocketAddr) -> String {
-        if let IpAddr::V4(v4) = addr.ip() {
-            if let Some(index) = u32::from(v4).checked_sub(FIRST_ADDR) {
-                if let Some(name) = self.names_by_index.borrow().get(index as usize) {
-                    return format!("{name}:{}", addr.port());
-                }
-            }
-        }
-        addr.to_string()
+        with_core(|core| core.describe_address(addr))
     }
 }

@@ -204,8 +204,9 @@ struct LocalQueue {
 
 struct State {
     tasks: Vec<TaskSlot>,
-    /// Each slot's name and spawn site, apart from the slots: only spawns,
-    /// frees and reports read them, so a poll touches one small slot.
+    /// Each slot's name and kind, apart from the slots: only spawns, frees
+    /// and reports read them, so a poll touches one 64-byte slot (which
+    /// keeps the spawn site, for the hang watchdog's poll record).
     metas: Vec<Option<TaskMeta>>,
     free: Vec<u32>,
     live_tasks: usize,
@@ -902,6 +903,11 @@ impl Core {
         self.trace.borrow_mut().name_address(ip, name);
     }
 
+    /// `addr` as the trace shows it (`name:port` for a named host).
+    pub fn describe_address(&self, addr: &std::net::SocketAddr) -> String {
+        self.trace.borrow().describe_address(addr)
+    }
+
     /// Records an event in the trace, stamped with the current task if
     /// `task` is `None`.
     #[inline]
@@ -1198,6 +1204,7 @@ impl Core {
                     scope: 0,
                     cell: None,
                     join_waker: None,
+                    site: None,
                 });
                 st.metas.push(None);
                 slot
@@ -1214,6 +1221,7 @@ impl Core {
         task.node = node;
         task.scope = self.current_scope.get();
         task.cell = Some(cell);
+        task.site = Some(meta.location);
         let generation = task.generation;
         st.metas[slot as usize] = Some(meta);
         st.policy.spawned(slot);
@@ -1429,7 +1437,7 @@ impl Core {
     }
 
     fn poll_task(&self, slot: u32) {
-        let (mut cell, id, generation, abort, node, scope) = {
+        let (mut cell, id, generation, abort, node, scope, site) = {
             let mut st = self.state.borrow_mut();
             let task = &mut st.tasks[slot as usize];
             task.flags &= !QUEUED;
@@ -1444,16 +1452,9 @@ impl Core {
                 task.flags & ABORT != 0,
                 task.node,
                 task.scope,
+                task.site,
             )
         };
-        // The spawn site, for the hang watchdog only (a cold read).
-        let site = crate::sweep::watched()
-            .then(|| {
-                self.state.borrow().metas[slot as usize]
-                    .as_ref()
-                    .map(|m| m.location)
-            })
-            .flatten();
         let previous_node = self.current_node.replace(node);
         let _restore_node = RestoreNode(&self.current_node, previous_node);
         // The task runs in its runtime's scope (its options, its handle).
@@ -1543,6 +1544,7 @@ impl Core {
         task.owner = 0;
         task.node = 0;
         task.join_waker = None;
+        task.site = None;
         st.metas[slot as usize] = None;
         if let Some(wait) = st.waits.get_mut(slot as usize) {
             *wait = None;
@@ -1569,6 +1571,7 @@ impl Core {
                 scope: 0,
                 cell: None,
                 join_waker: None,
+                site: None,
             },
         );
         let result = if task.generation == raw.generation && task.id == raw.id {

@@ -505,13 +505,6 @@ pub fn block_on_ended(previous: bool) {
     IN_RUN.store(previous, Ordering::Relaxed);
 }
 
-/// Whether a hang watchdog watches the polls (so [`poll_started`] wants
-/// their sites).
-#[inline]
-pub fn watched() -> bool {
-    WATCHED.load(Ordering::Relaxed)
-}
-
 /// A poll of `task` (0: the root future) starts. Two plain stores: this is
 /// on the hot path.
 #[inline]

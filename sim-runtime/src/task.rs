@@ -159,4 +159,11 @@ pub(crate) struct TaskSlot {
     pub(crate) scope: u16,
     pub(crate) cell: Option<Box<dyn TaskCell>>,
     pub(crate) join_waker: Option<Waker>,
+    /// Where the task was spawned (also in its `TaskMeta`): read by every
+    /// poll when a hang watchdog watches, so it lives in the slot.
+    pub(crate) site: Option<&'static std::panic::Location<'static>>,
 }
+
+// A poll reads its task's slot at a random place in a large slab (the
+// seed picks among all ready tasks): one cache line keeps that one miss.
+const _: () = assert!(std::mem::size_of::<TaskSlot>() <= 64);

@@ -238,6 +238,14 @@ impl Trace {
         self.addr_names.insert(ip, name.into());
     }
 
+    /// `addr` as the trace shows it: `name:port` for a named host's
+    /// address (see [`Trace::name_address`]), as it is otherwise.
+    pub fn describe_address(&self, addr: &SocketAddr) -> String {
+        let mut text = Vec::new();
+        push_endpoint(&mut text, &self.addr_names, addr);
+        String::from_utf8_lossy(&text).into_owned()
+    }
+
     /// The last events (at most 16), oldest first, one line each:
     /// `#<seq> <seconds>s <kind> task <id> <label>`, decoded from the last
     /// two chunks of encoded events (a text label is cut at 40 bytes; a
