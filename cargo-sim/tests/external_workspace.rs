@@ -96,6 +96,7 @@ fn runs_an_unmodified_crate_and_keeps_its_lock() {
         .current_dir(&dir)
         // Share compiled dependencies with this workspace's own builds.
         .env("CARGO_TARGET_DIR", target.join("external-target"))
+        .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")
         .env("SIM_SEED", "0x2a")
         .output()
         .unwrap();
@@ -118,6 +119,7 @@ fn runs_an_unmodified_crate_and_keeps_its_lock() {
         .args(["test", "--quiet"])
         .current_dir(&dir)
         .env("CARGO_TARGET_DIR", target.join("external-target"))
+        .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")
         .output()
         .unwrap();
     let plain_out = String::from_utf8_lossy(&plain.stdout);

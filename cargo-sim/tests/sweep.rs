@@ -393,6 +393,9 @@ fn sim_command(dir: &Path, args: &[&str]) -> Command {
         .args(args)
         .current_dir(dir)
         .env("CARGO_TARGET_DIR", shared_target())
+        // Line tables are all the reports read: full debug info would more
+        // than double this target's size on CI's disk.
+        .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")
         .env_remove("SIM_SEED")
         .env_remove("SIM_TRACE");
     command
@@ -438,6 +441,9 @@ fn run_replay(dir: &Path, line: &str) -> (Output, String) {
         .arg(&line)
         .current_dir(dir)
         .env("CARGO_TARGET_DIR", shared_target())
+        // Line tables are all the reports read: full debug info would more
+        // than double this target's size on CI's disk.
+        .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")
         .env_remove("SIM_SEED")
         .output()
         .unwrap();
