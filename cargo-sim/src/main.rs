@@ -463,7 +463,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
             std::path::Path::new(replay_file.as_ref().expect("checked")),
         )?],
         (None, Ok(seed)) => vec![sim_runtime::config::parse_seed(&seed)?],
-        (None, Err(_)) => vec![sim_runtime::interpose::real_random_u64()],
+        (None, Err(_)) => vec![sim_runtime::rng::os_random_u64()],
     };
     let partition = options
         .partition

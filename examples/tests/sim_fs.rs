@@ -291,7 +291,7 @@ async fn writes_to_mirrored_files_stay_on_the_simulated_disk() {
     );
     // The real file is untouched.
     assert_eq!(
-        sim_runtime::files::outside(|| std::fs::read(manifest)).unwrap(),
+        sim_runtime::outside::outside(|| std::fs::read(manifest)).unwrap(),
         real
     );
     fs::remove_file(manifest).await.unwrap();
@@ -326,7 +326,7 @@ async fn std_fs_changes_outside_the_temporary_directory_go_to_the_simulated_disk
     fs::write(other, b"written by tokio").await.unwrap();
     assert_eq!(std::fs::read(other).unwrap(), b"written by tokio");
     // Nothing reached the real filesystem.
-    assert!(!sim_runtime::files::outside(
+    assert!(!sim_runtime::outside::outside(
         || std::path::Path::new(dir).exists()
     ));
     // The kernel's trees are no files to simulate.

@@ -12,8 +12,8 @@
 
 use crate::config::DiskConfig;
 use crate::data::FileData;
+use sim_os::interpose::FakeStat;
 use sim_runtime::decision;
-use sim_runtime::interpose::FakeStat;
 use sim_runtime::rng::Rng;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ffi::{OsStr, OsString};
@@ -331,7 +331,7 @@ impl Disk {
     /// is the host's, to change or remove.
     /// `path` made absolute (from the working directory) and normalized.
     fn absolute(&self, path: &Path) -> PathBuf {
-        sim_runtime::files::normalize(&if path.is_absolute() {
+        sim_os::files::normalize(&if path.is_absolute() {
             path.to_path_buf()
         } else {
             self.cwd.join(path)
@@ -418,7 +418,7 @@ impl Disk {
         let Some(origin) = self.origins.get(&dir).cloned() else {
             return;
         };
-        let Ok(listing) = sim_runtime::files::outside(|| std::fs::read_dir(&origin)) else {
+        let Ok(listing) = sim_runtime::outside::outside(|| std::fs::read_dir(&origin)) else {
             return;
         };
         let mut names: Vec<OsString> = listing
@@ -440,11 +440,11 @@ impl Disk {
         if self.whiteouts.contains(&(dir, name.to_os_string())) {
             return None;
         }
-        let meta = sim_runtime::files::outside(|| std::fs::symlink_metadata(&origin)).ok()?;
+        let meta = sim_runtime::outside::outside(|| std::fs::symlink_metadata(&origin)).ok()?;
         let body = if meta.is_dir() {
             Body::Dir(BTreeMap::new())
         } else if meta.file_type().is_symlink() {
-            Body::Symlink(sim_runtime::files::outside(|| std::fs::read_link(&origin)).ok()?)
+            Body::Symlink(sim_runtime::outside::outside(|| std::fs::read_link(&origin)).ok()?)
         } else if meta.is_file() {
             if meta.len() > MIRROR_FILE_MAX_BYTES {
                 self.notes.push(format!(
@@ -454,7 +454,7 @@ impl Disk {
                 ));
                 return None;
             }
-            let bytes = sim_runtime::files::outside(|| std::fs::read(&origin)).ok()?;
+            let bytes = sim_runtime::outside::outside(|| std::fs::read(&origin)).ok()?;
             let mut data = FileData::default();
             data.write_at(0, &bytes);
             data.sync();

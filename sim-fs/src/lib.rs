@@ -51,7 +51,7 @@ impl FileSystem {
             configs: RefCell::new(BTreeMap::new()),
             skeleton: Skeleton {
                 cwd,
-                tmp: sim_runtime::files::normalize(&std::env::temp_dir()),
+                tmp: sim_os::files::normalize(&std::env::temp_dir()),
                 mirror_real: true,
             },
         });

@@ -5,8 +5,8 @@
 
 use crate::disk::{Handle, Kind, OpenFlags};
 use crate::with_disk_on;
-use sim_runtime::files::FileHooks;
-use sim_runtime::interpose::FakeStat;
+use sim_os::files::FileHooks;
+use sim_os::interpose::FakeStat;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -39,11 +39,11 @@ struct Area {
 fn area() -> &'static Area {
     static AREA: OnceLock<Area> = OnceLock::new();
     AREA.get_or_init(|| {
-        let tmp = sim_runtime::files::normalize(&std::env::temp_dir());
+        let tmp = sim_os::files::normalize(&std::env::temp_dir());
         let mut real_inside = Vec::new();
         let anchors = [std::env::current_dir().ok(), std::env::current_exe().ok()];
         for anchor in anchors.into_iter().flatten() {
-            if let Ok(rest) = sim_runtime::files::normalize(&anchor).strip_prefix(&tmp) {
+            if let Ok(rest) = sim_os::files::normalize(&anchor).strip_prefix(&tmp) {
                 if let Some(first) = rest.components().next() {
                     real_inside.push(tmp.join(first));
                 }
@@ -94,7 +94,7 @@ fn release_fd(fd: i32) {
 fn register(descriptor: Descriptor) -> Result<i32, i32> {
     let fd = reserve_fd()?;
     DESCRIPTORS.with(|d| d.borrow_mut().insert(fd, descriptor));
-    sim_runtime::files::count_fake_fd(true);
+    sim_os::files::count_fake_fd(true);
     Ok(fd)
 }
 
@@ -184,7 +184,7 @@ impl FileHooks for StdFs {
         let d = DESCRIPTORS
             .with(|t| t.borrow_mut().remove(&fd))
             .ok_or(libc::EBADF)?;
-        sim_runtime::files::count_fake_fd(false);
+        sim_os::files::count_fake_fd(false);
         release_fd(fd);
         // The disk is gone with its runtime: nothing left to close.
         if sim_runtime::context::current_id().is_some() {
@@ -313,5 +313,5 @@ pub fn install() {
     // link), which inside a run would ask these very hooks.
     area();
     static HOOKS: StdFs = StdFs;
-    sim_runtime::files::set_file_hooks(&HOOKS);
+    sim_os::files::set_file_hooks(&HOOKS);
 }

@@ -4,7 +4,7 @@
 //! naming the checker, with its message, the virtual time and the last
 //! harness events before it.
 
-use crate::observe::{now, with_observations, Observations};
+use crate::observe::{now, subscribe, with_observations, Observations};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -39,10 +39,12 @@ pub(crate) fn install(checkers: Vec<(String, CheckFn)>) {
     sim_runtime::context::with_current(|core| {
         core.set_after_call(Some(Rc::new(|label: &'static str| after_event(label))));
     });
+    // A publication is a harness event too.
+    subscribe(Rc::new(after_event));
 }
 
 /// A harness event happened: remember it, and check every invariant.
-pub(crate) fn after_event(what: &str) {
+fn after_event(what: &str) {
     let Some(checks) = checks() else { return };
     if checks.checkers.borrow().is_empty() || checks.running.get() {
         return;

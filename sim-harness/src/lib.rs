@@ -2,7 +2,9 @@
 //! with faults at virtual times. The facade re-exports it as `tokio::sim`,
 //! so users reach it with nothing in their `Cargo.toml` but `tokio`.
 //!
-//! - [`sim`]: [`Sim`], the hosts, the clients and the run; [`Fault`].
+//! - [`sim`]: [`Sim`], the hosts, the clients and the run.
+//! - [`fault`]: [`Fault`], what a test does to the world.
+//! - `host.rs`: hosts' factories, main tasks and restarts.
 //! - [`observe`]: [`publish`], what service code tells the checkers.
 //! - `checker.rs`: invariants after every harness event ([`Sim::check`]).
 //! - `liveness.rs`: the liveness phase ([`Sim::eventually`]).
@@ -19,6 +21,8 @@
 
 mod checker;
 pub mod control;
+pub mod fault;
+mod host;
 mod liveness;
 pub mod nemesis;
 pub mod observe;
@@ -27,8 +31,9 @@ pub mod shrink;
 pub mod sim;
 pub mod swarm;
 
+pub use fault::Fault;
 pub use nemesis::Nemesis;
 pub use observe::{publish, Observations};
-pub use sim::{Fault, Sim, SimReport};
+pub use sim::{Sim, SimReport};
 pub use sim_fs::DiskConfig;
 pub use sim_net::LinkConfig;

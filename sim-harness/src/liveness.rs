@@ -82,7 +82,7 @@ pub(crate) async fn phase(core: Vec<HostId>, properties: Vec<Property>) {
         }
         for &host in &core {
             if !net.is_alive(host) {
-                crate::sim::restart(net, host);
+                crate::host::restart(net, host);
             }
         }
     });

@@ -248,9 +248,9 @@ impl Nemesis {
     pub fn clock_drift(self, hosts: &[&str], every: Range<Duration>, max_ppm: u64) -> Nemesis {
         let max_ppm = max_ppm as i64;
         assert!(
-            (0..=sim_runtime::executor::DRIFT_PPM_MAX).contains(&max_ppm),
+            (0..=sim_runtime::DRIFT_PPM_MAX).contains(&max_ppm),
             "nemesis: a clock drift is at most {} ppm, not {max_ppm}",
-            sim_runtime::executor::DRIFT_PPM_MAX
+            sim_runtime::DRIFT_PPM_MAX
         );
         self.push(hosts, every, Action::ClockDrift { max_ppm })
     }
@@ -416,7 +416,7 @@ fn schedule_next(stream: Rc<str>, generator: Rc<Generator>, occurrence: u64) {
 }
 
 /// Remembers, for shrinking, that unit `unit` applied `fault` now.
-fn record(unit: u64, fault: crate::Fault) {
+fn record(unit: u64, fault: crate::fault::Fault) {
     crate::shrink::applied(unit, &fault);
 }
 
@@ -457,7 +457,7 @@ fn note(text: &str) {
 }
 
 fn act(stream: &str, generator: &Generator, unit: u64) {
-    use crate::Fault;
+    use crate::fault::Fault;
     let hosts = &generator.hosts;
     match &generator.action {
         Action::CrashRestart { downtime } => {
@@ -475,7 +475,7 @@ fn act(stream: &str, generator: &Generator, unit: u64) {
                 record(unit, Fault::Restart(name.clone()));
                 with_net(|net| {
                     net.note(&format!("nemesis: restart {name}"));
-                    crate::sim::restart(net, id);
+                    crate::host::restart(net, id);
                 })
             });
         }
@@ -486,10 +486,10 @@ fn act(stream: &str, generator: &Generator, unit: u64) {
                 return;
             }
             let downtime = draw(stream, downtime);
-            record(unit, Fault::Signal(name.clone(), SIGTERM));
+            record(unit, Fault::Signal(name.clone(), crate::host::SIGTERM));
             with_net(|net| {
                 net.note(&format!("nemesis: SIGTERM {name}"));
-                net.signal(id, SIGTERM);
+                net.signal(id, crate::host::SIGTERM);
             });
             later(*grace, move || {
                 with_net(|net| {
@@ -503,7 +503,7 @@ fn act(stream: &str, generator: &Generator, unit: u64) {
                     record(unit, Fault::Restart(name.clone()));
                     with_net(|net| {
                         net.note(&format!("nemesis: restart {name}"));
-                        crate::sim::restart(net, id);
+                        crate::host::restart(net, id);
                     })
                 });
             });
@@ -655,6 +655,3 @@ fn act(stream: &str, generator: &Generator, unit: u64) {
         }
     }
 }
-
-/// SIGTERM's number (15 on every platform this runs on).
-pub(crate) const SIGTERM: i32 = 15;

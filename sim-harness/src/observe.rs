@@ -1,8 +1,8 @@
 //! Observation: what service code publishes for the checkers to read.
 //!
 //! `tokio::sim::publish("leader", term)` records, for the publishing task's
-//! host, that `leader` is now `term`. Checkers ([`crate::Sim::check`]) and
-//! liveness properties ([`crate::Sim::eventually`]) read the board through
+//! host, that `leader` is now `term`. Checkers (`Sim::check`) and
+//! liveness properties (`Sim::eventually`) read the board through
 //! [`Observations`], so no test handle is threaded through a service's
 //! constructors. Each publication is a `note` in the trace, and the
 //! checkers run right after it.
@@ -13,10 +13,22 @@ use std::fmt::Display;
 use std::rc::Rc;
 use std::time::Duration;
 
+/// What runs after each publication (the checkers subscribe).
+pub(crate) type Subscriber = Rc<dyn Fn(&str)>;
+
 /// The published facts of a run: `(host, key) -> value`.
 #[derive(Default)]
 pub(crate) struct Board {
     facts: RefCell<BTreeMap<(String, String), String>>,
+    /// Told of each publication, with its trace note.
+    subscriber: RefCell<Option<Subscriber>>,
+}
+
+/// Has `subscriber` told of every publication of the current run.
+pub(crate) fn subscribe(subscriber: Subscriber) {
+    if let Some(board) = board() {
+        *board.subscriber.borrow_mut() = Some(subscriber);
+    }
 }
 
 /// Virtual time since the run started (zero outside a run).
@@ -93,5 +105,8 @@ pub(crate) fn record(host: &str, key: &str, value: &str) {
         .facts
         .borrow_mut()
         .insert((host, key.to_string()), value);
-    crate::checker::after_event(&note);
+    let subscriber = board.subscriber.borrow().clone();
+    if let Some(subscriber) = subscriber {
+        subscriber(&note);
+    }
 }

@@ -22,8 +22,8 @@
 //! );
 //! ```
 
+use crate::host::{BoxFuture, Factory};
 use crate::observe::Observations;
-use crate::sim::{BoxFuture, Factory};
 use sim_net::{with_net, HostId};
 use std::fmt;
 use std::future::Future;
@@ -52,7 +52,7 @@ impl fmt::Debug for Ready {
 }
 
 /// A rollout of a new version over the hosts behind a route (see the
-/// module docs). Applied as [`crate::Fault::Rollout`].
+/// module docs). Applied as `Fault::Rollout`.
 #[derive(Clone)]
 pub struct Rollout {
     pub(crate) route: String,
@@ -159,7 +159,7 @@ fn step(rollout: Rc<Rollout>, hosts: Rc<Vec<HostId>>, index: usize) {
             .filter(|&h| h != host)
             .collect();
         net.set_route(&rollout.route, &others);
-        net.signal(host, crate::nemesis::SIGTERM);
+        net.signal(host, crate::host::SIGTERM);
     });
     progress(&rollout, &format!("{}/{}", index + 1, hosts.len()));
     let grace = rollout.grace;
@@ -172,8 +172,8 @@ fn step(rollout: Rc<Rollout>, hosts: Rc<Vec<HostId>>, index: usize) {
                     if net.is_alive(host) {
                         net.crash(host);
                     }
-                    crate::sim::set_factory(host, rollout.factory.clone());
-                    crate::sim::restart(net, host);
+                    crate::host::set_factory(host, rollout.factory.clone());
+                    crate::host::restart(net, host);
                 });
                 let deadline = crate::observe::now() + rollout.ready_within;
                 wait_ready(rollout, hosts, index, deadline);

@@ -113,7 +113,7 @@ pub(crate) fn begin_unit() -> Option<u64> {
 
 /// Unit `unit` applies `fault` now: a scenario line appended to the
 /// `SIM_SHRINK_OUT` file at once (a failing run still lists its faults).
-pub(crate) fn applied(unit: u64, fault: &crate::Fault) {
+pub(crate) fn applied(unit: u64, fault: &crate::fault::Fault) {
     let Some(path) = std::env::var_os(OUT_VAR) else {
         return;
     };
@@ -123,7 +123,7 @@ pub(crate) fn applied(unit: u64, fault: &crate::Fault) {
         fault.to_code()
     );
     // The runner's file: on the real disk, whatever the run's disks are.
-    let _ = sim_runtime::files::outside(|| {
+    let _ = sim_runtime::outside::outside(|| {
         use std::io::Write;
         std::fs::OpenOptions::new()
             .create(true)

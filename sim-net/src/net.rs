@@ -181,11 +181,11 @@ impl Network {
     fn new(core: &Core) -> Network {
         // libc's getaddrinfo (the standard library's resolver) answers with
         // the simulation's hosts during runs.
-        sim_runtime::interpose::set_resolver(|name| try_with_net(|net| net.resolve(name)));
+        sim_os::interpose::set_resolver(|name| try_with_net(|net| net.resolve(name)));
         // A signal the process sends itself goes to the current host when
         // it can take it: a handler is registered, or it is a harness host
         // (the implicit host of a plain test leaves it to the real process).
-        sim_runtime::interpose::set_signaller(|sig| {
+        sim_os::interpose::set_signaller(|sig| {
             try_with_net(|net| {
                 let host = net.current_host();
                 if host.0 == 0 && !net.signal_handled(host, sig) {

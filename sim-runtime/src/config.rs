@@ -1,7 +1,11 @@
 //! Run configuration: the seed and the limits of one simulation.
 //!
 //! Every knob lives here, in one struct, so that a run is described by a
-//! value that can be printed, compared and replayed.
+//! value that can be printed, compared and replayed. This is data at the
+//! bottom of the crate: it parses settings from any source it is given
+//! ([`SimConfig::with_settings`]) and knows nothing of where they come
+//! from. The launch layer (`launch.rs`) reads them from the environment, a sweep and a
+//! replayed decision file.
 
 use std::time::Duration;
 
@@ -125,7 +129,7 @@ pub const DEFAULT_INSTANT_STEP_LIMIT: u64 = 2_000_000;
 
 impl SimConfig {
     /// The settings that differ from the defaults, as the variables that
-    /// ask for them (what a decision file records), and the shrinker's.
+    /// ask for them (what a decision file records).
     pub fn settings(&self) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
         match self.policy {
@@ -151,15 +155,6 @@ impl SimConfig {
         if self.epoch_unix_ns != DEFAULT_EPOCH_UNIX_NS {
             out.push((EPOCH_VAR, (self.epoch_unix_ns / 1_000_000_000).to_string()));
         }
-        for var in [
-            crate::sweep::SHRINK_SKIP_VAR,
-            crate::sweep::SHRINK_FAST_LINKS_VAR,
-            crate::sweep::SHRINK_LATER_VAR,
-        ] {
-            if let Ok(Some(value)) = crate::decision::var(var) {
-                out.push((var, value));
-            }
-        }
         out
     }
 
@@ -178,54 +173,14 @@ impl SimConfig {
         }
     }
 
-    /// Reads `SIM_SEED`, `SIM_TIME_LIMIT_S`, `SIM_STEP_LIMIT`,
-    /// `SIM_EPOCH_UNIX_S` and `SIM_ALLOW_THREADS`. An unset seed draws a fresh one from the OS.
+    /// The configuration of a run with `seed` and the settings `read`
+    /// gives (by variable name: `SIM_TIME_LIMIT_S`, `SIM_STEP_LIMIT`, ...);
+    /// the policy stays the default (see [`policy_from`]).
     ///
-    /// # Panics
-    /// When a variable holds a value that does not parse: the message names
-    /// the variable, the value and the expected form.
-    pub fn from_env() -> SimConfig {
-        match SimConfig::try_from_env() {
-            Ok(config) => config,
-            Err(message) => panic!("{message}"),
-        }
-    }
-
-    /// As [`SimConfig::from_env`], returning the error message instead of
-    /// panicking.
-    pub fn try_from_env() -> Result<SimConfig, String> {
-        let seed = match std::env::var(SEED_VAR) {
-            // A replay runs the seed its decision file was recorded with.
-            given if crate::decision::replay_seed()?.is_some() => {
-                let seed = crate::decision::replay_seed()?.expect("checked");
-                let asked = match crate::sweep::seed_override() {
-                    Some(s) => Some(s),
-                    None => given.ok().map(|v| parse_seed(&v)).transpose()?,
-                };
-                if let Some(asked) = asked.filter(|&a| a != seed) {
-                    return Err(format!(
-                        "sim: {}={} was recorded with seed {seed:#x}, but this run asks for \
-                         seed {asked:#x} ({SEED_VAR} or a sweep): unset one of them, or set \
-                         {SEED_VAR}={seed:#x}",
-                        crate::decision::REPLAY_VAR,
-                        std::env::var(crate::decision::REPLAY_VAR).unwrap_or_default()
-                    ));
-                }
-                seed
-            }
-            // A sweep's seed thread takes its seed from the sweep.
-            _ if crate::sweep::seed_override().is_some() => {
-                crate::sweep::seed_override().expect("checked")
-            }
-            Ok(value) => parse_seed(&value)?,
-            Err(std::env::VarError::NotPresent) => crate::interpose::real_random_u64(),
-            Err(std::env::VarError::NotUnicode(value)) => {
-                return Err(format!(
-                    "sim: {SEED_VAR}={value:?} is not a valid seed: expected a u64, in decimal \
-                     (SIM_SEED=42) or hex (SIM_SEED=0x2a)"
-                ))
-            }
-        };
+    /// # Errors
+    /// A message naming the variable, its value and the expected form.
+    pub fn with_settings(seed: u64, read: &dyn Fn(&str) -> Setting) -> Result<SimConfig, String> {
+        let read_var = |name: &str| read(name);
         let mut config = SimConfig::with_seed(seed);
         if let Some(value) = read_var(TIME_LIMIT_VAR)? {
             let secs: u64 = value.trim().parse().map_err(|_| {
@@ -277,23 +232,23 @@ impl SimConfig {
         if let Some(value) = read_var(ALLOW_PROCESSES_VAR)? {
             config.allow_processes = matches!(value.trim(), "1" | "true" | "yes");
         }
-        config.policy = match crate::sweep::policy_override() {
-            Some(policy) => policy,
-            None => policy_from_env()?,
-        };
         Ok(config)
     }
 }
 
-/// The policy `SIM_POLICY`, `SIM_PCT_DEPTH` and `SIM_PCT_HORIZON` ask for.
+/// A setting's value, if set, or why it cannot be read.
+pub type Setting = Result<Option<String>, String>;
+
+/// The policy that `SIM_POLICY`, `SIM_PCT_DEPTH` and `SIM_PCT_HORIZON` ask
+/// for, as `read` gives them.
 ///
 /// # Errors
 /// A message naming the variable, its value and the accepted forms.
-pub fn policy_from_env() -> Result<Policy, String> {
+pub fn policy_from(read: &dyn Fn(&str) -> Setting) -> Result<Policy, String> {
     parse_policy(
-        read_var(POLICY_VAR)?,
-        read_var(PCT_DEPTH_VAR)?,
-        read_var(PCT_HORIZON_VAR)?,
+        read(POLICY_VAR)?,
+        read(PCT_DEPTH_VAR)?,
+        read(PCT_HORIZON_VAR)?,
     )
 }
 
@@ -344,11 +299,6 @@ fn parse_policy(
              default) or {POLICY_VAR}=pct"
         )),
     }
-}
-
-/// A setting: the environment's, or a replayed decision file's.
-fn read_var(name: &str) -> Result<Option<String>, String> {
-    crate::decision::var(name)
 }
 
 /// Parses a seed: a u64 in decimal, or in hex with a `0x` prefix.

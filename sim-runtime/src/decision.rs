@@ -61,26 +61,12 @@ use crate::rng::Rng;
 pub const RECORD_VAR: &str = "SIM_RECORD";
 /// Replays the run from this decision file.
 pub const REPLAY_VAR: &str = "SIM_REPLAY";
-/// The stream of task picks.
-pub const SCHEDULE: &str = "schedule";
-/// The stream of `select!` branch orders.
-pub const SELECT: &str = "select";
-/// The stream of user randomness (`getrandom`).
-pub const RANDOM: &str = "random";
+pub use crate::seams::{clamp, Value, RANDOM, SCHEDULE, SELECT};
 
 /// The most values one stream records. A longer run's stream keeps its
 /// first values, and the file says it was cut (its replay then draws the
 /// rest from the seed and may part from the recorded run).
 pub const VALUES_MAX: u64 = 50_000_000;
-
-/// One value of a stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Value {
-    /// A drawn value.
-    Num(u64),
-    /// The least choice (FIFO for the schedule, 0 for the others).
-    Min,
-}
 
 /// What a stream does past its last value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -224,7 +210,7 @@ pub struct Log {
     pub streams: BTreeMap<String, Stream>,
 }
 
-use crate::sweep::{escape_field as escape, unescape_field as unescape};
+use crate::escape::{escape_field as escape, unescape_field as unescape};
 
 impl Log {
     /// The file's text.
@@ -317,7 +303,7 @@ impl Log {
     /// # Errors
     /// A message naming the file and what is wrong with it.
     pub fn read(path: &Path) -> Result<Log, String> {
-        let text = crate::files::outside(|| std::fs::read_to_string(path)).map_err(|e| {
+        let text = crate::outside::outside(|| std::fs::read_to_string(path)).map_err(|e| {
             format!(
                 "sim: {REPLAY_VAR}={}: cannot read the decision file: {e}",
                 path.display()
@@ -390,7 +376,7 @@ pub fn replay_log(run_index: u64) -> Option<Arc<Log>> {
         let mut p = base.into_os_string();
         p.push(format!(".{run_index}"));
         let p = PathBuf::from(p);
-        if !crate::files::outside(|| p.exists()) {
+        if !crate::outside::outside(|| p.exists()) {
             return None;
         }
         p
@@ -568,7 +554,7 @@ impl Decisions {
     pub fn write(&mut self) -> Option<PathBuf> {
         let (path, log) = self.record.take()?;
         let text = log.to_text();
-        match crate::files::outside(|| std::fs::write(&path, text)) {
+        match crate::outside::outside(|| std::fs::write(&path, text)) {
             Ok(()) => Some(path),
             Err(e) => {
                 eprintln!(
@@ -578,6 +564,20 @@ impl Decisions {
                 None
             }
         }
+    }
+}
+
+impl crate::seams::DecisionLog for Decisions {
+    fn replaying(&self) -> bool {
+        Decisions::replaying(self)
+    }
+
+    fn next(&mut self, stream: &str, draw: &mut dyn FnMut() -> u64) -> Value {
+        Decisions::next(self, stream, || Value::Num(draw()))
+    }
+
+    fn finish(&mut self) -> Option<PathBuf> {
+        self.write()
     }
 }
 
@@ -602,7 +602,8 @@ pub fn below(stream: impl FnOnce() -> String, rng: &mut Rng, n: u64) -> u64 {
     if !active() {
         return draw(rng);
     }
-    let decided = crate::context::with_current(|core| core.decide(&stream(), n, || draw(rng)));
+    let decided =
+        crate::executor::context::with_current(|core| core.decide(&stream(), n, || draw(rng)));
     match decided {
         Some(v) => v,
         None => draw(rng),
@@ -614,15 +615,6 @@ pub fn below(stream: impl FnOnce() -> String, rng: &mut Rng, n: u64) -> u64 {
 #[inline]
 pub fn unit(stream: impl FnOnce() -> String, rng: &mut Rng) -> f64 {
     below(stream, rng, 1 << 53) as f64 / (1u64 << 53) as f64
-}
-
-/// Clamps a replayed value into a choice among `n` (`0`: any 64 bits).
-pub fn clamp(value: Value, n: u64) -> u64 {
-    match value {
-        Value::Min => 0,
-        Value::Num(v) if n == 0 => v,
-        Value::Num(v) => v.min(n - 1),
-    }
 }
 
 /// The file the `run_index`th run of a thread named `thread_name` records

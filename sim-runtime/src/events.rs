@@ -202,21 +202,15 @@ impl EventQueue {
             .is_some_and(|slot| slot.generation == key.generation && slot.action.is_some())
     }
 
-    /// Replaces the waker of a pending timer. Returns false when the event
-    /// already fired or was cancelled.
-    pub fn set_waker(&mut self, key: EventKey, waker: &Waker) -> bool {
+    /// The waker slot of a pending timer (to replace it); `None` when the
+    /// event already fired, was cancelled, or is no timer.
+    pub fn waker_mut(&mut self, key: EventKey) -> Option<&mut Option<Waker>> {
         match self.slot_mut(key) {
             Some(Slot {
                 action: Some(Action::Wake(current)),
                 ..
-            }) => {
-                match current {
-                    Some(current) if crate::waker::keeps(current, waker) => {}
-                    _ => *current = Some(crate::waker::keep(waker)),
-                }
-                true
-            }
-            _ => false,
+            }) => Some(current),
+            _ => None,
         }
     }
 
@@ -282,14 +276,13 @@ impl EventQueue {
         })
     }
 
-    /// How many pending timers keep the task waker whose packed data is
-    /// `data` (see `waker::keep`): for reports, which count a task's
-    /// wakers. A scan of the slab.
-    pub(crate) fn timers_keeping(&self, data: usize) -> u32 {
+    /// How many pending timers keep a waker `matches` accepts: for
+    /// reports, which count a task's wakers. A scan of the slab.
+    pub(crate) fn count_wakers(&self, matches: impl Fn(&Waker) -> bool) -> u32 {
         self.slots
             .iter()
             .filter(|slot| match &slot.action {
-                Some(Action::Wake(Some(waker))) => crate::waker::kept_data(waker) == Some(data),
+                Some(Action::Wake(Some(waker))) => matches(waker),
                 _ => false,
             })
             .count() as u32

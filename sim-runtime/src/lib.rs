@@ -2,51 +2,64 @@
 //!
 //! One thread runs one simulation at a time. Its only source of choice is a
 //! seed: the scheduler picks among ready tasks with a seeded generator, the
-//! virtual clock moves only when nothing is ready, and every harness event is
-//! recorded in a trace whose SHA-256 identifies the run. See ARCHITECTURE.md
-//! at the repository root for how the pieces fit.
+//! virtual clock moves only when nothing is ready, and every event is
+//! recorded in a trace whose SHA-256 identifies the run. See
+//! ARCHITECTURE.md at the repository root for how the pieces fit.
 //!
-//! - [`config`]: the seed and limits of a run (`SIM_SEED`, ...).
-//! - [`executor`]: the scheduler loop, tasks, timers and the clock.
-//! - [`events`]: the one event queue (timers, and later network and disk).
-//! - [`trace`]: the trace and its hash (`SIM_TRACE`).
-//! - [`decision`]: the decision log (`SIM_RECORD`, `SIM_REPLAY`).
-//! - [`logs`]: the service's `tracing` events in the trace file
-//!   (`SIM_TRACE_LOGS`).
-//! - [`context`]: which runtime the current thread is in.
-//! - [`sweep`]: what a test process does under `cargo sim test`'s seed
-//!   sweeps: records, failure classes, the hang watchdog.
-//! - [`interpose`]: libc's clock, randomness and thread creation, virtual
-//!   during a run (simulation builds only).
+//! The crate is layered; each layer uses only the ones below it.
+//!
+//! 1. Data: [`config`] (the seed and limits of a run), [`rng`], [`task`]
+//!    (cells and slots), [`events`] (the one event queue), [`trace`] (the
+//!    trace and its hash), [`failure`], [`summary`], [`watch`] (what the
+//!    executor publishes for a watchdog), [`outside`] (the simulator's own
+//!    real files) and [`seams`] (where the layers above plug in).
+//! 2. The parts of the core: [`scheduler`] (the ready set and the
+//!    policies), [`time`] (the virtual clock, the hosts' clocks, the event
+//!    queue), the task table (`task::table`), [`scopes`] (runtimes),
+//!    [`hosts`] and the seed's streams.
+//! 3. The core: [`executor`] ([`Core`]: the loop and the wiring, wakers,
+//!    and [`context`], which simulation the thread is in).
+//! 4. Above the core: [`decision`] (the decision log: `SIM_RECORD`,
+//!    `SIM_REPLAY`), [`sweep`] (what a test process does under `cargo sim
+//!    test`), [`seed`] (the seed and hash lines) and [`launch`] (a run
+//!    built from the environment).
+//!
+//! The OS layer (libc interposition, `std::fs`, OS threads, `tracing`
+//! capture) is the `sim-os` crate, above this one; the core reaches it only
+//! through [`seams::OsLayer`].
 
 #![warn(missing_docs)]
 
 pub mod config;
-pub mod context;
 pub mod decision;
+mod escape;
 pub mod events;
 pub mod executor;
-pub mod files;
-pub mod interpose;
-pub mod logs;
+pub mod failure;
+pub mod hosts;
+pub mod launch;
+pub mod outside;
 pub mod rng;
+pub mod scheduler;
+pub mod scopes;
+pub mod seams;
 pub mod seed;
+mod streams;
+pub mod summary;
 pub mod sweep;
 pub mod task;
-#[cfg(all(
-    simulation,
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
-mod threads;
+pub mod time;
 pub mod trace;
-mod waker;
+pub mod watch;
 
 pub use config::SimConfig;
 pub use events::EventKey;
-pub use executor::{
-    last_run, Core, Flavor, NodeClock, RawTask, RunSummary, RuntimeHooks, RuntimeOptions,
-    WaitDetail, WaitNote,
-};
-pub use task::{Failure, Output, TaskMeta};
+pub use executor::context;
+pub use executor::{Core, RuntimeHooks, TASK_BUDGET};
+pub use launch::launch;
+pub use scopes::{Flavor, RuntimeOptions};
+pub use summary::{last_run, RunSummary};
+pub use task::wait::{WaitDetail, WaitNote};
+pub use task::{Failure, Output, RawTask, TaskMeta};
+pub use time::host_clock::{NodeClock, DRIFT_PPM_MAX};
 pub use trace::{EventKind, Label};

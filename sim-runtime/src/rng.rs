@@ -68,6 +68,45 @@ impl Rng {
     }
 }
 
+/// A random u64 from the operating system, never from the simulation (a
+/// fresh seed is drawn this way).
+pub fn os_random_u64() -> u64 {
+    let mut bytes = [0u8; 8];
+    let mut filled = 0;
+    // Bounded: getrandom returns at most the requested bytes per call and
+    // only fails on EINTR-like conditions; give up after a few tries.
+    for _ in 0..16 {
+        // Safety: the buffer is valid for the length given.
+        let n = unsafe {
+            libc::syscall(
+                libc::SYS_getrandom,
+                bytes[filled..].as_mut_ptr(),
+                bytes.len() - filled,
+                0,
+            )
+        };
+        if n > 0 {
+            filled += n as usize;
+            if filled == bytes.len() {
+                break;
+            }
+        }
+    }
+    if filled < bytes.len() {
+        // No OS randomness at all: fall back to the real clock's
+        // nanoseconds (a raw call: libc's clock may be the simulation's).
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // Safety: `ts` is a valid timespec to write.
+        unsafe { libc::syscall(libc::SYS_clock_gettime, libc::CLOCK_REALTIME, &mut ts) };
+        let ns = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
+        return ns ^ u64::from(std::process::id());
+    }
+    u64::from_le_bytes(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,9 +2,13 @@
 //! and its trace hash when it ends. Both go straight to file descriptor 2,
 //! past the test harness's output capture, so they survive a panic or a kill.
 
-use crate::executor::RunSummary;
+use crate::summary::RunSummary;
 use std::io::Write;
 use std::time::Duration;
+
+/// The command prefix a replay line starts with (set by the runner, such as
+/// `cargo sim test -p app --test api`).
+pub const REPLAY_VAR: &str = "SIM_REPLAY_PREFIX";
 
 /// Set by `cargo sim` for the processes it runs: the arguments it was given,
 /// so a run can print the exact command that replays it.
@@ -21,7 +25,7 @@ pub fn replay_command(seed: u64, test_name: Option<&str>) -> String {
     let mut command = format!("SIM_SEED={seed:#x} ");
     // Under `cargo sim test`, the runner says how to select this test's
     // target; the filter is added here, once.
-    if let (Ok(prefix), Some(name)) = (std::env::var(crate::sweep::REPLAY_VAR), test_name) {
+    if let (Ok(prefix), Some(name)) = (std::env::var(REPLAY_VAR), test_name) {
         command.push_str(&prefix);
         command.push_str(" -- ");
         command.push_str(name);

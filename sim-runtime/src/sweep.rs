@@ -31,10 +31,8 @@
 
 use std::cell::{Cell, RefCell};
 use std::io::Write;
-use std::panic::Location;
 use std::path::PathBuf;
 use std::process::{ExitCode, Termination};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Mutex, Once, OnceLock};
 use std::time::Duration;
 
@@ -49,9 +47,7 @@ pub const TRACE_DIR_VAR: &str = "SIM_SWEEP_TRACE_DIR";
 /// The process id of the runner: only its own children report (a test's
 /// child processes inherit the variables, and stay out of the records).
 pub const PARENT_VAR: &str = "SIM_SWEEP_PARENT";
-/// The command prefix a replay line starts with (set by the runner, such as
-/// `cargo sim test -p app --test api`).
-pub const REPLAY_VAR: &str = "SIM_REPLAY_PREFIX";
+pub use crate::seed::REPLAY_VAR;
 /// `1`: print every run's seed and hash lines, not only a failure's.
 pub const VERBOSE_VAR: &str = "SIM_VERBOSE";
 /// Harness fault units to leave out (`cargo sim test --shrink`; see
@@ -75,71 +71,7 @@ pub const HANG_EXIT_CODE: i32 = 86;
 const DEFAULT_HANG_POLL_S: u64 = 5;
 const DEFAULT_HANG_RUN_S: u64 = 300;
 
-/// Why a run failed. Each class is named in the runner's report.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FailureClass {
-    /// A panic or a failed assertion (also a test that returned an error).
-    Panic,
-    /// Nothing can ever run again.
-    Deadlock,
-    /// The virtual clock would pass `SIM_TIME_LIMIT_S`.
-    TimeLimit,
-    /// More polls than `SIM_STEP_LIMIT`.
-    StepLimit,
-    /// More polls than `SIM_INSTANT_STEP_LIMIT` without the clock moving.
-    Livelock,
-    /// One poll or one run passed its wall-clock budget.
-    Hang,
-    /// A refused escape from the simulation (a real thread, descriptor or
-    /// file change) preceded the failure.
-    Escape,
-    /// The process died (an abort, a stack overflow, a signal).
-    Crash,
-    /// Two runs of one seed gave different traces.
-    Nondeterminism,
-    /// A harness checker (an invariant) failed.
-    Correctness,
-    /// A harness liveness property did not hold within its bound.
-    Liveness,
-}
-
-impl FailureClass {
-    /// The class's name in records and reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FailureClass::Panic => "panic",
-            FailureClass::Deadlock => "deadlock",
-            FailureClass::TimeLimit => "time-limit",
-            FailureClass::StepLimit => "step-limit",
-            FailureClass::Livelock => "livelock",
-            FailureClass::Hang => "hang",
-            FailureClass::Escape => "escape",
-            FailureClass::Crash => "crash",
-            FailureClass::Nondeterminism => "nondeterminism",
-            FailureClass::Correctness => "correctness",
-            FailureClass::Liveness => "liveness",
-        }
-    }
-
-    /// The class named `name`.
-    pub fn parse(name: &str) -> Option<FailureClass> {
-        [
-            FailureClass::Panic,
-            FailureClass::Deadlock,
-            FailureClass::TimeLimit,
-            FailureClass::StepLimit,
-            FailureClass::Livelock,
-            FailureClass::Hang,
-            FailureClass::Escape,
-            FailureClass::Crash,
-            FailureClass::Nondeterminism,
-            FailureClass::Correctness,
-            FailureClass::Liveness,
-        ]
-        .into_iter()
-        .find(|c| c.as_str() == name)
-    }
-}
+pub use crate::failure::{set_failure_class, FailureClass};
 
 thread_local! {
     /// The seed every run on this thread takes (a sweep's seed thread).
@@ -149,8 +81,6 @@ thread_local! {
     static POLICY_OVERRIDE: Cell<Option<crate::config::Policy>> = const { Cell::new(None) };
     /// Whether this thread runs one seed of an in-process sweep.
     static SWEEP_THREAD: Cell<bool> = const { Cell::new(false) };
-    /// The class the runtime gave its own failure, set just before it panics.
-    static FAILURE: Cell<Option<FailureClass>> = const { Cell::new(None) };
     /// Escapes refused on this thread since its last run started.
     static ESCAPES: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
     /// The last panic on this thread, with its location.
@@ -222,16 +152,11 @@ fn measure_pct_horizon<R: Termination + 'static>(depth: u32, body: fn() -> R) ->
             let _ = std::panic::catch_unwind(move || {
                 let _ = body();
             });
-            crate::executor::last_run().map_or(0, |run| run.decisions)
+            crate::summary::last_run().map_or(0, |run| run.decisions)
         })
         .expect("a thread for the horizon's measuring run");
     let decisions = measuring.join().unwrap_or(0);
     crate::config::pct_horizon(decisions, depth)
-}
-
-/// Records the class of a failure the runtime is about to raise as a panic.
-pub fn set_failure_class(class: FailureClass) {
-    FAILURE.with(|f| f.set(Some(class)));
 }
 
 /// Records a refused escape: the explanation goes with the failure it
@@ -311,31 +236,7 @@ pub enum Record {
     },
 }
 
-/// Escapes tabs, newlines and backslashes for a tab-separated field.
-pub(crate) fn escape_field(text: &str) -> String {
-    text.replace('\\', "\\\\")
-        .replace('\t', "\\t")
-        .replace('\n', "\\n")
-}
-
-/// The inverse of [`escape_field`].
-pub(crate) fn unescape_field(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some(other) => out.push(other),
-            None => out.push('\\'),
-        }
-    }
-    out
-}
+use crate::escape::{escape_field, unescape_field};
 
 impl Record {
     /// The record as one line (without the newline).
@@ -462,22 +363,6 @@ pub fn write_record(record: &Record) {
 
 // ----- runs: what the runtime reports -------------------------------------
 
-/// Incremented at every `block_on` start: the watchdog sees a new run.
-static RUN_GENERATION: AtomicU64 = AtomicU64::new(0);
-/// Whether a `block_on` is in progress.
-static IN_RUN: AtomicBool = AtomicBool::new(false);
-/// The seed of the run in progress.
-static RUN_SEED: AtomicU64 = AtomicU64::new(0);
-/// Whether a watchdog runs in this process: until one does, polls mark
-/// nothing (the hot path pays one load).
-static WATCHED: AtomicBool = AtomicBool::new(false);
-/// Counts polls: the watchdog sees progress.
-static POLLS: AtomicU64 = AtomicU64::new(0);
-/// The task being polled (0 for a root future), or `u64::MAX` between polls.
-static POLL_TASK: AtomicU64 = AtomicU64::new(u64::MAX);
-/// Where the task being polled was spawned (null for a root future).
-static POLL_SITE: AtomicPtr<Location<'static>> = AtomicPtr::new(std::ptr::null_mut());
-
 /// A runtime was built with `seed` on this thread.
 pub fn run_started(seed: u64) {
     LAST_SEED.with(|s| s.set(Some(seed)));
@@ -490,50 +375,8 @@ pub fn run_started(seed: u64) {
     }
 }
 
-/// A `block_on` of the run with `seed` starts (returns the previous state,
-/// for [`block_on_ended`]).
-#[inline]
-pub fn block_on_started(seed: u64) -> bool {
-    RUN_SEED.store(seed, Ordering::Relaxed);
-    RUN_GENERATION.fetch_add(1, Ordering::Relaxed);
-    IN_RUN.swap(true, Ordering::Relaxed)
-}
-
-/// The `block_on` ended; `previous` is what [`block_on_started`] returned.
-#[inline]
-pub fn block_on_ended(previous: bool) {
-    IN_RUN.store(previous, Ordering::Relaxed);
-}
-
-/// A poll of `task` (0: the root future) starts. Two plain stores: this is
-/// on the hot path.
-#[inline]
-pub fn poll_started(task: u64, site: Option<&'static Location<'static>>) {
-    if !WATCHED.load(Ordering::Relaxed) {
-        return;
-    }
-    POLLS.store(
-        POLLS.load(Ordering::Relaxed).wrapping_add(1),
-        Ordering::Relaxed,
-    );
-    POLL_SITE.store(
-        site.map_or(std::ptr::null_mut(), |s| s as *const _ as *mut _),
-        Ordering::Relaxed,
-    );
-    POLL_TASK.store(task, Ordering::Relaxed);
-}
-
-/// The poll that [`poll_started`] announced returned.
-#[inline]
-pub fn poll_finished() {
-    if !WATCHED.load(Ordering::Relaxed) {
-        return;
-    }
-    POLL_TASK.store(u64::MAX, Ordering::Relaxed);
-}
-
 /// A run ended with this summary.
-pub fn run_finished(summary: &crate::RunSummary) {
+pub fn run_finished(summary: &crate::summary::RunSummary) {
     write_record(&Record::Run {
         seed: summary.seed,
         hash: summary.trace_hash.clone(),
@@ -565,7 +408,7 @@ pub fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
 /// The failure of this thread: its class and a message that carries the
 /// explanation of any refused escape.
 fn classify(message: String) -> (FailureClass, String) {
-    let class = FAILURE.with(Cell::take);
+    let class = crate::failure::take_failure_class();
     let escapes = ESCAPES.with(|e| e.borrow().clone());
     match class {
         Some(class) => (class, message),
@@ -600,16 +443,17 @@ fn install_panic_hook() {
             // Inside a run: what happened just before.
             // Inside a run: what happened just before; after one: how the
             // last run on this thread ended.
-            let (recent, when) = match crate::context::with_current(|core| core.recent_events()) {
-                Some(recent) => (recent, "of the run before it"),
-                None => match crate::context::alive().last() {
-                    Some(core) => (core.recent_events(), "of the last run before it"),
-                    None => (
-                        crate::executor::last_run_recent_events(),
-                        "of the last run, as it ended",
-                    ),
-                },
-            };
+            let (recent, when) =
+                match crate::executor::context::with_current(|core| core.recent_events()) {
+                    Some(recent) => (recent, "of the run before it"),
+                    None => match crate::executor::context::alive().last() {
+                        Some(core) => (core.recent_events(), "of the last run before it"),
+                        None => (
+                            crate::summary::last_run_recent_events(),
+                            "of the last run, as it ended",
+                        ),
+                    },
+                };
             let recent_text = if recent.is_empty() {
                 String::new()
             } else {
@@ -644,7 +488,7 @@ fn install_panic_hook() {
                 eprintln!("{}", recent_text.trim_start());
             }
             if reporting() {
-                let class = FAILURE.with(Cell::get).unwrap_or(if escapes.is_empty() {
+                let class = crate::failure::failure_class().unwrap_or(if escapes.is_empty() {
                     FailureClass::Panic
                 } else {
                     FailureClass::Escape
@@ -692,7 +536,7 @@ fn start_watchdog() {
             .stack_size(64 * 1024)
             .spawn(move || watchdog(poll_budget, run_budget));
         match spawned {
-            Ok(_) => WATCHED.store(true, Ordering::Relaxed),
+            Ok(_) => crate::watch::start_watching(),
             Err(e) => eprintln!(
                 "sim: the hang watchdog could not start ({e}); a stuck run will not be caught"
             ),
@@ -709,10 +553,13 @@ fn watchdog(poll_budget: Duration, run_budget: Duration) {
     loop {
         std::thread::sleep(tick);
         let now = std::time::Instant::now();
-        let polls = POLLS.load(Ordering::Relaxed);
-        let generation = RUN_GENERATION.load(Ordering::Relaxed);
-        let in_run = IN_RUN.load(Ordering::Relaxed);
-        let task = POLL_TASK.load(Ordering::Relaxed);
+        let watched = crate::watch::snapshot();
+        let (polls, generation, in_run, task) = (
+            watched.polls,
+            watched.generation,
+            watched.in_run,
+            watched.task,
+        );
         if polls != last_polls || task == u64::MAX {
             last_polls = polls;
             poll_since = now;
@@ -726,22 +573,19 @@ fn watchdog(poll_budget: Duration, run_budget: Duration) {
         if !(stuck_poll || slow_run) {
             continue;
         }
-        let site = POLL_SITE.load(Ordering::Relaxed);
-        let who = if task == u64::MAX {
+        let who = if task == crate::watch::NO_TASK {
             "no task is being polled".to_string()
         } else if task == 0 {
             "the running task is the test's own future (the root of block_on)".to_string()
-        } else if site.is_null() {
-            format!("the running task is task {task}")
-        } else {
-            // Safety: the pointer came from a `&'static Location`.
-            let site = unsafe { &*site };
+        } else if let Some(site) = watched.site {
             format!(
                 "the running task is task {task}, spawned at {}:{}:{}",
                 site.file(),
                 site.line(),
                 site.column()
             )
+        } else {
+            format!("the running task is task {task}")
         };
         let message = if stuck_poll {
             format!(
@@ -759,7 +603,7 @@ fn watchdog(poll_budget: Duration, run_budget: Duration) {
                 run_budget.as_secs_f64()
             )
         };
-        let seed = RUN_SEED.load(Ordering::Relaxed);
+        let seed = watched.seed;
         write_record(&Record::Hang { seed, message });
         // The stuck thread cannot be stopped from here: end the process.
         // Safety: `_exit` is always safe to call.
@@ -811,7 +655,7 @@ pub fn run_test<R: Termination + 'static>(should_panic: ShouldPanic, body: fn() 
     write_record(&Record::Sweep);
     let name = std::thread::current().name().map(str::to_string);
     // PCT without a given horizon: measure it once for this test.
-    let policy = match crate::config::policy_from_env() {
+    let policy = match crate::config::policy_from(&crate::decision::var) {
         Ok(crate::config::Policy::Pct { depth, .. })
             if std::env::var(crate::config::PCT_HORIZON_VAR).is_err() =>
         {
@@ -858,9 +702,9 @@ pub fn run_test<R: Termination + 'static>(should_panic: ShouldPanic, body: fn() 
 fn run_seed<R: Termination>(seed: u64, should_panic: ShouldPanic, body: fn() -> R) -> Record {
     SWEEP_THREAD.with(|s| s.set(true));
     SEED_OVERRIDE.with(|s| s.set(Some(seed)));
-    let before = crate::executor::last_run();
+    let before = crate::summary::last_run();
     let result = std::panic::catch_unwind(move || body().report() == ExitCode::SUCCESS);
-    let hash = crate::executor::last_run()
+    let hash = crate::summary::last_run()
         .filter(|run| Some(run) != before.as_ref())
         .map(|run| run.trace_hash)
         .unwrap_or_default();

@@ -82,8 +82,8 @@ pub(crate) async fn on_disk<R>(f: impl FnOnce(&mut Disk) -> io::Result<R>) -> io
 }
 
 /// A real `std::fs::Metadata` carrying a simulated file's attributes.
-pub(crate) fn to_metadata(stat: sim_runtime::interpose::FakeStat) -> std::fs::Metadata {
-    sim_runtime::interpose::fabricate_metadata(stat)
+pub(crate) fn to_metadata(stat: sim_os::interpose::FakeStat) -> std::fs::Metadata {
+    sim_os::interpose::fabricate_metadata(stat)
 }
 
 /// Reads a whole file (the heart of `read` and `read_to_string`).

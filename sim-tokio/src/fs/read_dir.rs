@@ -99,7 +99,7 @@ impl DirEntry {
             sim_fs::Kind::Symlink => libc_dep::S_IFLNK,
             sim_fs::Kind::Fifo => libc_dep::S_IFIFO,
         };
-        let stat = sim_runtime::interpose::FakeStat {
+        let stat = sim_os::interpose::FakeStat {
             mode: type_bits,
             ..Default::default()
         };

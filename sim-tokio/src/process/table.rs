@@ -67,13 +67,13 @@ pub(crate) fn with_processes<R>(f: impl FnOnce(&Core, &Processes) -> R) -> Optio
 impl Processes {
     fn new() -> Processes {
         // `kill(pid, sig)` of a simulated pid (nix, libc) reaches the table.
-        sim_runtime::interpose::set_process_signaller(|pid, sig| {
+        sim_os::interpose::set_process_signaller(|pid, sig| {
             with_processes(|core, table| table.signal(core, pid, sig))
                 .unwrap_or(Err(libc_dep::ESRCH))
         });
         Processes {
             state: RefCell::new(State {
-                next_pid: sim_runtime::interpose::SIMULATED_PID_MIN,
+                next_pid: sim_os::interpose::SIMULATED_PID_MIN,
                 ..State::default()
             }),
         }
@@ -112,7 +112,7 @@ impl Processes {
         assert!(
             pid < i32::MAX as u32,
             "sim: ran out of simulated pids (more than {} processes in one run)",
-            i32::MAX as u32 - sim_runtime::interpose::SIMULATED_PID_MIN
+            i32::MAX as u32 - sim_os::interpose::SIMULATED_PID_MIN
         );
         pid
     }

@@ -311,6 +311,7 @@ impl Builder {
             RuntimeFlavor::MultiThread => self.worker_threads.unwrap_or(1),
         };
         // std::fs under the temporary directory goes to the simulated disk.
+        sim_os::install();
         sim_fs::install();
         let hook = |name: &str| -> Option<std::rc::Rc<dyn Fn()>> {
             let f: Callback = self.hooks.iter().rev().find(|(n, _)| *n == name)?.1.clone();
@@ -340,9 +341,9 @@ impl Builder {
                     core.adopt_options(options);
                     core
                 }
-                None => sim_runtime::Core::new(config, options),
+                None => sim_runtime::launch(config, options),
             },
-            Config::Given(config) => sim_runtime::Core::new(config, options),
+            Config::Given(config) => sim_runtime::launch(config, options),
         };
         // The one thread's hooks: it starts now, parks whenever the clock
         // must move, and stops when the runtime shuts down.
@@ -415,8 +416,9 @@ pub(crate) fn reserved_core() -> std::rc::Rc<sim_runtime::Core> {
         enable_io: true,
     };
     let config = env_config().unwrap_or_else(|e| panic!("{e}"));
+    sim_os::install();
     sim_fs::install();
-    let core = sim_runtime::Core::new(config, options);
+    let core = sim_runtime::launch(config, options);
     RESERVED.with(|r| *r.borrow_mut() = Some(core.clone()));
     core
 }

@@ -116,7 +116,7 @@ pub(crate) fn open(path: &Path, side: Side, read_write: bool) -> io::Result<Fifo
 /// mirror).
 fn real_fifo(path: &Path) -> bool {
     use std::os::unix::fs::FileTypeExt;
-    sim_runtime::files::outside(|| std::fs::metadata(path)).is_ok_and(|m| m.file_type().is_fifo())
+    sim_runtime::outside::outside(|| std::fs::metadata(path)).is_ok_and(|m| m.file_type().is_fifo())
 }
 
 fn push_waker(wakers: &mut Vec<Waker>, waker: &Waker) {

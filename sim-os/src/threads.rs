@@ -23,9 +23,9 @@
 //!
 //! `SIM_ALLOW_THREADS=1` starts real, parallel threads instead.
 
-use crate::executor::Core;
-use crate::task::TaskMeta;
-use crate::WaitDetail;
+use sim_runtime::Core;
+use sim_runtime::TaskMeta;
+use sim_runtime::WaitDetail;
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
@@ -106,7 +106,7 @@ fn raw_futex(word: &AtomicU32, op: i32, val: u32, timeout: *const libc::timespec
     // Safety: a futex call on a live word; a wait's spurious returns are
     // re-checked by every caller.
     unsafe {
-        crate::interpose::real_syscall(
+        crate::raw::real_syscall(
             libc::SYS_futex,
             word.as_ptr() as libc::c_long,
             (op | libc::FUTEX_PRIVATE_FLAG) as libc::c_long,
@@ -141,12 +141,12 @@ fn take(flag: &AtomicU32) {
 /// The core's "current" state a turn must not carry over to the other
 /// side: the runtime scope and the host of the running code.
 fn save_current() -> Option<(u16, u32)> {
-    crate::context::with_simulation(|core| (core.current_scope(), core.current_node()))
+    sim_runtime::context::with_simulation(|core| (core.current_scope(), core.current_node()))
 }
 
 fn restore_current(saved: Option<(u16, u32)>) {
     if let Some((scope, node)) = saved {
-        crate::context::with_simulation(|core| {
+        sim_runtime::context::with_simulation(|core| {
             core.set_scope(scope);
             core.set_node(node);
         });
@@ -212,10 +212,10 @@ extern "C" fn trampoline(boot: *mut libc::c_void) -> *mut libc::c_void {
     // only touched while this thread holds the turn.
     let core = unsafe { Rc::from_raw(boot.core) };
     let retval = {
-        let _adopted = crate::context::Adopted::new(core.clone());
+        let _adopted = sim_runtime::context::Adopted::new(core.clone());
         // A thread is no runtime's worker: it may block on a runtime, as a
         // std thread may.
-        crate::context::blocking_section(|| (boot.start)(boot.arg))
+        sim_runtime::context::blocking_section(|| (boot.start)(boot.arg))
     };
     drop(core);
     {
@@ -249,7 +249,7 @@ pub(crate) unsafe fn spawn(
     start: extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
     arg: *mut libc::c_void,
 ) -> libc::c_int {
-    let Some(rc) = crate::context::lookup(core.id()) else {
+    let Some(rc) = sim_runtime::context::lookup(core.id()) else {
         return libc::EAGAIN;
     };
     let sim = Arc::new(SimThread {
@@ -343,11 +343,11 @@ pub(crate) fn block_on<F: Future>(core: &Rc<Core>, future: F) -> F::Output {
     let waker = Waker::from(Arc::new(ThreadWake(thread.clone())));
     let mut cx = Context::from_waker(&waker);
     let scope = core.current_scope();
-    let _enter = crate::context::Enter::new(core.clone());
+    let _enter = sim_runtime::context::Enter::new(core.clone());
     // The runtime is blocked on: its current_thread tasks may run.
-    let _driving_scope = crate::executor::ScopeDriving::new(core);
+    let _driving_scope = sim_runtime::executor::ScopeDriving::new(core);
     // Its future is no blocking section: what it runs drives tasks.
-    let _driving = crate::context::Driving::new();
+    let _driving = sim_runtime::context::Driving::new();
     let mut future = std::pin::pin!(future);
     // Bounded by the run: each pass waits for a wake of the future.
     loop {
@@ -397,9 +397,9 @@ pub(crate) fn refuse_real_block(fd: i32, call: &str) -> Option<i32> {
         describe(&thread)
     );
     let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("{message}\n").as_bytes());
-    crate::sweep::note_escape(&message);
-    crate::context::with_simulation(|core| {
-        core.fail_run(crate::sweep::FailureClass::Escape, message.clone())
+    sim_runtime::sweep::note_escape(&message);
+    sim_runtime::context::with_simulation(|core| {
+        core.fail_run(sim_runtime::sweep::FailureClass::Escape, message.clone())
     });
     Some(libc::EPERM)
 }
@@ -456,8 +456,8 @@ impl Future for ThreadTask {
                 Poll::Ready(())
             }
             Some(what) => {
-                crate::context::with_current(|core| {
-                    core.note_wait(crate::WaitNote {
+                sim_runtime::context::with_current(|core| {
+                    core.note_wait(sim_runtime::WaitNote {
                         what: if what.is_empty() { "std thread" } else { what },
                         detail: WaitDetail::None,
                         site: None,
@@ -533,7 +533,7 @@ fn simulator_waits(
         if done() {
             return Ok(());
         }
-        let Some(core_id) = crate::context::current_id() else {
+        let Some(core_id) = sim_runtime::context::current_id() else {
             return Ok(());
         };
         let runnable: Vec<Arc<SimThread>> = lock(&THREADS)
@@ -547,7 +547,9 @@ fn simulator_waits(
         if runnable.is_empty() {
             // Threads that sleep, or wait with a deadline: time moves on
             // under the blocked call, as it would under a real one.
-            if crate::context::with_current(|core| core.advance_to_next_event()).unwrap_or(false) {
+            if sim_runtime::context::with_current(|core| core.advance_to_next_event())
+                .unwrap_or(false)
+            {
                 continue;
             }
             idle += 1;
@@ -577,7 +579,7 @@ fn simulator_waits(
             ));
         }
         idle = 0;
-        let index = crate::context::with_current(|core| {
+        let index = sim_runtime::context::with_current(|core| {
             core.stream_below("threads", runnable.len() as u64)
         })
         .unwrap_or(0) as usize;
@@ -589,11 +591,11 @@ fn simulator_waits(
         };
         // A turn the simulator's thread hands out itself is a poll of the
         // thread's task in the trace, as any other turn.
-        crate::context::with_current(|core| {
+        sim_runtime::context::with_current(|core| {
             core.trace(
-                crate::trace::EventKind::Poll,
+                sim_runtime::trace::EventKind::Poll,
                 task,
-                crate::trace::Label::None,
+                sim_runtime::trace::Label::None,
             )
         });
         thread.run();
@@ -648,11 +650,11 @@ pub(crate) unsafe fn futex(
             } else {
                 let t = &*timeout;
                 let ns = t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
-                crate::context::with_simulation(|core| {
+                sim_runtime::context::with_simulation(|core| {
                     if cmd == libc::FUTEX_WAIT {
                         core.now_ns() + ns
                     } else {
-                        ns.saturating_sub(crate::interpose::MONOTONIC_ORIGIN_NS)
+                        ns.saturating_sub(crate::raw::MONOTONIC_ORIGIN_NS)
                     }
                 })
             };
@@ -661,7 +663,7 @@ pub(crate) unsafe fn futex(
                 None => {
                     // The simulator's thread, while its threads live; any
                     // other waits in the kernel.
-                    let core_id = crate::context::current_id()?;
+                    let core_id = sim_runtime::context::current_id()?;
                     if !core_has_threads(core_id) {
                         return None;
                     }
@@ -701,10 +703,13 @@ pub(crate) unsafe fn futex(
 /// failure, so the sweep classes it.
 fn report_failure(report: &str) {
     let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("{report}\n").as_bytes());
-    crate::context::with_current(|core| {
-        core.fail_run(crate::sweep::FailureClass::Deadlock, report.to_string())
+    sim_runtime::context::with_current(|core| {
+        core.fail_run(
+            sim_runtime::sweep::FailureClass::Deadlock,
+            report.to_string(),
+        )
     });
-    crate::sweep::set_failure_class(crate::sweep::FailureClass::Deadlock);
+    sim_runtime::sweep::set_failure_class(sim_runtime::sweep::FailureClass::Deadlock);
 }
 
 /// A deadlock inside a std call that cannot fail (a lock, a channel): the
@@ -750,7 +755,7 @@ fn thread_wait(thread: &Arc<SimThread>, addr: usize, deadline_ns: Option<u64>) -
         .push_back(thread.clone());
     let timer = deadline_ns.and_then(|at| {
         let t = thread.clone();
-        crate::context::with_simulation(|core| {
+        sim_runtime::context::with_simulation(|core| {
             core.schedule(
                 at,
                 "thread timeout",
@@ -783,7 +788,7 @@ fn thread_wait(thread: &Arc<SimThread>, addr: usize, deadline_ns: Option<u64>) -
         found
     };
     if let Some(key) = timer {
-        crate::context::with_simulation(|core| core.event_cancel(key));
+        sim_runtime::context::with_simulation(|core| core.event_cancel(key));
     }
     let timed_out = std::mem::take(&mut lock(&thread.inner).timed_out);
     if still_queued && timed_out {
@@ -797,15 +802,15 @@ fn thread_wait(thread: &Arc<SimThread>, addr: usize, deadline_ns: Option<u64>) -
 /// when the caller is not one.
 pub(crate) fn sleep_until(deadline_ns: impl FnOnce(&Core) -> u64) -> Option<()> {
     let thread = me()?;
-    let deadline = crate::context::with_simulation(deadline_ns)?;
+    let deadline = sim_runtime::context::with_simulation(deadline_ns)?;
     // Bounded: each turn either finds the deadline reached or waits for it.
     loop {
-        let now = crate::context::with_simulation(|core| core.now_ns())?;
+        let now = sim_runtime::context::with_simulation(|core| core.now_ns())?;
         if now >= deadline {
             return Some(());
         }
         let t = thread.clone();
-        crate::context::with_simulation(|core| {
+        sim_runtime::context::with_simulation(|core| {
             core.schedule(deadline, "thread sleep", Box::new(move || t.notify()))
         });
         lock(&thread.inner).waits = "a sleep";

@@ -23,7 +23,6 @@
 //! Descriptors of simulated files are real numbers (each reserves a
 //! `/dev/null` descriptor), so they never collide with real ones.
 
-use crate::interpose::FakeStat;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -90,29 +89,44 @@ pub trait FileHooks: Sync {
     fn dup(&self, fd: i32) -> Result<i32, i32>;
 }
 
+/// The attributes of a simulated file, to be turned into a real
+/// `std::fs::Metadata` by the interposition's `fabricate_metadata`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FakeStat {
+    /// `S_IFREG`, `S_IFDIR` or `S_IFLNK`, with the permission bits.
+    pub mode: u32,
+    /// Length in bytes.
+    pub size: u64,
+    /// Inode number.
+    pub ino: u64,
+    /// Device number the simulated disk reports (one per host).
+    pub dev: u64,
+    /// Names that link to the inode.
+    pub nlink: u32,
+    /// Owner and group (the simulated process's).
+    pub uid: u32,
+    /// Group.
+    pub gid: u32,
+    /// Times in ns since the Unix epoch.
+    pub atime_ns: u64,
+    /// Last data change.
+    pub mtime_ns: u64,
+    /// Last attribute change.
+    pub ctime_ns: u64,
+    /// Creation.
+    pub btime_ns: u64,
+}
+
 static HOOKS: OnceLock<&'static dyn FileHooks> = OnceLock::new();
 /// Simulated descriptors open in the process: while zero, descriptor calls
 /// pass straight through without asking the hooks.
 static FAKE_FDS: AtomicUsize = AtomicUsize::new(0);
 
-thread_local! {
-    /// Set while the simulator itself touches the real filesystem.
-    static OUTSIDE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Runs `f` with libc's file calls going to the real filesystem, whatever
-/// the path: for the simulator's own files (the trace, mirrored inputs),
-/// never for user code.
-pub fn outside<R>(f: impl FnOnce() -> R) -> R {
-    let previous = OUTSIDE.with(|o| o.replace(true));
-    let result = f();
-    OUTSIDE.with(|o| o.set(previous));
-    result
-}
+pub use sim_runtime::outside::outside;
 
 #[cfg(simulation)]
 fn is_outside() -> bool {
-    OUTSIDE.try_with(|o| o.get()).unwrap_or(true)
+    sim_runtime::outside::is_outside()
 }
 
 /// Installs the simulated disk's answers (once per process; later calls
@@ -157,7 +171,7 @@ mod overrides {
 
     fn hooks() -> Option<&'static dyn FileHooks> {
         // Only inside a run: outside, every call is the real one.
-        crate::context::current_id()?;
+        sim_runtime::context::current_id()?;
         if is_outside() {
             return None;
         }
@@ -256,7 +270,7 @@ mod overrides {
         // Straight to stderr, past any capture, and with the test's failure.
         // Safety: a plain write of a valid buffer.
         unsafe { real_write(2, message.as_ptr().cast(), message.len()) };
-        crate::sweep::note_escape(&message);
+        sim_runtime::sweep::note_escape(&message);
         libc::EPERM
     }
 

@@ -138,7 +138,7 @@ impl Subscriber for TraceLogs {
                 text.message,
                 text.fields
             );
-            crate::context::with_current(|core| core.trace_log(&line));
+            sim_runtime::context::with_current(|core| core.trace_log(&line));
         }
         if self.inner.enabled(metadata) {
             self.inner.event(event);

@@ -1,10 +1,34 @@
-//! Tasks: a spawned future in a type-erased cell, and the slot that holds it.
+//! Tasks: a spawned future in a type-erased cell, the slot that holds it,
+//! and the table of slots ([`table::Tasks`], a part of the core), with
+//! what each pending task waits on ([`wait`]).
+
+pub(crate) mod table;
+pub mod wait;
 
 use std::any::Any;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe, Location};
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
+
+/// The slot number that stands for the root future (`block_on`'s).
+pub(crate) const ROOT_SLOT: u32 = 0xFF_FFFF;
+/// Slots and generations are 24 bits each in a packed waker.
+pub(crate) const SLOT_MASK: u32 = 0xFF_FFFF;
+
+/// A handle on a spawned task: plain data, valid on the thread of its
+/// runtime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawTask {
+    /// The runtime.
+    pub core: u16,
+    /// The slab slot.
+    pub slot: u32,
+    /// The slot's generation when the task was spawned.
+    pub generation: u32,
+    /// The task's id (counts up from 1 per runtime).
+    pub id: u64,
+}
 
 /// Why a task ended without an output.
 pub enum Failure {
@@ -153,7 +177,7 @@ pub(crate) struct TaskSlot {
     /// The simulated host (node) the task belongs to: inherited from the
     /// task that spawned it. 0 is the implicit host.
     pub(crate) node: u32,
-    /// The runtime scope the task was spawned onto (see `Core::add_scope`):
+    /// The runtime scope the task was spawned onto (see `crate::scopes`):
     /// inherited from the spawning task, 0 for the simulation's first
     /// runtime.
     pub(crate) scope: u16,

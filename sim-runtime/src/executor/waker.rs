@@ -1,19 +1,18 @@
 //! Wakers without allocation: the data pointer packs the runtime id, the
-//! task's slot and its generation. Cloning and dropping are free; waking
-//! finds the runtime through the thread's context.
+//! task's slot and its generation. Cloning and dropping count (a plain
+//! increment); waking finds the runtime through the thread's context and
+//! queues the task ([`Core::wake_slot`]).
 
-use crate::context;
+use super::context;
+use super::Core;
+use crate::task::{DONE, QUEUED, ROOT_SLOT, RUNNING, SLOT_MASK};
+use crate::trace::{EventKind, Label};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::task::{RawWaker, RawWakerVTable, Waker};
 
 #[cfg(not(target_pointer_width = "64"))]
 compile_error!("sim-runtime packs wakers into 64-bit pointers");
-
-/// The slot number that stands for the root future (`block_on`'s).
-pub(crate) const ROOT_SLOT: u32 = 0xFF_FFFF;
-/// Slots and generations are 24 bits each in a packed waker.
-pub(crate) const SLOT_MASK: u32 = 0xFF_FFFF;
 
 #[inline]
 fn pack(core: u16, slot: u32, generation: u32) -> usize {
@@ -78,11 +77,6 @@ pub(crate) fn keeps(kept: &Waker, waker: &Waker) -> bool {
 /// for any other waker.
 pub(crate) fn kept_data(waker: &Waker) -> Option<usize> {
     std::ptr::eq(waker.vtable(), &KEPT_VTABLE).then(|| waker.data() as usize)
-}
-
-/// The packed data of task `slot`'s waker, for [`kept_data`].
-pub(crate) fn data_of(core: u16, slot: u32, generation: u32) -> usize {
-    pack(core, slot, generation)
 }
 
 unsafe fn kept_clone(data: *const ()) -> RawWaker {
@@ -165,6 +159,76 @@ pub(crate) fn take_remote_wakes(core: u16) -> Vec<(u32, u32)> {
         REMOTE_PENDING.store(false, Ordering::Release);
     }
     mine
+}
+
+impl Core {
+    /// Counts a clone (`+1`) or a drop (`-1`) of a task's waker.
+    #[inline]
+    fn count_waker(&self, slot: u32, generation: u32, delta: i32) {
+        // Its own cell, never borrowed around a clone: a waker may be
+        // cloned while the task table is borrowed.
+        self.waker_counts.borrow_mut().add(slot, generation, delta);
+    }
+
+    /// For a parked task (not ready, not running, not done): how many
+    /// clones of its waker are alive, so how many things could wake it.
+    /// `None` for a task that can run, or is gone.
+    pub fn parked_wakers(&self, id: u64) -> Option<u32> {
+        let tasks = self.tasks.borrow();
+        let slot = tasks.find(id)?;
+        let task = tasks.slot(slot);
+        let count = self.waker_counts.borrow().get(slot);
+        // Timers keep a task's waker uncounted (see `keep`).
+        let data = pack(self.id, slot, task.generation & SLOT_MASK);
+        let timers = self
+            .time
+            .count_timer_wakers(|waker| kept_data(waker) == Some(data));
+        (task.flags & (QUEUED | RUNNING | DONE) == 0).then_some(count + timers)
+    }
+
+    /// Whether `waker` is task `id`'s own (not a combinator's wrapper).
+    pub fn is_own_waker(&self, id: u64, waker: &Waker) -> bool {
+        let tasks = self.tasks.borrow();
+        let Some(slot) = tasks.find(id) else {
+            return false;
+        };
+        let own = self::waker(self.id, slot, tasks.slot(slot).generation & SLOT_MASK);
+        // (A packed waker owns nothing: forgetting it leaks nothing, and
+        // its drop must not count.)
+        let same = own.will_wake(waker);
+        std::mem::forget(own);
+        same
+    }
+
+    /// Queues the task in `slot` (of `generation`) after a wake, or the root
+    /// future. A stale wake (a finished task, a reused slot) does nothing.
+    pub(super) fn wake_slot(&self, slot: u32, generation: u32) {
+        if slot == ROOT_SLOT {
+            let queued = self.in_block_on.get() && self.scheduler.borrow_mut().queue_root();
+            if queued {
+                self.trace(EventKind::Wake, 0, Label::None);
+            }
+            return;
+        }
+        let mut tasks = self.tasks.borrow_mut();
+        let Some(task) = tasks.get_mut(slot) else {
+            return;
+        };
+        if task.generation & SLOT_MASK != generation || task.id == 0 {
+            return;
+        }
+        if task.flags & (QUEUED | DONE) != 0 {
+            return;
+        }
+        task.flags |= QUEUED;
+        let (id, owner) = (task.id, task.owner);
+        drop(tasks);
+        let local_waker = self.scheduler.borrow_mut().woken(slot, owner);
+        self.trace(EventKind::Wake, id, Label::None);
+        if let Some(waker) = local_waker {
+            waker.wake();
+        }
+    }
 }
 
 #[cfg(test)]

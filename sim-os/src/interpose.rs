@@ -11,7 +11,7 @@
 //! - `getrandom` and `getentropy` draw from the seed, so `HashMap`'s random
 //!   state, `rand::random` and v4 UUIDs repeat per seed.
 //! - `pthread_create` (what `std::thread::spawn` calls) starts a simulated
-//!   thread (`threads.rs`): one runs at a time, in the seed's order;
+//!   thread (`crate::threads`): one runs at a time, in the seed's order;
 //!   `pthread_join`, `pthread_detach`, `nanosleep`, `clock_nanosleep`,
 //!   `sched_yield` and `syscall(SYS_futex)` are its scheduling points.
 //!   `SIM_ALLOW_THREADS=1` starts real, parallel threads instead.
@@ -38,41 +38,6 @@
 //! clocks are always real.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// What the monotonic clock reads at virtual time zero: one day, so code
-/// that subtracts a few hours from `Instant::now()` does not underflow.
-pub const MONOTONIC_ORIGIN_NS: u64 = 86_400 * 1_000_000_000;
-
-/// A random u64 from the operating system, never from the simulation (used
-/// to draw a fresh seed).
-pub fn real_random_u64() -> u64 {
-    let mut bytes = [0u8; 8];
-    let mut filled = 0;
-    // Bounded: getrandom returns at most the requested bytes per call and
-    // only fails on EINTR-like conditions; give up after a few tries.
-    for _ in 0..16 {
-        // Safety: the buffer is valid for the length given.
-        let n = unsafe {
-            libc::syscall(
-                libc::SYS_getrandom,
-                bytes[filled..].as_mut_ptr(),
-                bytes.len() - filled,
-                0,
-            )
-        };
-        if n > 0 {
-            filled += n as usize;
-            if filled == bytes.len() {
-                break;
-            }
-        }
-    }
-    if filled < bytes.len() {
-        // No OS randomness at all: fall back to the real clock's nanoseconds.
-        return real_clock_ns(libc::CLOCK_REALTIME) ^ u64::from(std::process::id());
-    }
-    u64::from_le_bytes(bytes)
-}
 
 type ClockGettime = unsafe extern "C" fn(libc::clockid_t, *mut libc::timespec) -> libc::c_int;
 static REAL_CLOCK_GETTIME: AtomicUsize = AtomicUsize::new(0);
@@ -147,8 +112,8 @@ fn virtual_ns(clock: libc::clockid_t) -> Option<u64> {
     if let Virtual::Real = kind {
         return None;
     }
-    crate::context::with_simulation(|core| match kind {
-        Virtual::Monotonic => MONOTONIC_ORIGIN_NS + core.local_now_ns(),
+    sim_runtime::context::with_simulation(|core| match kind {
+        Virtual::Monotonic => crate::raw::MONOTONIC_ORIGIN_NS + core.local_now_ns(),
         _ => (core.config().epoch_unix_ns + core.now_ns())
             .saturating_add_signed(core.wall_offset_ns()),
     })
@@ -253,8 +218,8 @@ mod overrides {
         }
         // Safety: the caller gave a buffer valid for `len` bytes.
         let slice = unsafe { std::slice::from_raw_parts_mut(buf as *mut u8, len) };
-        crate::context::with_simulation(|core| core.fill_random(slice)).is_some()
-            || crate::sweep::fill_before_run(slice)
+        sim_runtime::context::with_simulation(|core| core.fill_random(slice)).is_some()
+            || sim_runtime::sweep::fill_before_run(slice)
     }
 
     /// libc's `getrandom`, seeded during a run.
@@ -315,7 +280,7 @@ mod overrides {
     ) -> libc::c_int {
         // During a run, a thread runs one at a time with the simulation
         // (`threads.rs`), unless real, parallel threads were asked for.
-        let simulated = crate::context::with_simulation(|core| {
+        let simulated = sim_runtime::context::with_simulation(|core| {
             (!core.config().allow_threads)
                 .then(|| crate::threads::spawn(core, thread, attr, start, arg))
         })
@@ -414,7 +379,7 @@ mod overrides {
                 if !absolute {
                     core.now_ns() + ns
                 } else if matches!(classify(clock), Virtual::Monotonic) {
-                    ns.saturating_sub(MONOTONIC_ORIGIN_NS)
+                    ns.saturating_sub(crate::raw::MONOTONIC_ORIGIN_NS)
                 } else {
                     ns.saturating_sub(core.config().epoch_unix_ns)
                 }
@@ -511,8 +476,8 @@ mod processes {
     /// Whether the current run refuses real processes: true during a run
     /// without `SIM_ALLOW_PROCESSES=1`, after noting the escape.
     fn refuse(call: &str) -> bool {
-        let refused =
-            crate::context::with_simulation(|core| !core.config().allow_processes).unwrap_or(false);
+        let refused = sim_runtime::context::with_simulation(|core| !core.config().allow_processes)
+            .unwrap_or(false);
         if refused {
             let message = format!(
                 "sim: escape refused: a real process was started during a simulation run \
@@ -523,7 +488,7 @@ mod processes {
                  processes and give up determinism."
             );
             eprintln!("{message}");
-            crate::sweep::note_escape(&message);
+            sim_runtime::sweep::note_escape(&message);
         }
         refused
     }
@@ -637,7 +602,7 @@ mod signals {
 
     fn deliver(sig: libc::c_int) -> bool {
         simulated(sig)
-            && crate::context::with_simulation(|_| ()).is_some()
+            && sim_runtime::context::with_simulation(|_| ()).is_some()
             && SIGNALLER.get().is_some_and(|f| f(sig))
     }
 
@@ -658,7 +623,7 @@ mod signals {
         }
         if pid > 0
             && pid as u32 >= SIMULATED_PID_MIN
-            && crate::context::with_simulation(|_| ()).is_some()
+            && sim_runtime::context::with_simulation(|_| ()).is_some()
         {
             if let Some(f) = PROCESS_SIGNALLER.get() {
                 return match f(pid as u32, sig) {
@@ -808,7 +773,7 @@ mod resolve {
         hints: *const libc::addrinfo,
         res: *mut *mut libc::addrinfo,
     ) -> libc::c_int {
-        let in_run = crate::context::with_simulation(|_| ()).is_some();
+        let in_run = sim_runtime::context::with_simulation(|_| ()).is_some();
         let resolver = RESOLVER.get().copied();
         if in_run {
             if let Some(resolver) = resolver {
@@ -921,46 +886,7 @@ pub use resolve::{freeaddrinfo, getaddrinfo};
     any(target_arch = "x86_64", target_arch = "aarch64")
 ))]
 mod raw_syscall {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    type Syscall = unsafe extern "C" fn(
-        libc::c_long,
-        libc::c_long,
-        libc::c_long,
-        libc::c_long,
-        libc::c_long,
-        libc::c_long,
-        libc::c_long,
-    ) -> libc::c_long;
-
-    static REAL: AtomicUsize = AtomicUsize::new(0);
-
-    unsafe fn real() -> Syscall {
-        let mut f = REAL.load(Ordering::Relaxed);
-        if f == 0 {
-            f = libc::dlsym(libc::RTLD_NEXT, c"syscall".as_ptr()) as usize;
-            assert!(f != 0, "sim: libc's syscall is not found");
-            REAL.store(f, Ordering::Relaxed);
-        }
-        std::mem::transmute::<usize, Syscall>(f)
-    }
-
-    /// libc's own `syscall`, past this module's definition (for the
-    /// simulator's own futexes).
-    ///
-    /// # Safety
-    /// As libc's `syscall`.
-    pub(crate) unsafe fn real_syscall(
-        number: libc::c_long,
-        a1: libc::c_long,
-        a2: libc::c_long,
-        a3: libc::c_long,
-        a4: libc::c_long,
-        a5: libc::c_long,
-        a6: libc::c_long,
-    ) -> libc::c_long {
-        real()(number, a1, a2, a3, a4, a5, a6)
-    }
+    use crate::raw::real_syscall;
 
     /// libc's `syscall`, seeded and virtual for getrandom and clock_gettime
     /// during a run, and the futex a simulated thread blocks on.
@@ -993,12 +919,12 @@ mod raw_syscall {
                 return len as libc::c_long;
             }
         } else if number == libc::SYS_clock_gettime
-            && crate::context::with_simulation(|_| ()).is_some()
+            && sim_runtime::context::with_simulation(|_| ()).is_some()
         {
             return super::clock_gettime(a1 as libc::clockid_t, a2 as *mut libc::timespec)
                 as libc::c_long;
         }
-        real()(number, a1, a2, a3, a4, a5, a6)
+        real_syscall(number, a1, a2, a3, a4, a5, a6)
     }
 }
 
@@ -1007,41 +933,9 @@ mod raw_syscall {
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64")
 ))]
-pub(crate) use raw_syscall::real_syscall;
-#[cfg(all(
-    simulation,
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
 pub use raw_syscall::syscall;
 
-/// The attributes of a simulated file, to be turned into a real
-/// `std::fs::Metadata` by [`fabricate_metadata`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FakeStat {
-    /// `S_IFREG`, `S_IFDIR` or `S_IFLNK`, with the permission bits.
-    pub mode: u32,
-    /// Length in bytes.
-    pub size: u64,
-    /// Inode number.
-    pub ino: u64,
-    /// Device number the simulated disk reports (one per host).
-    pub dev: u64,
-    /// Names that link to the inode.
-    pub nlink: u32,
-    /// Owner and group (the simulated process's).
-    pub uid: u32,
-    /// Group.
-    pub gid: u32,
-    /// Times in ns since the Unix epoch.
-    pub atime_ns: u64,
-    /// Last data change.
-    pub mtime_ns: u64,
-    /// Last attribute change.
-    pub ctime_ns: u64,
-    /// Creation.
-    pub btime_ns: u64,
-}
+pub use crate::files::FakeStat;
 
 /// The path `fabricate_metadata` asks std to stat; the `statx` override
 /// answers it from a thread-local instead of the disk. A control character

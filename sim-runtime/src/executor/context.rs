@@ -1,11 +1,12 @@
-//! Which runtime the current thread is in.
+//! Which runtime (simulation) the current thread is in: the thread's
+//! registry of cores, and the guards that enter one.
 //!
 //! Each simulation belongs to the thread that built it and is kept in that
 //! thread's registry; handles to it (runtimes, join handles, wakers) carry
 //! only its id, so they are plain data and can be sent anywhere. Using one
 //! from another thread is an escape from the simulation and is refused.
 
-use crate::executor::Core;
+use super::Core;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU16, Ordering};
@@ -13,7 +14,7 @@ use std::sync::atomic::{AtomicU16, Ordering};
 thread_local! {
     static CURRENT: Cell<*const Core> = const { Cell::new(std::ptr::null()) };
     static REGISTRY: RefCell<Vec<Rc<Core>>> = const { RefCell::new(Vec::new()) };
-    /// On a simulated OS thread (`threads.rs`): the simulation it belongs
+    /// On a simulated OS thread (the OS layer's threads): the simulation it belongs
     /// to. It has no runtime context there (tokio's `spawn` panics, as on a
     /// std thread), but its clock, randomness and files are the run's.
     static ADOPTED: Cell<*const Core> = const { Cell::new(std::ptr::null()) };
@@ -40,14 +41,13 @@ pub fn with_simulation<R>(f: impl FnOnce(&Core) -> R) -> Option<R> {
 
 /// While alive, this (simulated OS) thread belongs to `core`: the core is
 /// in its registry (handles work) and answers [`with_simulation`].
-#[cfg_attr(not(simulation), allow(dead_code))]
-pub(crate) struct Adopted {
+pub struct Adopted {
     core: Rc<Core>,
 }
 
-#[cfg_attr(not(simulation), allow(dead_code))]
 impl Adopted {
-    pub(crate) fn new(core: Rc<Core>) -> Adopted {
+    /// This thread belongs to `core` until the guard drops.
+    pub fn new(core: Rc<Core>) -> Adopted {
         ADOPTED.with(|c| c.set(Rc::as_ptr(&core)));
         REGISTRY.with(|r| r.borrow_mut().push(core.clone()));
         Adopted { core }
@@ -91,10 +91,13 @@ pub fn in_blocking_section() -> bool {
 /// Until the guard drops, this thread drives tasks again (a `block_on`
 /// inside a blocking section): the section's permission does not reach
 /// into the tasks it runs.
-pub(crate) struct Driving(u32);
+pub struct Driving(u32);
 
+// A guard with an effect on the thread: not a value to default to.
+#[allow(clippy::new_without_default)]
 impl Driving {
-    pub(crate) fn new() -> Driving {
+    /// The thread drives tasks until the guard drops.
+    pub fn new() -> Driving {
         Driving(BLOCKING.with(|b| b.replace(0)))
     }
 }

@@ -1,0 +1,95 @@
+//! `sim-os`: the OS layer, the simulator as seen from code that never heard
+//! of it. It depends on the core (`sim-runtime`) and never the other way:
+//! the core calls out through its seam (`sim_runtime::seams::OsLayer`),
+//! which [`install`] fills.
+//!
+//! - [`interpose`]: libc's clocks, randomness, thread and process creation,
+//!   signals and name resolution, virtual during a run (simulation builds).
+//! - [`files`]: `std::fs` during a run goes to the simulated disk wherever
+//!   `tokio::fs` would (through [`files::FileHooks`], which `sim-fs`
+//!   installs).
+//! - `threads`: deterministic OS threads (`std::thread::spawn` during a
+//!   run), each a task of the run that holds the turn in the seed's order.
+//! - [`logs`]: the service's `tracing` events in the trace file
+//!   (`SIM_TRACE_LOGS`).
+//! - `raw`: the real libc beneath the interposition.
+
+#![warn(missing_docs)]
+
+pub mod files;
+pub mod interpose;
+pub mod logs;
+mod raw;
+#[cfg(all(
+    simulation,
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+mod threads;
+
+pub use raw::MONOTONIC_ORIGIN_NS;
+
+use sim_runtime::seams::OsLayer;
+use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
+
+/// The OS layer, as the core sees it.
+struct Layer;
+
+impl OsLayer for Layer {
+    fn run_started(&self, trace_file: bool) -> Option<Box<dyn Any>> {
+        // The service's logs go into the trace file, when there is one.
+        if !trace_file {
+            return None;
+        }
+        let level = logs::level_from_env()?;
+        Some(Box::new(logs::install(level)))
+    }
+
+    fn on_sim_thread(&self) -> bool {
+        #[cfg(all(
+            simulation,
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        return threads::on_sim_thread();
+        #[cfg(not(all(
+            simulation,
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        )))]
+        false
+    }
+
+    fn block_on_thread(&self, core: u16, future: Pin<&mut dyn Future<Output = ()>>) {
+        #[cfg(all(
+            simulation,
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        {
+            let core = sim_runtime::context::lookup(core)
+                .expect("a simulated thread blocks on a runtime of its simulation");
+            threads::block_on(&core, future);
+        }
+        #[cfg(not(all(
+            simulation,
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        )))]
+        {
+            let _ = (core, future);
+            unreachable!("no simulated threads outside a simulation build");
+        }
+    }
+}
+
+/// Installs the OS layer under the core, once per process, and keeps the
+/// interposed libc symbols in the link. Call it before building a
+/// simulation (`tokio`'s runtime builder and the harness do).
+pub fn install() {
+    static LAYER: Layer = Layer;
+    interpose::keep_linked();
+    sim_runtime::seams::install_os_layer(&LAYER);
+}

@@ -1,0 +1,453 @@
+//! The loop: [`Core::block_on`] is the whole scheduler.
+//!
+//! 1. Events already due at the current instant fire, in the order they
+//!    were scheduled (they do not wait for the tasks to go idle).
+//! 2. If some task is ready, the scheduler picks one (by default uniformly,
+//!    from the seeded generator) and it is polled. A wake only queues a
+//!    task; nothing is polled inline.
+//! 3. Otherwise the clock jumps to the earliest pending event and every
+//!    event due then fires, in the order it was scheduled.
+//! 4. Otherwise nothing can ever happen again: a deadlock, reported with
+//!    every pending task.
+//!
+//! Every step is recorded in the trace.
+
+use super::context::{self, Enter};
+use super::waker;
+use super::{Core, TASK_BUDGET};
+use crate::events::Action;
+use crate::failure::{set_failure_class, FailureClass};
+use crate::seams::os_layer;
+use crate::task::{ABORT, DONE, QUEUED, ROOT_SLOT, RUNNING};
+use crate::trace::{EventKind, Label};
+use crate::watch;
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::{pin, Pin};
+use std::rc::Rc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+impl Core {
+    /// Runs the simulation until `future` completes.
+    ///
+    /// # Panics
+    /// On a deadlock, at the time limit, at the step limit, and when called
+    /// inside a runtime.
+    pub fn block_on<F: Future>(self: &Rc<Self>, future: F) -> F::Output {
+        // On a simulated OS thread, the thread waits for its future while
+        // the simulation runs on (the OS layer's threads).
+        if let Some(os) = os_layer().filter(|os| os.on_sim_thread()) {
+            let mut output = None;
+            {
+                let wrapped = pin!(async {
+                    output = Some(future.await);
+                });
+                os.block_on_thread(self.id, wrapped as Pin<&mut dyn Future<Output = ()>>);
+            }
+            return output.expect("a thread's block_on returns once its future completed");
+        }
+        self.block_on_here(future)
+    }
+
+    /// Blocks on `future` as the runtime `scope`: the root future runs in
+    /// that scope, and that runtime's `current_thread` tasks may run.
+    pub fn block_on_in<F: Future>(self: &Rc<Self>, scope: u16, future: F) -> F::Output {
+        let previous = self.set_scope(scope);
+        let _restore = RestoreScope(self, previous);
+        self.block_on(future)
+    }
+
+    /// [`Core::block_on`] on the simulator's own thread.
+    fn block_on_here<F: Future>(self: &Rc<Self>, future: F) -> F::Output {
+        // Inside a blocking section (block_in_place, spawn_blocking) a
+        // runtime may be blocked on, this one included, as in tokio.
+        if context::with_current(|c| c.in_block_on()).unwrap_or(false)
+            && !context::in_blocking_section()
+        {
+            panic!(
+                "Cannot start a runtime from within a runtime. This happens because a function \
+                 (like `block_on`) attempted to block the current thread while the thread is \
+                 being used to drive asynchronous tasks."
+            );
+        }
+        assert!(
+            !self.shut_down.get(),
+            "sim: block_on on a runtime that was shut down"
+        );
+        let _driving = context::Driving::new();
+        // The current scope's runtime is blocked on: its `current_thread`
+        // tasks may run (see `Scheduler::next`).
+        let _scope_driving = ScopeDriving::new(self);
+        // Re-entered from a blocking section of one of its own tasks: this
+        // call's future is the root until it returns; the outer root is
+        // queued again then (a spare wake is harmless).
+        let _outer = self.in_block_on.get().then(|| {
+            self.scheduler.borrow_mut().unqueue_root();
+            OuterRoot(self)
+        });
+        let _enter = Enter::new(self.clone());
+        let _running = Flag::set(&self.in_block_on);
+        let _watched = Watched(watch::block_on_started(self.config.seed));
+        let mut future = pin!(future);
+        self.scheduler.borrow_mut().queue_root();
+        let root_waker = waker::waker(self.id, ROOT_SLOT, 0);
+        loop {
+            if self.failed.get() {
+                let (class, message) = self
+                    .failure
+                    .borrow_mut()
+                    .take()
+                    .expect("a failed run has its failure");
+                drop(_running);
+                set_failure_class(class);
+                panic!("{message}");
+            }
+            // An event already due (a delivery at the current instant, a
+            // timer set for now) fires before the next pick: it does not wait
+            // for every task to be idle. The clock itself moves only when
+            // nothing is ready.
+            if self.time.due_now() {
+                self.fire_due();
+            }
+            // Yielders run again once the tasks ready before them have.
+            let yielders = self.scheduler.borrow_mut().yielders_due();
+            for waker in yielders {
+                waker.wake();
+            }
+            if let Some(class) = self.count_step() {
+                drop(_running);
+                let message = if class == FailureClass::StepLimit {
+                    self.step_limit_message()
+                } else {
+                    self.livelock_message()
+                };
+                set_failure_class(class);
+                panic!("{message}");
+            }
+            match self.next_ready() {
+                Some(ROOT_SLOT) => {
+                    self.scheduler.borrow_mut().root_polled();
+                    self.trace(EventKind::Poll, 0, Label::None);
+                    let previous = self.current_task.replace(0);
+                    self.budget.set(TASK_BUDGET);
+                    let mut cx = Context::from_waker(&root_waker);
+                    watch::poll_started(0, None);
+                    let result = future.as_mut().poll(&mut cx);
+                    watch::poll_finished();
+                    self.current_task.set(previous);
+                    if !self.deferred.borrow().is_empty() {
+                        self.run_deferred();
+                    }
+                    if let Poll::Ready(output) = result {
+                        self.scheduler.borrow_mut().root_done();
+                        self.trace.borrow_mut().flush();
+                        return output;
+                    }
+                }
+                Some(slot) => {
+                    self.poll_task(slot);
+                    self.charge_poll();
+                }
+                None => self.park(),
+            }
+        }
+    }
+
+    /// Counts one turn of the loop against the step and livelock limits;
+    /// the class of the limit passed, if one was.
+    fn count_step(&self) -> Option<FailureClass> {
+        let steps = self.steps.get() + 1;
+        self.steps.set(steps);
+        let at_instant = self.steps_at_instant.get() + 1;
+        self.steps_at_instant.set(at_instant);
+        if steps > self.config.step_limit {
+            Some(FailureClass::StepLimit)
+        } else if at_instant > self.config.instant_step_limit {
+            Some(FailureClass::Livelock)
+        } else {
+            None
+        }
+    }
+
+    /// The next ready slot to poll (the scheduler's pick), or `None`.
+    fn next_ready(&self) -> Option<u32> {
+        let mut scheduler = self.scheduler.borrow_mut();
+        // Runtimes share the simulation: a `current_thread` runtime's tasks
+        // run only while it is blocked on.
+        let running = self.scopes.multi().then(|| self.scopes.running());
+        let tasks = self.tasks.borrow();
+        let tasks = &*tasks;
+        let runs = running.as_ref().map(|running| {
+            move |slot: u32| slot == ROOT_SLOT || running[usize::from(tasks.slot(slot).scope)]
+        });
+        let runs = runs.as_ref().map(|r| r as &dyn Fn(u32) -> bool);
+        if !self.deciding.get() {
+            return scheduler.next(runs, None, false);
+        }
+        let mut log =
+            |among: &[u32], choose: &mut dyn FnMut() -> usize| self.log_pick(among, tasks, choose);
+        scheduler.next(runs, Some(&mut log), self.replaying.get())
+    }
+
+    /// Nothing may run: the thread parks. The park hook runs first and may
+    /// make work (then the clock stays); otherwise the clock jumps to the
+    /// next event, or the run is a deadlock.
+    fn park(&self) {
+        let hooks = self.hooks.borrow().clone();
+        if let Some(park) = &hooks.on_park {
+            park();
+            let scheduler = self.scheduler.borrow();
+            if scheduler.ready_len() > 0 || scheduler.has_yielders() {
+                drop(scheduler);
+                if let Some(unpark) = &hooks.on_unpark {
+                    unpark();
+                }
+                return;
+            }
+        }
+        let advanced = self.advance_to_next_event();
+        if let Some(unpark) = &hooks.on_unpark {
+            unpark();
+        }
+        if !advanced {
+            let report = self.deadlock_report();
+            set_failure_class(FailureClass::Deadlock);
+            panic!("{report}");
+        }
+    }
+
+    /// Polls the task in `slot` (or cancels it, when it was aborted).
+    pub(super) fn poll_task(&self, slot: u32) {
+        let (mut cell, id, generation, abort, node, scope, site) = {
+            let mut tasks = self.tasks.borrow_mut();
+            let task = tasks.slot_mut(slot);
+            task.flags &= !QUEUED;
+            if task.flags & DONE != 0 || task.cell.is_none() {
+                return;
+            }
+            task.flags |= RUNNING;
+            (
+                task.cell.take().expect("checked above"),
+                task.id,
+                task.generation,
+                task.flags & ABORT != 0,
+                task.node,
+                task.scope,
+                task.site,
+            )
+        };
+        let _restore_node = RestoreNode(self, self.hosts.set_current(node));
+        // The task runs in its runtime's scope (its options, its handle).
+        let _restore_scope =
+            (scope != self.scopes.current()).then(|| RestoreScope(self, self.scopes.set(scope)));
+        if abort {
+            self.trace(EventKind::Cancel, id, Label::None);
+            let previous = self.current_task.replace(id);
+            cell.cancel();
+            self.current_task.set(previous);
+            self.finish(slot, cell);
+            return;
+        }
+        let previous = self.current_task.replace(id);
+        self.budget.set(TASK_BUDGET);
+        self.trace(EventKind::Poll, id, Label::None);
+        // Never dropped: only clones count as held (see `WakerCounts`).
+        let waker = std::mem::ManuallyDrop::new(waker::waker(self.id, slot, generation));
+        let mut cx = Context::from_waker(&waker);
+        watch::poll_started(id, site);
+        // A poll inside a poll (a LocalSet's task) keeps the outer's notes.
+        let outer_note = self.poll_note.replace(None);
+        let outer_more = self.poll_note_more.replace(0);
+        let result = cell.poll(&mut cx);
+        let note = self.poll_note.replace(outer_note);
+        let more = self.poll_note_more.replace(outer_more);
+        watch::poll_finished();
+        self.current_task.set(previous);
+        match result {
+            Poll::Pending => {
+                let mut tasks = self.tasks.borrow_mut();
+                let task = tasks.slot_mut(slot);
+                task.flags &= !RUNNING;
+                task.cell = Some(cell);
+                tasks.set_wait(slot, note.map(|n| (n, more)));
+            }
+            Poll::Ready(()) => {
+                self.trace(EventKind::Complete, id, Label::None);
+                self.finish(slot, cell);
+            }
+        }
+        if !self.deferred.borrow().is_empty() {
+            self.run_deferred();
+        }
+    }
+
+    /// Fires every event due now, in the order they were scheduled.
+    fn fire_due(&self) {
+        // Bounded by the events due now; each fired event is removed.
+        while let Some(fired) = self.time.pop_due() {
+            match fired.action {
+                Action::Wake(waker) => {
+                    self.trace(EventKind::TimerFire, 0, Label::Num(fired.seq));
+                    if let Some(waker) = waker {
+                        waker.wake();
+                    }
+                }
+                Action::Call(callback, label) => {
+                    self.trace(EventKind::Callback, 0, Label::Str(label));
+                    callback();
+                    // The harness's checkers look at the world after each
+                    // delivery, fault and lifecycle event.
+                    let hook = self.after_call.borrow().clone();
+                    if let Some(hook) = hook {
+                        hook(label);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Moves the clock to `now_ns` (never back), within the time limit.
+    fn set_now(&self, now_ns: u64) {
+        let limit_ns = self.config.time_limit.as_nanos().min(u64::MAX as u128) as u64;
+        if now_ns > limit_ns {
+            let message = self.time_limit_message(now_ns);
+            set_failure_class(FailureClass::TimeLimit);
+            panic!("{message}");
+        }
+        if self.time.move_to(now_ns) {
+            self.steps_at_instant.set(0);
+        }
+        self.trace(EventKind::Advance, 0, Label::Num(now_ns));
+    }
+
+    /// Jumps to the next event and fires everything due. Returns false when
+    /// nothing is pending at all. (Also what the simulator's thread does
+    /// while a std call blocks it on simulated threads that sleep.)
+    pub fn advance_to_next_event(&self) -> bool {
+        let remote = waker::take_remote_wakes(self.id);
+        if !remote.is_empty() {
+            for (slot, generation) in remote {
+                self.wake_slot(slot, generation);
+            }
+            return true;
+        }
+        let Some(deadline) = self.time.next_deadline() else {
+            return false;
+        };
+        self.time.park();
+        if deadline > self.time.now_ns() {
+            self.set_now(deadline);
+        }
+        self.fire_due();
+        true
+    }
+
+    /// `tokio::time::advance`: moves the clock forward by `by` at once and
+    /// fires every event due by then.
+    pub fn advance_clock(&self, by: Duration) {
+        let target = self
+            .time
+            .now_ns()
+            .saturating_add(by.as_nanos().min(u64::MAX as u128) as u64);
+        // Fire events in deadline order first, as time passes over them.
+        // Bounded: each turn fires at least the earliest event.
+        while let Some(deadline) = self.time.next_deadline().filter(|&d| d <= target) {
+            if deadline > self.time.now_ns() {
+                self.set_now(deadline);
+            }
+            self.fire_due();
+        }
+        if target > self.time.now_ns() {
+            self.set_now(target);
+        }
+    }
+
+    /// Charges one poll's cost to the clock, when polls have one
+    /// (`SimConfig::poll_cost_max_ns`): work takes virtual time, so a timer
+    /// can come due in the middle of it. Drawn from its own stream.
+    #[inline]
+    fn charge_poll(&self) {
+        let max = self.config.poll_cost_max_ns;
+        if max == 0 {
+            return;
+        }
+        let cost = self.stream_below("poll cost", max + 1);
+        if cost > 0 {
+            self.set_now(self.time.now_ns() + cost);
+        }
+    }
+}
+
+/// Queues the outer root future again when a nested `block_on` ends.
+struct OuterRoot<'a>(&'a Core);
+
+impl Drop for OuterRoot<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut scheduler) = self.0.scheduler.try_borrow_mut() {
+            scheduler.requeue_root();
+        }
+    }
+}
+
+/// Counts a `block_on` of the current scope's runtime while it runs.
+pub struct ScopeDriving<'a>(&'a Core, u16);
+
+impl<'a> ScopeDriving<'a> {
+    /// The current scope's runtime is blocked on until the guard drops.
+    pub fn new(core: &'a Core) -> ScopeDriving<'a> {
+        let scope = core.scopes.current();
+        core.scopes.drive(scope);
+        ScopeDriving(core, scope)
+    }
+}
+
+impl Drop for ScopeDriving<'_> {
+    fn drop(&mut self) {
+        self.0.scopes.undrive(self.1);
+    }
+}
+
+/// Puts the previous runtime scope back after a task's poll.
+pub(super) struct RestoreScope<'a>(pub(super) &'a Core, pub(super) u16);
+
+impl Drop for RestoreScope<'_> {
+    fn drop(&mut self) {
+        self.0.scopes.set(self.1);
+    }
+}
+
+/// Puts the previous host back when a poll ends (also on an early return).
+struct RestoreNode<'a>(&'a Core, u32);
+
+impl Drop for RestoreNode<'_> {
+    fn drop(&mut self) {
+        self.0.hosts.set_current(self.1);
+    }
+}
+
+/// Tells the watchdog (`crate::watch`) when a `block_on` ends, also by
+/// panic.
+struct Watched(bool);
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        watch::block_on_ended(self.0);
+    }
+}
+
+/// Sets a flag until dropped, then puts back what it was (a nested
+/// `block_on` leaves the outer one's flag set).
+struct Flag<'a>(&'a Cell<bool>, bool);
+
+impl<'a> Flag<'a> {
+    fn set(cell: &'a Cell<bool>) -> Flag<'a> {
+        Flag(cell, cell.replace(true))
+    }
+}
+
+impl Drop for Flag<'_> {
+    fn drop(&mut self) {
+        self.0.set(self.1);
+    }
+}

@@ -1,0 +1,171 @@
+//! Runtime scopes, a part of the core: the runtimes that share one
+//! simulation. A runtime built while another is alive on the thread joins
+//! its simulation as a scope: one clock, one event queue, one trace,
+//! network and disks. Its own are its options (flavor, drivers), its
+//! tasks, its shutdown, and when its tasks run: a `current_thread`
+//! runtime's only while it is blocked on, as in tokio.
+
+use std::cell::{Cell, RefCell};
+
+/// The flavor the runtime was built as. Both run on one thread; the flavor
+/// decides only what tokio's API allows (`block_in_place`, `pause`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    /// Built by `Builder::new_current_thread`.
+    CurrentThread,
+    /// Built by `Builder::new_multi_thread`.
+    MultiThread,
+}
+
+/// Everything the runtime needs besides the seed.
+#[derive(Clone, Copy, Debug)]
+pub struct RuntimeOptions {
+    /// The flavor tokio's builder asked for.
+    pub flavor: Flavor,
+    /// Whether `time::pause` is in force from the start.
+    pub start_paused: bool,
+    /// Built as a `LocalRuntime`: `spawn_local` needs no `LocalSet`.
+    pub local: bool,
+    /// Timers work (`Builder::enable_time`); otherwise using one panics, as
+    /// in tokio.
+    pub enable_time: bool,
+    /// Sockets work (`Builder::enable_io`); otherwise using one panics.
+    pub enable_io: bool,
+}
+
+/// One runtime of a simulation.
+#[derive(Clone, Copy, Debug)]
+struct Scope {
+    options: RuntimeOptions,
+    shut_down: bool,
+    /// How many `block_on`s of this runtime are on the stack.
+    driving: u32,
+}
+
+/// The scopes part.
+pub(crate) struct Scopes {
+    /// The runtime scope of the running code; `options` holds its options.
+    current: Cell<u16>,
+    options: Cell<RuntimeOptions>,
+    /// Every runtime sharing this simulation, by scope: 0 is the one that
+    /// made it.
+    list: RefCell<Vec<Scope>>,
+    /// Whether more than one scope exists (the scheduler then checks which
+    /// ready tasks may run).
+    multi: Cell<bool>,
+}
+
+impl Scopes {
+    /// The first runtime's scope, current.
+    pub(crate) fn new(options: RuntimeOptions) -> Scopes {
+        Scopes {
+            current: Cell::new(0),
+            options: Cell::new(options),
+            list: RefCell::new(vec![Scope {
+                options,
+                shut_down: false,
+                driving: 0,
+            }]),
+            multi: Cell::new(false),
+        }
+    }
+
+    /// Adds a runtime; returns its scope.
+    pub(crate) fn add(&self, options: RuntimeOptions) -> u16 {
+        let mut list = self.list.borrow_mut();
+        assert!(
+            list.len() < usize::from(u16::MAX),
+            "sim: more than {} runtimes in one simulation",
+            u16::MAX
+        );
+        list.push(Scope {
+            options,
+            shut_down: false,
+            driving: 0,
+        });
+        self.multi.set(true);
+        (list.len() - 1) as u16
+    }
+
+    /// The current scope.
+    #[inline]
+    pub(crate) fn current(&self) -> u16 {
+        self.current.get()
+    }
+
+    /// The current scope's options.
+    #[inline]
+    pub(crate) fn options(&self) -> RuntimeOptions {
+        self.options.get()
+    }
+
+    /// Makes `scope` current; returns the previous one.
+    pub(crate) fn set(&self, scope: u16) -> u16 {
+        let previous = self.current.replace(scope);
+        if previous != scope {
+            let options = self.list.borrow()[usize::from(scope)].options;
+            self.options.set(options);
+        }
+        previous
+    }
+
+    /// The first runtime takes `options` (a core made before any runtime,
+    /// adopted by the runtime built next).
+    pub(crate) fn adopt(&self, options: RuntimeOptions) {
+        self.options.set(options);
+        self.list.borrow_mut()[0].options = options;
+    }
+
+    /// Whether `scope`'s runtime was shut down (or never existed).
+    pub(crate) fn is_shut_down(&self, scope: u16) -> bool {
+        self.list
+            .borrow()
+            .get(usize::from(scope))
+            .is_none_or(|s| s.shut_down)
+    }
+
+    /// Marks `scope` shut down; false when it already was, or is unknown.
+    pub(crate) fn shut_down(&self, scope: u16) -> bool {
+        let mut list = self.list.borrow_mut();
+        match list.get_mut(usize::from(scope)) {
+            Some(entry) if !entry.shut_down => {
+                entry.shut_down = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// How many runtimes are alive.
+    pub(crate) fn live(&self) -> usize {
+        self.list.borrow().iter().filter(|s| !s.shut_down).count()
+    }
+
+    /// Whether more than one runtime shares the simulation.
+    #[inline]
+    pub(crate) fn multi(&self) -> bool {
+        self.multi.get()
+    }
+
+    /// Per scope: whether its tasks may run now (a `multi_thread` runtime's
+    /// always, a `current_thread` runtime's while it is blocked on).
+    pub(crate) fn running(&self) -> Vec<bool> {
+        self.list
+            .borrow()
+            .iter()
+            .map(|s| s.options.flavor == Flavor::MultiThread || s.driving > 0)
+            .collect()
+    }
+
+    /// A `block_on` of `scope` starts.
+    pub(crate) fn drive(&self, scope: u16) {
+        self.list.borrow_mut()[usize::from(scope)].driving += 1;
+    }
+
+    /// A `block_on` of `scope` ended.
+    pub(crate) fn undrive(&self, scope: u16) {
+        if let Ok(mut list) = self.list.try_borrow_mut() {
+            list[usize::from(scope)].driving -= 1;
+        }
+    }
+}

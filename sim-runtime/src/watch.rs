@@ -1,0 +1,105 @@
+//! What the executor is doing right now, for a watchdog on another thread.
+//!
+//! The executor publishes each run and each poll here with relaxed stores;
+//! the hang watchdog (`sweep.rs`, above the core) reads them with real time beside it.
+//! Nothing here feeds back into a run, so watching cannot change one.
+//! Until a watchdog calls [`start_watching`], a poll pays one load.
+
+use std::panic::Location;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+
+/// Incremented at every `block_on` start: the watchdog sees a new run.
+static RUN_GENERATION: AtomicU64 = AtomicU64::new(0);
+/// Whether a `block_on` is in progress.
+static IN_RUN: AtomicBool = AtomicBool::new(false);
+/// The seed of the run in progress.
+static RUN_SEED: AtomicU64 = AtomicU64::new(0);
+/// Whether a watchdog runs in this process.
+static WATCHED: AtomicBool = AtomicBool::new(false);
+/// Counts polls: the watchdog sees progress.
+static POLLS: AtomicU64 = AtomicU64::new(0);
+/// The task being polled (0 for a root future), or [`NO_TASK`].
+static POLL_TASK: AtomicU64 = AtomicU64::new(NO_TASK);
+/// Where the task being polled was spawned (null for a root future).
+static POLL_SITE: AtomicPtr<Location<'static>> = AtomicPtr::new(std::ptr::null_mut());
+
+/// What [`Snapshot::task`] holds between polls.
+pub const NO_TASK: u64 = u64::MAX;
+
+/// A `block_on` of the run with `seed` starts (returns the previous state,
+/// for [`block_on_ended`]).
+#[inline]
+pub fn block_on_started(seed: u64) -> bool {
+    RUN_SEED.store(seed, Ordering::Relaxed);
+    RUN_GENERATION.fetch_add(1, Ordering::Relaxed);
+    IN_RUN.swap(true, Ordering::Relaxed)
+}
+
+/// The `block_on` ended; `previous` is what [`block_on_started`] returned.
+#[inline]
+pub fn block_on_ended(previous: bool) {
+    IN_RUN.store(previous, Ordering::Relaxed);
+}
+
+/// A poll of `task` (0: the root future) starts. Plain stores: this is on
+/// the hot path.
+#[inline]
+pub fn poll_started(task: u64, site: Option<&'static Location<'static>>) {
+    if !WATCHED.load(Ordering::Relaxed) {
+        return;
+    }
+    POLLS.store(
+        POLLS.load(Ordering::Relaxed).wrapping_add(1),
+        Ordering::Relaxed,
+    );
+    POLL_SITE.store(
+        site.map_or(std::ptr::null_mut(), |s| s as *const _ as *mut _),
+        Ordering::Relaxed,
+    );
+    POLL_TASK.store(task, Ordering::Relaxed);
+}
+
+/// The poll that [`poll_started`] announced returned.
+#[inline]
+pub fn poll_finished() {
+    if !WATCHED.load(Ordering::Relaxed) {
+        return;
+    }
+    POLL_TASK.store(NO_TASK, Ordering::Relaxed);
+}
+
+/// A watchdog watches from now on: polls are published.
+pub fn start_watching() {
+    WATCHED.store(true, Ordering::Relaxed);
+}
+
+/// What the watchdog reads at one tick.
+#[derive(Clone, Copy, Debug)]
+pub struct Snapshot {
+    /// Polls so far (wrapping).
+    pub polls: u64,
+    /// Runs started so far (wrapping).
+    pub generation: u64,
+    /// Whether a `block_on` is in progress.
+    pub in_run: bool,
+    /// The task being polled, or [`NO_TASK`].
+    pub task: u64,
+    /// Where that task was spawned, when known.
+    pub site: Option<&'static Location<'static>>,
+    /// The seed of the run in progress.
+    pub seed: u64,
+}
+
+/// Reads the published state.
+pub fn snapshot() -> Snapshot {
+    let site = POLL_SITE.load(Ordering::Relaxed);
+    Snapshot {
+        polls: POLLS.load(Ordering::Relaxed),
+        generation: RUN_GENERATION.load(Ordering::Relaxed),
+        in_run: IN_RUN.load(Ordering::Relaxed),
+        task: POLL_TASK.load(Ordering::Relaxed),
+        // Safety: the pointer is null or came from a `&'static Location`.
+        site: (!site.is_null()).then(|| unsafe { &*site }),
+        seed: RUN_SEED.load(Ordering::Relaxed),
+    }
+}
