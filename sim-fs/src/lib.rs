@@ -16,6 +16,7 @@
 pub mod config;
 mod data;
 pub mod disk;
+pub mod scratch;
 mod std_fs;
 
 pub use config::DiskConfig;

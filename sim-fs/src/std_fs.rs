@@ -1,7 +1,7 @@
 //! `std::fs` on the simulated disk: the answers to the libc calls that
-//! `sim_runtime::files` interposes, for paths under the temporary
-//! directory and the paths a run changed elsewhere. See that module for
-//! the rule; this one keeps the simulated descriptors.
+//! `sim_os::files` interposes, for the scratch area (`scratch.rs`) and the
+//! paths a run changed elsewhere. See `sim_os::files` for the rule; this
+//! module keeps the simulated descriptors.
 
 use crate::disk::{Handle, Kind, OpenFlags};
 use crate::with_disk_on;
@@ -13,7 +13,6 @@ use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::OnceLock;
 
 /// One simulated descriptor. `dup`s share the position.
 #[derive(Clone)]
@@ -26,39 +25,6 @@ struct Descriptor {
 
 thread_local! {
     static DESCRIPTORS: RefCell<BTreeMap<i32, Descriptor>> = const { RefCell::new(BTreeMap::new()) };
-}
-
-/// Which real paths are simulated: the temporary directory, except the
-/// first level under it that holds the working directory or the running
-/// binary (a checkout or build living under `/tmp` stays real).
-struct Area {
-    tmp: PathBuf,
-    real_inside: Vec<PathBuf>,
-}
-
-fn area() -> &'static Area {
-    static AREA: OnceLock<Area> = OnceLock::new();
-    AREA.get_or_init(|| {
-        let tmp = sim_os::files::normalize(&std::env::temp_dir());
-        let mut real_inside = Vec::new();
-        let anchors = [std::env::current_dir().ok(), std::env::current_exe().ok()];
-        for anchor in anchors.into_iter().flatten() {
-            if let Ok(rest) = sim_os::files::normalize(&anchor).strip_prefix(&tmp) {
-                if let Some(first) = rest.components().next() {
-                    real_inside.push(tmp.join(first));
-                }
-            }
-        }
-        Area { tmp, real_inside }
-    })
-}
-
-/// Whether `path` (absolute, normalized) is in the scratch area that is
-/// always simulated: the temporary directory, but for a checkout or build
-/// that lives under it.
-pub(crate) fn is_scratch(path: &Path) -> bool {
-    let area = area();
-    path.starts_with(&area.tmp) && !area.real_inside.iter().any(|real| path.starts_with(real))
 }
 
 fn errno_of(e: io::Error) -> i32 {
@@ -128,7 +94,7 @@ pub(crate) struct StdFs;
 
 impl FileHooks for StdFs {
     fn claims(&self, path: &Path) -> bool {
-        is_scratch(path) || crate::shadowed(path)
+        crate::scratch::is_scratch(path) || crate::shadowed(path)
     }
 
     fn takes_change(&self, path: &Path) -> bool {
@@ -311,7 +277,7 @@ impl FileHooks for StdFs {
 pub fn install() {
     // Worked out now, before any run: it calls std (current_exe reads a
     // link), which inside a run would ask these very hooks.
-    area();
+    crate::scratch::is_scratch(Path::new("/"));
     static HOOKS: StdFs = StdFs;
     sim_os::files::set_file_hooks(&HOOKS);
 }

@@ -14,94 +14,13 @@
 //! - routes: one name over several hosts, one host per resolution (so per
 //!   connection), changeable over time.
 
-use crate::net::{HostId, Network, Socket, SocketId};
-use crate::tcp::{Phase, Segment, SegmentKind};
-use std::collections::{BTreeMap, BTreeSet};
-use std::net::{IpAddr, SocketAddr};
+use crate::socket::{Phase, Segment, SegmentKind};
+pub use crate::state::{ConnEnds, ConnPredicate};
+use crate::state::{HostId, Network, Route, Socket, SocketId};
+use std::collections::BTreeSet;
+use std::net::IpAddr;
 use std::rc::Rc;
 use std::time::Duration;
-
-/// The two ends of a connection, as a predicate sees them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ConnEnds {
-    /// The host that sends (or, for [`Network::reset_now`], one end).
-    pub from: HostId,
-    /// The host at the other end.
-    pub to: HostId,
-    /// The sender's address.
-    pub src: SocketAddr,
-    /// The receiver's address.
-    pub dst: SocketAddr,
-}
-
-/// A predicate over a connection's ends and the bytes of one send (empty
-/// for [`Network::reset_now`]).
-pub type ConnPredicate = Rc<dyn Fn(&ConnEnds, &[u8]) -> bool>;
-
-/// A name resolved over several hosts in turn.
-pub(crate) struct Route {
-    pub(crate) hosts: Vec<HostId>,
-    pub(crate) next: usize,
-}
-
-/// The scripted controls in force.
-#[derive(Default)]
-pub(crate) struct Controls {
-    /// `(from, to)` -> bytes that may still pass before the link holds.
-    pub(crate) hold_after: BTreeMap<(u32, u32), u64>,
-    /// Standing reset rules, by name, in the order they were set.
-    pub(crate) reset_rules: Vec<(String, ConnPredicate)>,
-    /// `(host, port)`s whose connections complete and are never answered.
-    pub(crate) silent: BTreeSet<(u32, u16)>,
-    /// Host -> the most bytes per second its TCP reads get.
-    pub(crate) read_rate: BTreeMap<u32, u64>,
-    /// Name -> how long its resolution takes.
-    pub(crate) dns_delay: BTreeMap<String, Duration>,
-    /// Name -> the hosts it resolves to, one per resolution.
-    pub(crate) routes: BTreeMap<String, Route>,
-}
-
-/// What a throttled read may take now: a tenth of a second's worth, or
-/// the time it may go on.
-pub(crate) enum Throttle {
-    /// No throttle, or bytes may be read now: at most this many.
-    Take(usize),
-    /// Nothing until this true time.
-    WaitUntil(u64),
-}
-
-impl Controls {
-    /// What a read of `wanted` bytes on `host` may take at `now_ns`, when
-    /// its last throttled read left `next_ns` as the earliest next one.
-    pub(crate) fn read_take(
-        &self,
-        host: u32,
-        now_ns: u64,
-        next_ns: u64,
-        wanted: usize,
-    ) -> Throttle {
-        if self.read_rate.is_empty() {
-            return Throttle::Take(wanted);
-        }
-        let Some(&rate) = self.read_rate.get(&host) else {
-            return Throttle::Take(wanted);
-        };
-        if next_ns > now_ns {
-            return Throttle::WaitUntil(next_ns);
-        }
-        // A tenth of a second's worth at a time, at least one byte.
-        Throttle::Take(wanted.min((rate / 10).max(1) as usize))
-    }
-
-    /// The earliest true time of the next read on `host`, after one of `n`
-    /// bytes at `now_ns`.
-    pub(crate) fn read_next(&self, host: u32, now_ns: u64, n: usize) -> u64 {
-        match self.read_rate.get(&host) {
-            Some(&rate) => now_ns + (n as u128 * 1_000_000_000 / rate as u128) as u64,
-            None => now_ns,
-        }
-    }
-}
 
 impl Network {
     /// Lets `bytes` more bytes of TCP data through `from -> to`, then holds

@@ -11,7 +11,9 @@
 //! and every network event is recorded in the runtime's one trace. There is
 //! no per-tick scan: a send schedules its delivery, and nothing else runs.
 //!
-//! - [`net`]: the state of one simulation's network, and its faults.
+//! - [`net`]: one simulation's network: hosts, links, deliveries, faults.
+//! - `state.rs`: the shared state every part works on; `socket.rs`: what
+//!   the socket slab holds and what travels between sockets.
 //! - [`tcp`]: connections (reliable, ordered, with flow control).
 //! - [`udp`]: datagrams (dropped, duplicated, reordered by link rates).
 //! - [`control`]: scripted controls (hold after N bytes, resets by
@@ -23,6 +25,8 @@ pub mod control;
 pub mod link;
 pub mod net;
 pub mod signal;
+mod socket;
+mod state;
 pub mod tcp;
 pub mod udp;
 pub mod unix;

@@ -3,8 +3,8 @@
 //! simulation) and schedules every delivery on the runtime's event queue.
 
 use crate::link::{LinkConfig, LinkMode};
-use crate::tcp::{Segment, TcpEnd, TcpListenerState};
-use crate::udp::{Datagram, UdpState};
+pub use crate::state::{ConnectPolicy, HostId, Network, SocketId};
+use crate::state::{NetState, Parked, Socket, EPHEMERAL_FIRST, FIRST_ADDR};
 use sim_runtime::decision;
 use sim_runtime::rng::Rng;
 use sim_runtime::trace::Message;
@@ -15,106 +15,6 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::rc::Rc;
 use std::time::Duration;
-
-/// A host of the simulation; `HostId(0)` is the implicit host `main`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct HostId(pub u32);
-
-/// A socket of the network: a slab index and its generation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct SocketId {
-    pub(crate) index: u32,
-    pub(crate) generation: u32,
-}
-
-/// How a host answers connection attempts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum ConnectPolicy {
-    /// As its listeners say: accepted, or refused where none listens.
-    #[default]
-    Normal,
-    /// Every connection attempt is refused (an RST comes back).
-    Refuse,
-    /// Connection attempts vanish: the client waits until its own timeout.
-    BlackHole,
-}
-
-/// The first port handed out for ephemeral binds (the IANA dynamic range).
-pub(crate) const EPHEMERAL_FIRST: u16 = 49152;
-
-pub(crate) struct Host {
-    pub(crate) name: String,
-    pub(crate) addr: Ipv4Addr,
-    pub(crate) alive: bool,
-    pub(crate) incarnation: u32,
-    pub(crate) next_port: u16,
-    pub(crate) tcp_ports: BTreeMap<u16, u32>,
-    pub(crate) udp_ports: BTreeMap<u16, u32>,
-    /// Unix socket paths bound on the host: its own namespace.
-    pub(crate) unix_paths: BTreeMap<std::path::PathBuf, u32>,
-    /// Paths of Unix listeners that were dropped: their socket files.
-    pub(crate) unix_stale: std::collections::BTreeSet<std::path::PathBuf>,
-    pub(crate) policy: ConnectPolicy,
-    /// Down because its process exited, not because it crashed: the
-    /// machine is up, and its kernel answers with RSTs.
-    pub(crate) exited: bool,
-}
-
-pub(crate) enum Socket {
-    Listener(TcpListenerState),
-    Tcp(TcpEnd),
-    Udp(UdpState),
-    UnixDatagram(crate::unix::UnixDatagramState),
-}
-
-pub(crate) struct Slot {
-    pub(crate) generation: u32,
-    pub(crate) socket: Option<Socket>,
-}
-
-/// Something waiting on a link that is partitioned or held.
-pub(crate) enum Parked {
-    Tcp(Segment),
-    Udp(Datagram),
-}
-
-/// A link that differs from the default: its own configuration, a fault,
-/// or segments waiting on it. A link that is up with the default
-/// configuration has no entry (so sending looks up an empty map in a run
-/// without faults, however many hosts talk).
-pub(crate) struct Link {
-    /// `None`: the network's default configuration, as it is now.
-    pub(crate) config: Option<LinkConfig>,
-    pub(crate) mode: LinkMode,
-    pub(crate) parked: VecDeque<Parked>,
-}
-
-pub(crate) struct NetState {
-    pub(crate) hosts: Vec<Host>,
-    pub(crate) names: BTreeMap<String, u32>,
-    /// Names whose resolution fails (a scripted DNS fault).
-    pub(crate) failing_names: std::collections::BTreeSet<String>,
-    pub(crate) links: BTreeMap<(u32, u32), Link>,
-    pub(crate) default_link: LinkConfig,
-    pub(crate) sockets: Vec<Slot>,
-    pub(crate) free: Vec<u32>,
-    pub(crate) rng: Rng,
-    /// Scripted controls in force (see [`crate::control`]).
-    pub(crate) controls: crate::control::Controls,
-    /// The last message number handed out (`Network::next_msg`).
-    pub(crate) next_msg: u64,
-}
-
-/// The network of one simulation.
-pub struct Network {
-    pub(crate) state: RefCell<NetState>,
-    pub(crate) signals: RefCell<crate::signal::Signals>,
-}
-
-/// The first synthetic address: hosts get `10.0.0.1`, `10.0.0.2`, ...
-const FIRST_ADDR: u32 = u32::from_be_bytes([10, 0, 0, 1]);
-/// More hosts than this would run out of the `10.0.0.0/16` block we use.
-const HOSTS_MAX: usize = 65_000;
 
 /// Runs `f` on the current simulation's network (created on first use).
 ///
@@ -212,7 +112,7 @@ impl Network {
         core.name_address(IpAddr::V4(state.hosts[main.0 as usize].addr), "main");
         Network {
             state: RefCell::new(state),
-            signals: RefCell::new(crate::signal::Signals::default()),
+            signals: RefCell::new(crate::state::Signals::default()),
         }
     }
 
@@ -607,140 +507,6 @@ impl Network {
     pub fn after(&self, delay: Duration, label: &'static str, f: Box<dyn FnOnce()>) {
         let at = self.now_ns() + delay.as_nanos() as u64;
         self.schedule(at, label, f);
-    }
-}
-
-impl NetState {
-    pub(crate) fn add_host(&mut self, name: &str) -> HostId {
-        assert!(
-            !self.names.contains_key(name),
-            "sim-net: a host named {name:?} already exists"
-        );
-        assert!(self.hosts.len() < HOSTS_MAX, "sim-net: too many hosts");
-        let addr = Ipv4Addr::from(FIRST_ADDR + self.hosts.len() as u32);
-        self.hosts.push(Host {
-            name: name.to_string(),
-            addr,
-            alive: true,
-            incarnation: 0,
-            next_port: EPHEMERAL_FIRST,
-            tcp_ports: BTreeMap::new(),
-            udp_ports: BTreeMap::new(),
-            unix_paths: BTreeMap::new(),
-            unix_stale: std::collections::BTreeSet::new(),
-            policy: ConnectPolicy::Normal,
-            exited: false,
-        });
-        let id = self.hosts.len() as u32 - 1;
-        self.names.insert(name.to_string(), id);
-        HostId(id)
-    }
-
-    pub(crate) fn link_mut(&mut self, from: u32, to: u32) -> &mut Link {
-        self.links.entry((from, to)).or_insert_with(|| Link {
-            config: None,
-            mode: LinkMode::Up,
-            parked: VecDeque::new(),
-        })
-    }
-
-    pub(crate) fn insert(&mut self, socket: Socket) -> SocketId {
-        let index = match self.free.pop() {
-            Some(index) => index,
-            None => {
-                self.sockets.push(Slot {
-                    generation: 0,
-                    socket: None,
-                });
-                self.sockets.len() as u32 - 1
-            }
-        };
-        let slot = &mut self.sockets[index as usize];
-        debug_assert!(slot.socket.is_none(), "a free slot is empty");
-        slot.socket = Some(socket);
-        SocketId {
-            index,
-            generation: slot.generation,
-        }
-    }
-
-    pub(crate) fn get(&self, id: SocketId) -> Option<&Socket> {
-        self.sockets
-            .get(id.index as usize)
-            .filter(|s| s.generation == id.generation)
-            .and_then(|s| s.socket.as_ref())
-    }
-
-    pub(crate) fn get_mut(&mut self, id: SocketId) -> Option<&mut Socket> {
-        self.sockets
-            .get_mut(id.index as usize)
-            .filter(|s| s.generation == id.generation)
-            .and_then(|s| s.socket.as_mut())
-    }
-
-    pub(crate) fn free_slot(&mut self, index: u32) {
-        let slot = &mut self.sockets[index as usize];
-        if slot.socket.take().is_some() {
-            slot.generation = slot.generation.wrapping_add(1);
-            self.free.push(index);
-        }
-    }
-
-    /// A free ephemeral port of `host` for `ports`, deterministic: the next
-    /// one after the last handed out, skipping ports in use.
-    pub(crate) fn ephemeral_port(&mut self, host: u32, tcp: bool) -> io::Result<u16> {
-        let h = &mut self.hosts[host as usize];
-        let span = u32::from(u16::MAX - EPHEMERAL_FIRST) + 1;
-        // Bounded by the size of the range.
-        for _ in 0..span {
-            let port = h.next_port;
-            h.next_port = if port == u16::MAX {
-                EPHEMERAL_FIRST
-            } else {
-                port + 1
-            };
-            let used = if tcp {
-                h.tcp_ports.contains_key(&port)
-            } else {
-                h.udp_ports.contains_key(&port)
-            };
-            if !used {
-                return Ok(port);
-            }
-        }
-        Err(io::Error::new(
-            io::ErrorKind::AddrInUse,
-            "sim-net: every ephemeral port of the host is in use",
-        ))
-    }
-
-    /// Checks that `ip` can be bound on `host`.
-    pub(crate) fn check_bind_ip(&self, host: u32, ip: IpAddr) -> io::Result<()> {
-        let own = match ip {
-            IpAddr::V4(v4) => v4 == self.hosts[host as usize].addr,
-            IpAddr::V6(_) => false,
-        };
-        if ip.is_loopback() || ip.is_unspecified() || own {
-            Ok(())
-        } else {
-            Err(io::Error::new(
-                io::ErrorKind::AddrNotAvailable,
-                format!(
-                    "Cannot assign requested address: {ip} is not an address of host {:?}",
-                    self.hosts[host as usize].name
-                ),
-            ))
-        }
-    }
-}
-
-/// The address a host uses to reach `dst`: loopback for its own loopback,
-/// its synthetic address otherwise.
-pub(crate) fn source_ip(st: &NetState, host: u32, dst: IpAddr) -> IpAddr {
-    if dst.is_loopback() {
-        dst
-    } else {
-        IpAddr::V4(st.hosts[host as usize].addr)
     }
 }
 

@@ -7,22 +7,14 @@
 //! process's handler is. A host that registered none takes the default
 //! action: for the terminating signals, a crash.
 
-use crate::net::{HostId, Network};
-use std::collections::BTreeSet;
-use std::task::{Context, Poll, Waker};
+use crate::state::{HostId, Network, SignalSlot};
+use std::task::{Context, Poll};
 
 /// A host's registration of one signal: a stream of notifications.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SignalId {
     index: u32,
     generation: u32,
-}
-
-pub(crate) struct SignalSlot {
-    host: u32,
-    signum: i32,
-    pending: bool,
-    waker: Option<Waker>,
 }
 
 /// Signals whose default action ends the process (here: crashes the host).
@@ -55,27 +47,6 @@ pub mod libc_consts {
     pub const SIGUSR1: i32 = 10;
     /// User-defined 2.
     pub const SIGUSR2: i32 = 12;
-}
-
-/// Signal state of the network: registrations and handled signals.
-#[derive(Default)]
-pub(crate) struct Signals {
-    slots: Vec<(u32, Option<SignalSlot>)>,
-    free: Vec<u32>,
-    handled: BTreeSet<(u32, i32)>,
-}
-
-impl Signals {
-    pub(crate) fn forget_host(&mut self, host: u32) {
-        self.handled.retain(|(h, _)| *h != host);
-        for (index, (generation, slot)) in self.slots.iter_mut().enumerate() {
-            if slot.as_ref().is_some_and(|s| s.host == host) {
-                *slot = None;
-                *generation = generation.wrapping_add(1);
-                self.free.push(index as u32);
-            }
-        }
-    }
 }
 
 impl Network {

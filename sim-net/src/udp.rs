@@ -1,45 +1,14 @@
 //! UDP: datagrams, which a link may drop, duplicate or reorder.
 
 use crate::link::LinkMode;
-use crate::net::{HostId, Network, Parked, Socket, SocketId};
+use crate::socket::{Datagram, UdpState};
+pub use crate::socket::{DATAGRAM_MAX, QUEUE_MAX};
+use crate::state::{HostId, Network, Parked, Socket, SocketId};
 use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
-
-/// Datagrams a socket holds unread before new ones are dropped (a full
-/// receive buffer).
-pub const QUEUE_MAX: usize = 1024;
-/// The largest datagram (IPv4 UDP payload).
-pub const DATAGRAM_MAX: usize = 65_507;
-
-pub(crate) struct UdpState {
-    pub(crate) host: u32,
-    pub(crate) local: SocketAddr,
-    pub(crate) peer: Option<SocketAddr>,
-    pub(crate) queue: VecDeque<(Vec<u8>, SocketAddr)>,
-    pub(crate) waker: Option<Waker>,
-    pub(crate) broadcast: bool,
-    pub(crate) ttl: u32,
-    /// A datagram it sent, connected, found no socket: its next receive
-    /// fails with `ConnectionRefused`, as the ICMP error makes it on Linux.
-    pub(crate) refused: bool,
-    /// Datagrams and errors that arrived so far, and the count at which
-    /// `try_io` cleared read readiness (see `TcpEnd::read_cleared_at`).
-    pub(crate) arrivals: u64,
-    pub(crate) read_cleared_at: Option<u64>,
-}
-
-pub(crate) struct Datagram {
-    /// The network's message number (copies of a duplicate share it).
-    pub(crate) msg: u64,
-    pub(crate) from_host: u32,
-    pub(crate) to_host: u32,
-    pub(crate) src: SocketAddr,
-    pub(crate) dst: SocketAddr,
-    pub(crate) data: Vec<u8>,
-}
 
 impl Network {
     /// Binds a UDP socket on the current host.
@@ -395,7 +364,7 @@ impl Network {
             u.queue.pop_front()
         }) else {
             u.waker = Some(cx.waker().clone());
-            crate::tcp::wait_on("UdpSocket recv", u.local, u.peer.unwrap_or(u.local));
+            crate::socket::wait_on("UdpSocket recv", u.local, u.peer.unwrap_or(u.local));
             return Poll::Pending;
         };
         let n = buf.len().min(data.len());

@@ -8,8 +8,10 @@
 //! over). Unix datagrams are reliable and ordered: a full receiver makes
 //! the sender wait.
 
-use crate::net::{Network, Socket, SocketId};
-use crate::tcp::{Phase, TcpEnd, TcpListenerState};
+use crate::socket::UnixDatagramState;
+pub use crate::socket::UNIX_QUEUE_MAX;
+use crate::socket::{Phase, TcpEnd, TcpListenerState};
+use crate::state::{Network, Socket, SocketId};
 use std::collections::VecDeque;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -19,24 +21,6 @@ use std::task::{Context, Poll, Waker};
 /// The stand-in IP address of Unix endpoints inside the TCP machinery: the
 /// host's loopback, so segments stay on the host.
 const LOCAL: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
-
-/// Datagrams a Unix datagram socket holds before senders wait.
-pub const UNIX_QUEUE_MAX: usize = 1024;
-
-pub(crate) struct UnixDatagramState {
-    pub(crate) host: u32,
-    pub(crate) path: Option<PathBuf>,
-    pub(crate) peer: Option<PathBuf>,
-    pub(crate) queue: VecDeque<(Vec<u8>, Option<PathBuf>)>,
-    pub(crate) read_waker: Option<Waker>,
-    pub(crate) send_wakers: Vec<Waker>,
-    pub(crate) shut_read: bool,
-    pub(crate) shut_write: bool,
-    /// Datagrams that arrived so far, and the count at which `try_io`
-    /// cleared read readiness.
-    pub(crate) arrivals: u64,
-    pub(crate) read_cleared_at: Option<u64>,
-}
 
 /// An error as the kernel gives it: its errno, so `raw_os_error` and the
 /// text match a real socket's.

@@ -1,0 +1,263 @@
+//! What the socket slab holds and what travels between sockets: the
+//! states of TCP connections and listeners, of UDP and Unix datagram
+//! sockets, and the segments and datagrams in flight.
+
+use std::collections::VecDeque;
+use std::io;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::task::Waker;
+
+/// A socket of the network: a slab index and its generation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SocketId {
+    pub(crate) index: u32,
+    pub(crate) generation: u32,
+}
+
+// ----- TCP (and Unix streams, which are TCP ends without a network) -----------
+
+/// The most bytes a connection holds in flight plus unread, per direction.
+pub const WINDOW_BYTES: usize = 64 * 1024;
+
+/// Connections waiting for `accept`, when the listener gives no number.
+pub const BACKLOG_DEFAULT: usize = 1024;
+
+pub(crate) struct TcpListenerState {
+    pub(crate) host: u32,
+    pub(crate) local: SocketAddr,
+    /// Set for a Unix listener: its path in the host's namespace.
+    pub(crate) path: Option<std::path::PathBuf>,
+    pub(crate) backlog: VecDeque<(SocketId, SocketAddr)>,
+    pub(crate) backlog_max: usize,
+    /// Every task waiting to accept: all are woken by a connection, as in
+    /// tokio (one takes it, the others wait again).
+    pub(crate) wakers: Vec<Waker>,
+    /// Paused (a scripted control): connections still complete into the
+    /// backlog, but `accept` waits.
+    pub(crate) paused: bool,
+}
+
+/// Where a connection is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// A SYN is out.
+    Connecting,
+    /// Connected.
+    Established,
+    /// The connect failed.
+    Failed(io::ErrorKind),
+}
+
+pub(crate) struct TcpEnd {
+    pub(crate) host: u32,
+    pub(crate) local: SocketAddr,
+    pub(crate) peer: SocketAddr,
+    pub(crate) peer_id: Option<SocketId>,
+    pub(crate) phase: Phase,
+    pub(crate) recv: VecDeque<u8>,
+    pub(crate) fin_received: bool,
+    pub(crate) reset: bool,
+    /// Bytes sent and not yet in the peer's receive buffer.
+    pub(crate) in_flight: usize,
+    pub(crate) write_shut: bool,
+    /// Closed by the application: a tombstone that answers with RST.
+    pub(crate) closed: bool,
+    /// The time the last segment from this end arrives: later ones arrive
+    /// no earlier, so a connection never reorders.
+    pub(crate) last_arrival_ns: u64,
+    pub(crate) read_waker: Option<Waker>,
+    pub(crate) write_waker: Option<Waker>,
+    pub(crate) nodelay: bool,
+    pub(crate) ttl: u32,
+    pub(crate) linger: Option<std::time::Duration>,
+    /// Set for a Unix stream: the local and peer paths (`None`: unnamed).
+    pub(crate) unix: Option<(Option<std::path::PathBuf>, Option<std::path::PathBuf>)>,
+    /// Under a read throttle: the earliest true time of the next read.
+    pub(crate) read_next_ns: u64,
+    /// Under a read throttle: the time a wake is armed for (0: none).
+    pub(crate) read_wake_ns: u64,
+    /// Read events (data, FIN, RST) and write events (the window opened,
+    /// RST) so far: the edges a readiness that `try_io` cleared waits for.
+    pub(crate) read_events: u64,
+    pub(crate) write_events: u64,
+    /// The event count at which `try_io` cleared read or write readiness:
+    /// not ready again until the count moves.
+    pub(crate) read_cleared_at: Option<u64>,
+    pub(crate) write_cleared_at: Option<u64>,
+}
+
+impl TcpEnd {
+    pub(crate) fn new(host: u32, local: SocketAddr, peer: SocketAddr, phase: Phase) -> TcpEnd {
+        TcpEnd {
+            host,
+            local,
+            peer,
+            peer_id: None,
+            phase,
+            recv: VecDeque::new(),
+            fin_received: false,
+            reset: false,
+            in_flight: 0,
+            write_shut: false,
+            closed: false,
+            last_arrival_ns: 0,
+            read_waker: None,
+            write_waker: None,
+            nodelay: false,
+            ttl: 64,
+            linger: None,
+            unix: None,
+            read_next_ns: 0,
+            read_wake_ns: 0,
+            read_events: 0,
+            write_events: 0,
+            read_cleared_at: None,
+            write_cleared_at: None,
+        }
+    }
+
+    pub(crate) fn wake_all(&mut self) {
+        self.read_event();
+        self.write_event();
+    }
+
+    /// Something a reader waits for happened: counted, and the reader woken.
+    pub(crate) fn read_event(&mut self) {
+        self.read_events += 1;
+        if let Some(w) = self.read_waker.take() {
+            w.wake();
+        }
+    }
+
+    /// Something a writer waits for happened: counted, and the writer woken.
+    pub(crate) fn write_event(&mut self) {
+        self.write_events += 1;
+        if let Some(w) = self.write_waker.take() {
+            w.wake();
+        }
+    }
+}
+
+pub(crate) enum SegmentKind {
+    Syn {
+        listener_addr: SocketAddr,
+    },
+    SynAck,
+    /// Bytes, with the network's message number (the trace pairs a send
+    /// with its delivery by it).
+    Data {
+        msg: u64,
+        bytes: Vec<u8>,
+    },
+    Fin,
+    Rst,
+}
+
+pub(crate) struct Segment {
+    pub(crate) from_host: u32,
+    pub(crate) to_host: u32,
+    /// The sending endpoint (the client's, for a SYN).
+    pub(crate) from: SocketId,
+    /// The receiving endpoint (none yet for a SYN).
+    pub(crate) to: Option<SocketId>,
+    pub(crate) src: SocketAddr,
+    pub(crate) dst: SocketAddr,
+    pub(crate) kind: SegmentKind,
+}
+
+impl Segment {
+    /// ` #<msg>` for data, nothing for control segments.
+    pub(crate) fn msg_tag(&self) -> String {
+        match self.kind {
+            SegmentKind::Data { msg, .. } => format!(" #{msg}"),
+            _ => String::new(),
+        }
+    }
+
+    pub(crate) fn word(&self) -> &'static str {
+        match self.kind {
+            SegmentKind::Syn { .. } => "syn",
+            SegmentKind::SynAck => "syn-ack",
+            SegmentKind::Data { .. } => "data",
+            SegmentKind::Fin => "fin",
+            SegmentKind::Rst => "rst",
+        }
+    }
+}
+
+/// Adds `waker` to `wakers` unless a waker of the same task is there.
+pub(crate) fn add_waker(wakers: &mut Vec<Waker>, waker: &Waker) {
+    match wakers.iter_mut().find(|w| w.will_wake(waker)) {
+        Some(w) => w.clone_from(waker),
+        None => wakers.push(waker.clone()),
+    }
+}
+
+/// Notes what the running task waits on, a socket (see
+/// `sim_runtime::WaitNote`).
+pub(crate) fn wait_on(what: &'static str, local: SocketAddr, peer: SocketAddr) {
+    sim_runtime::context::with_current(|core| {
+        core.note_wait(sim_runtime::WaitNote {
+            what,
+            detail: sim_runtime::WaitDetail::Conn { local, peer },
+            site: None,
+        })
+    });
+}
+
+// ----- UDP ---------------------------------------------------------------------
+
+/// Datagrams a socket holds unread before new ones are dropped (a full
+/// receive buffer).
+pub const QUEUE_MAX: usize = 1024;
+
+/// The largest datagram (IPv4 UDP payload).
+pub const DATAGRAM_MAX: usize = 65_507;
+
+pub(crate) struct UdpState {
+    pub(crate) host: u32,
+    pub(crate) local: SocketAddr,
+    pub(crate) peer: Option<SocketAddr>,
+    pub(crate) queue: VecDeque<(Vec<u8>, SocketAddr)>,
+    pub(crate) waker: Option<Waker>,
+    pub(crate) broadcast: bool,
+    pub(crate) ttl: u32,
+    /// A datagram it sent, connected, found no socket: its next receive
+    /// fails with `ConnectionRefused`, as the ICMP error makes it on Linux.
+    pub(crate) refused: bool,
+    /// Datagrams and errors that arrived so far, and the count at which
+    /// `try_io` cleared read readiness (see `TcpEnd::read_cleared_at`).
+    pub(crate) arrivals: u64,
+    pub(crate) read_cleared_at: Option<u64>,
+}
+
+pub(crate) struct Datagram {
+    /// The network's message number (copies of a duplicate share it).
+    pub(crate) msg: u64,
+    pub(crate) from_host: u32,
+    pub(crate) to_host: u32,
+    pub(crate) src: SocketAddr,
+    pub(crate) dst: SocketAddr,
+    pub(crate) data: Vec<u8>,
+}
+
+// ----- Unix datagrams -----------------------------------------------------------
+
+/// Datagrams a Unix datagram socket holds before senders wait.
+pub const UNIX_QUEUE_MAX: usize = 1024;
+
+pub(crate) struct UnixDatagramState {
+    pub(crate) host: u32,
+    pub(crate) path: Option<PathBuf>,
+    pub(crate) peer: Option<PathBuf>,
+    pub(crate) queue: VecDeque<(Vec<u8>, Option<PathBuf>)>,
+    pub(crate) read_waker: Option<Waker>,
+    pub(crate) send_wakers: Vec<Waker>,
+    pub(crate) shut_read: bool,
+    pub(crate) shut_write: bool,
+    /// Datagrams that arrived so far, and the count at which `try_io`
+    /// cleared read readiness.
+    pub(crate) arrivals: u64,
+    pub(crate) read_cleared_at: Option<u64>,
+}

@@ -1,0 +1,358 @@
+//! The network's shared state: hosts, the socket slab, links, the scripted
+//! controls in force and the signal registrations. The network's core
+//! (`net.rs`) and every protocol file (`tcp.rs`, `udp.rs`, `unix.rs`,
+//! `control.rs`, `signal.rs`) work on it; it imports none of them.
+
+use crate::link::{LinkConfig, LinkMode};
+pub use crate::socket::SocketId;
+use crate::socket::{Datagram, Segment, TcpEnd, TcpListenerState, UdpState, UnixDatagramState};
+use sim_runtime::rng::Rng;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::rc::Rc;
+use std::task::Waker;
+use std::time::Duration;
+
+/// A host of the simulation; `HostId(0)` is the implicit host `main`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct HostId(pub u32);
+
+/// How a host answers connection attempts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ConnectPolicy {
+    /// As its listeners say: accepted, or refused where none listens.
+    #[default]
+    Normal,
+    /// Every connection attempt is refused (an RST comes back).
+    Refuse,
+    /// Connection attempts vanish: the client waits until its own timeout.
+    BlackHole,
+}
+
+/// The first port handed out for ephemeral binds (the IANA dynamic range).
+pub(crate) const EPHEMERAL_FIRST: u16 = 49152;
+
+pub(crate) struct Host {
+    pub(crate) name: String,
+    pub(crate) addr: Ipv4Addr,
+    pub(crate) alive: bool,
+    pub(crate) incarnation: u32,
+    pub(crate) next_port: u16,
+    pub(crate) tcp_ports: BTreeMap<u16, u32>,
+    pub(crate) udp_ports: BTreeMap<u16, u32>,
+    /// Unix socket paths bound on the host: its own namespace.
+    pub(crate) unix_paths: BTreeMap<std::path::PathBuf, u32>,
+    /// Paths of Unix listeners that were dropped: their socket files.
+    pub(crate) unix_stale: std::collections::BTreeSet<std::path::PathBuf>,
+    pub(crate) policy: ConnectPolicy,
+    /// Down because its process exited, not because it crashed: the
+    /// machine is up, and its kernel answers with RSTs.
+    pub(crate) exited: bool,
+}
+
+pub(crate) enum Socket {
+    Listener(TcpListenerState),
+    Tcp(TcpEnd),
+    Udp(UdpState),
+    UnixDatagram(UnixDatagramState),
+}
+
+pub(crate) struct Slot {
+    pub(crate) generation: u32,
+    pub(crate) socket: Option<Socket>,
+}
+
+/// Something waiting on a link that is partitioned or held.
+pub(crate) enum Parked {
+    Tcp(Segment),
+    Udp(Datagram),
+}
+
+/// A link that differs from the default: its own configuration, a fault,
+/// or segments waiting on it. A link that is up with the default
+/// configuration has no entry (so sending looks up an empty map in a run
+/// without faults, however many hosts talk).
+pub(crate) struct Link {
+    /// `None`: the network's default configuration, as it is now.
+    pub(crate) config: Option<LinkConfig>,
+    pub(crate) mode: LinkMode,
+    pub(crate) parked: VecDeque<Parked>,
+}
+
+pub(crate) struct NetState {
+    pub(crate) hosts: Vec<Host>,
+    pub(crate) names: BTreeMap<String, u32>,
+    /// Names whose resolution fails (a scripted DNS fault).
+    pub(crate) failing_names: std::collections::BTreeSet<String>,
+    pub(crate) links: BTreeMap<(u32, u32), Link>,
+    pub(crate) default_link: LinkConfig,
+    pub(crate) sockets: Vec<Slot>,
+    pub(crate) free: Vec<u32>,
+    pub(crate) rng: Rng,
+    /// Scripted controls in force (see `control.rs`).
+    pub(crate) controls: Controls,
+    /// The last message number handed out (`Network::next_msg`).
+    pub(crate) next_msg: u64,
+}
+
+/// The network of one simulation.
+pub struct Network {
+    pub(crate) state: RefCell<NetState>,
+    pub(crate) signals: RefCell<Signals>,
+}
+
+/// The first synthetic address: hosts get `10.0.0.1`, `10.0.0.2`, ...
+pub(crate) const FIRST_ADDR: u32 = u32::from_be_bytes([10, 0, 0, 1]);
+
+/// More hosts than this would run out of the `10.0.0.0/16` block we use.
+pub(crate) const HOSTS_MAX: usize = 65_000;
+
+impl NetState {
+    pub(crate) fn add_host(&mut self, name: &str) -> HostId {
+        assert!(
+            !self.names.contains_key(name),
+            "sim-net: a host named {name:?} already exists"
+        );
+        assert!(self.hosts.len() < HOSTS_MAX, "sim-net: too many hosts");
+        let addr = Ipv4Addr::from(FIRST_ADDR + self.hosts.len() as u32);
+        self.hosts.push(Host {
+            name: name.to_string(),
+            addr,
+            alive: true,
+            incarnation: 0,
+            next_port: EPHEMERAL_FIRST,
+            tcp_ports: BTreeMap::new(),
+            udp_ports: BTreeMap::new(),
+            unix_paths: BTreeMap::new(),
+            unix_stale: std::collections::BTreeSet::new(),
+            policy: ConnectPolicy::Normal,
+            exited: false,
+        });
+        let id = self.hosts.len() as u32 - 1;
+        self.names.insert(name.to_string(), id);
+        HostId(id)
+    }
+
+    pub(crate) fn link_mut(&mut self, from: u32, to: u32) -> &mut Link {
+        self.links.entry((from, to)).or_insert_with(|| Link {
+            config: None,
+            mode: LinkMode::Up,
+            parked: VecDeque::new(),
+        })
+    }
+
+    pub(crate) fn insert(&mut self, socket: Socket) -> SocketId {
+        let index = match self.free.pop() {
+            Some(index) => index,
+            None => {
+                self.sockets.push(Slot {
+                    generation: 0,
+                    socket: None,
+                });
+                self.sockets.len() as u32 - 1
+            }
+        };
+        let slot = &mut self.sockets[index as usize];
+        debug_assert!(slot.socket.is_none(), "a free slot is empty");
+        slot.socket = Some(socket);
+        SocketId {
+            index,
+            generation: slot.generation,
+        }
+    }
+
+    pub(crate) fn get(&self, id: SocketId) -> Option<&Socket> {
+        self.sockets
+            .get(id.index as usize)
+            .filter(|s| s.generation == id.generation)
+            .and_then(|s| s.socket.as_ref())
+    }
+
+    pub(crate) fn get_mut(&mut self, id: SocketId) -> Option<&mut Socket> {
+        self.sockets
+            .get_mut(id.index as usize)
+            .filter(|s| s.generation == id.generation)
+            .and_then(|s| s.socket.as_mut())
+    }
+
+    pub(crate) fn free_slot(&mut self, index: u32) {
+        let slot = &mut self.sockets[index as usize];
+        if slot.socket.take().is_some() {
+            slot.generation = slot.generation.wrapping_add(1);
+            self.free.push(index);
+        }
+    }
+
+    /// A free ephemeral port of `host` for `ports`, deterministic: the next
+    /// one after the last handed out, skipping ports in use.
+    pub(crate) fn ephemeral_port(&mut self, host: u32, tcp: bool) -> io::Result<u16> {
+        let h = &mut self.hosts[host as usize];
+        let span = u32::from(u16::MAX - EPHEMERAL_FIRST) + 1;
+        // Bounded by the size of the range.
+        for _ in 0..span {
+            let port = h.next_port;
+            h.next_port = if port == u16::MAX {
+                EPHEMERAL_FIRST
+            } else {
+                port + 1
+            };
+            let used = if tcp {
+                h.tcp_ports.contains_key(&port)
+            } else {
+                h.udp_ports.contains_key(&port)
+            };
+            if !used {
+                return Ok(port);
+            }
+        }
+        Err(io::Error::new(
+            io::ErrorKind::AddrInUse,
+            "sim-net: every ephemeral port of the host is in use",
+        ))
+    }
+
+    /// Checks that `ip` can be bound on `host`.
+    pub(crate) fn check_bind_ip(&self, host: u32, ip: IpAddr) -> io::Result<()> {
+        let own = match ip {
+            IpAddr::V4(v4) => v4 == self.hosts[host as usize].addr,
+            IpAddr::V6(_) => false,
+        };
+        if ip.is_loopback() || ip.is_unspecified() || own {
+            Ok(())
+        } else {
+            Err(io::Error::new(
+                io::ErrorKind::AddrNotAvailable,
+                format!(
+                    "Cannot assign requested address: {ip} is not an address of host {:?}",
+                    self.hosts[host as usize].name
+                ),
+            ))
+        }
+    }
+}
+
+/// The address a host uses to reach `dst`: loopback for its own loopback,
+/// its synthetic address otherwise.
+pub(crate) fn source_ip(st: &NetState, host: u32, dst: IpAddr) -> IpAddr {
+    if dst.is_loopback() {
+        dst
+    } else {
+        IpAddr::V4(st.hosts[host as usize].addr)
+    }
+}
+
+// ----- scripted controls -----------------------------------------------------
+
+/// The two ends of a connection, as a predicate sees them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnEnds {
+    /// The host that sends (or, for [`Network::reset_now`], one end).
+    pub from: HostId,
+    /// The host at the other end.
+    pub to: HostId,
+    /// The sender's address.
+    pub src: SocketAddr,
+    /// The receiver's address.
+    pub dst: SocketAddr,
+}
+
+/// A predicate over a connection's ends and the bytes of one send (empty
+/// for [`Network::reset_now`]).
+pub type ConnPredicate = Rc<dyn Fn(&ConnEnds, &[u8]) -> bool>;
+
+/// A name resolved over several hosts in turn.
+pub(crate) struct Route {
+    pub(crate) hosts: Vec<HostId>,
+    pub(crate) next: usize,
+}
+
+/// The scripted controls in force.
+#[derive(Default)]
+pub(crate) struct Controls {
+    /// `(from, to)` -> bytes that may still pass before the link holds.
+    pub(crate) hold_after: BTreeMap<(u32, u32), u64>,
+    /// Standing reset rules, by name, in the order they were set.
+    pub(crate) reset_rules: Vec<(String, ConnPredicate)>,
+    /// `(host, port)`s whose connections complete and are never answered.
+    pub(crate) silent: BTreeSet<(u32, u16)>,
+    /// Host -> the most bytes per second its TCP reads get.
+    pub(crate) read_rate: BTreeMap<u32, u64>,
+    /// Name -> how long its resolution takes.
+    pub(crate) dns_delay: BTreeMap<String, Duration>,
+    /// Name -> the hosts it resolves to, one per resolution.
+    pub(crate) routes: BTreeMap<String, Route>,
+}
+
+/// What a throttled read may take now: a tenth of a second's worth, or
+/// the time it may go on.
+pub(crate) enum Throttle {
+    /// No throttle, or bytes may be read now: at most this many.
+    Take(usize),
+    /// Nothing until this true time.
+    WaitUntil(u64),
+}
+
+impl Controls {
+    /// What a read of `wanted` bytes on `host` may take at `now_ns`, when
+    /// its last throttled read left `next_ns` as the earliest next one.
+    pub(crate) fn read_take(
+        &self,
+        host: u32,
+        now_ns: u64,
+        next_ns: u64,
+        wanted: usize,
+    ) -> Throttle {
+        if self.read_rate.is_empty() {
+            return Throttle::Take(wanted);
+        }
+        let Some(&rate) = self.read_rate.get(&host) else {
+            return Throttle::Take(wanted);
+        };
+        if next_ns > now_ns {
+            return Throttle::WaitUntil(next_ns);
+        }
+        // A tenth of a second's worth at a time, at least one byte.
+        Throttle::Take(wanted.min((rate / 10).max(1) as usize))
+    }
+
+    /// The earliest true time of the next read on `host`, after one of `n`
+    /// bytes at `now_ns`.
+    pub(crate) fn read_next(&self, host: u32, now_ns: u64, n: usize) -> u64 {
+        match self.read_rate.get(&host) {
+            Some(&rate) => now_ns + (n as u128 * 1_000_000_000 / rate as u128) as u64,
+            None => now_ns,
+        }
+    }
+}
+
+// ----- signals ---------------------------------------------------------------
+
+pub(crate) struct SignalSlot {
+    pub(crate) host: u32,
+    pub(crate) signum: i32,
+    pub(crate) pending: bool,
+    pub(crate) waker: Option<Waker>,
+}
+
+/// Signal state of the network: registrations and handled signals.
+#[derive(Default)]
+pub(crate) struct Signals {
+    pub(crate) slots: Vec<(u32, Option<SignalSlot>)>,
+    pub(crate) free: Vec<u32>,
+    pub(crate) handled: BTreeSet<(u32, i32)>,
+}
+
+impl Signals {
+    pub(crate) fn forget_host(&mut self, host: u32) {
+        self.handled.retain(|(h, _)| *h != host);
+        for (index, (generation, slot)) in self.slots.iter_mut().enumerate() {
+            if slot.as_ref().is_some_and(|s| s.host == host) {
+                *slot = None;
+                *generation = generation.wrapping_add(1);
+                self.free.push(index as u32);
+            }
+        }
+    }
+}
