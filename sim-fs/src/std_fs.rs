@@ -89,7 +89,7 @@ fn kind_bits(kind: Kind) -> u8 {
     }
 }
 
-/// The hooks `sim_runtime::files` calls.
+/// The hooks `sim_os::files` calls.
 pub(crate) struct StdFs;
 
 impl FileHooks for StdFs {

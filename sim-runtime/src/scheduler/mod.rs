@@ -6,8 +6,8 @@
 //! scheduling decision: it draws from the scheduler's own stream of the
 //! seed (through the policy), or comes from the decision log.
 //!
-//! - [`policy`]: the policy trait and the default, uniform randomness;
-//! - [`pct`]: PCT.
+//! - `policy.rs`: the policy trait and the default, uniform randomness;
+//! - `pct.rs`: PCT.
 
 mod pct;
 mod policy;

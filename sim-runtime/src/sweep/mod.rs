@@ -1,0 +1,90 @@
+//! Seed sweeps: what a test process does when `cargo sim test` runs it.
+//!
+//! `cargo sim test` (the runner in `cargo-sim/`) starts a test binary for one
+//! test at a time with these variables set:
+//!
+//! - `SIM_SWEEP_OUT`: a file this process appends result records to, one
+//!   per line (see [`Record`]). The runner reads it while the process runs
+//!   and after it exits, so a record written before a crash survives it.
+//! - `SIM_SWEEP_SEEDS`: the seeds to run, comma-separated hex.
+//! - `SIM_SWEEP_KEEP_GOING`: `1` to run every seed instead of stopping at
+//!   the first failure.
+//! - `SIM_SWEEP_TRACE_DIR`: write every run's trace into this directory (the
+//!   determinism check compares two of them).
+//!
+//! A `#[tokio::test]` expands to a call of [`run_test`]: with the variables
+//! set, it runs the body once per seed in this process, each on a fresh
+//! thread (so thread-locals, std's `HashMap` keys and rand's `ThreadRng`,
+//! start as they would in a fresh process) and records each outcome. Any
+//! other test (a plain `#[test]` that builds a runtime or a harness `Sim`)
+//! runs once per process with `SIM_SEED`; its runs and panics are recorded
+//! by [`run_started`], [`run_finished`] and the panic hook.
+//!
+//! A watchdog thread (started with the first run of such a process) catches
+//! what no seed-driven limit can: one poll that never returns (a loop with
+//! no `.await`, a blocking call) and a run that takes too long in wall time.
+//! It records a `hang`, naming the task being polled and where it was
+//! spawned, and ends the process.
+//!
+//! The same module classifies failures ([`FailureClass`]) and remembers
+//! refused escapes, so that a test's failure message explains them.
+//!
+//! The files: `vars.rs` (the variables), `record.rs` (the records),
+//! `run.rs` (`run_test`), `panic.rs` (the panic hook), `watchdog.rs` (the
+//! hang watchdog) and `state.rs` (what each thread keeps).
+
+mod panic;
+mod record;
+mod run;
+mod state;
+mod vars;
+mod watchdog;
+
+pub use crate::failure::{set_failure_class, FailureClass};
+pub use crate::seed::REPLAY_VAR;
+pub use panic::payload_text;
+pub use record::{reporting, write_record, Record};
+pub use run::{run_test, ShouldPanic};
+pub use state::{fill_before_run, note_escape, policy_override, seed_override, verbose};
+pub use vars::{
+    HANG_EXIT_CODE, HANG_POLL_VAR, HANG_RUN_VAR, KEEP_GOING_VAR, OUT_VAR, PARENT_VAR, SEEDS_VAR,
+    SHRINK_FAST_LINKS_VAR, SHRINK_LATER_VAR, SHRINK_OUT_VAR, SHRINK_SKIP_VAR, TRACE_DIR_VAR,
+    VERBOSE_VAR,
+};
+
+use panic::install_panic_hook;
+use state::{ESCAPES, LAST_SEED, SEED_LINE_SHOWN};
+use std::path::PathBuf;
+use watchdog::start_watchdog;
+
+/// A runtime was built with `seed` on this thread.
+pub fn run_started(seed: u64) {
+    LAST_SEED.with(|s| s.set(Some(seed)));
+    SEED_LINE_SHOWN.with(|s| s.set(false));
+    ESCAPES.with(|e| e.borrow_mut().clear());
+    install_panic_hook();
+    if reporting() {
+        write_record(&Record::Start(seed));
+        start_watchdog();
+    }
+}
+
+/// A run ended with this summary.
+pub fn run_finished(summary: &crate::summary::RunSummary) {
+    write_record(&Record::Run {
+        seed: summary.seed,
+        hash: summary.trace_hash.clone(),
+        events: summary.events,
+        end_ns: summary.end_ns,
+    });
+}
+
+/// Where the trace of the `run_index`th run on this thread goes, when a
+/// sweep collects traces (`SIM_SWEEP_TRACE_DIR`).
+pub fn trace_override(seed: u64, run_index: u64) -> Option<PathBuf> {
+    let dir = std::env::var_os(TRACE_DIR_VAR).filter(|d| !d.is_empty())?;
+    Some(PathBuf::from(dir).join(format!("{seed:016x}-{run_index}.trace")))
+}
+
+#[cfg(test)]
+mod tests;

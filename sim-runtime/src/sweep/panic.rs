@@ -1,0 +1,126 @@
+//! The panic hook: a failure's class, its seed and replay line, the last
+//! events of the run, and the explanation of any refused escape.
+
+use super::record::{reporting, write_record, Record};
+use super::state::{ESCAPES, LAST_PANIC, LAST_SEED, SEED_LINE_SHOWN, SWEEP_THREAD};
+use crate::failure::FailureClass;
+use std::cell::Cell;
+use std::sync::Once;
+
+/// The text of a panic's payload (its message, for `&str` and `String`).
+pub fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "Box<dyn Any>".to_string()
+    }
+}
+
+/// The failure of this thread: its class and a message that carries the
+/// explanation of any refused escape.
+pub(crate) fn classify(message: String) -> (FailureClass, String) {
+    let class = crate::failure::take_failure_class();
+    let escapes = ESCAPES.with(|e| e.borrow().clone());
+    match class {
+        Some(class) => (class, message),
+        None if message.contains("sim: escape refused") => (FailureClass::Escape, message),
+        None if !escapes.is_empty() => {
+            let mut message = message;
+            for escape in escapes {
+                message.push_str("\n\n");
+                message.push_str(&escape);
+            }
+            (FailureClass::Escape, message)
+        }
+        None => (FailureClass::Panic, message),
+    }
+}
+
+pub(crate) fn install_panic_hook() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let location = info
+                .location()
+                .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
+                .unwrap_or_else(|| "an unknown place".to_string());
+            let thread = std::thread::current();
+            let name = thread.name().unwrap_or("<unnamed>");
+            let mut text = format!(
+                "thread '{name}' panicked at {location}:\n{}",
+                payload_text(info.payload())
+            );
+            // Inside a run: what happened just before.
+            // Inside a run: what happened just before; after one: how the
+            // last run on this thread ended.
+            let (recent, when) =
+                match crate::executor::context::with_current(|core| core.recent_events()) {
+                    Some(recent) => (recent, "of the run before it"),
+                    None => match crate::executor::context::alive().last() {
+                        Some(core) => (core.recent_events(), "of the last run before it"),
+                        None => (
+                            crate::summary::last_run_recent_events(),
+                            "of the last run, as it ended",
+                        ),
+                    },
+                };
+            let recent_text = if recent.is_empty() {
+                String::new()
+            } else {
+                format!("\nThe last events {when}:\n  {}", recent.join("\n  "))
+            };
+            text.push_str(&recent_text);
+            previous(info);
+            if SWEEP_THREAD.with(Cell::get) {
+                // The sweep's record carries it, with the seed; the output
+                // (above) goes to the runner's log of this process.
+                LAST_PANIC.with(|p| *p.borrow_mut() = Some(text));
+                return;
+            }
+            let Some(seed) = LAST_SEED.with(Cell::get) else {
+                return;
+            };
+            // The failure report of a test shows what it printed: say which
+            // seed failed, and why an escape was refused, right there.
+            let escapes = ESCAPES.with(|e| e.borrow().clone());
+            for escape in &escapes {
+                eprintln!("{escape}");
+            }
+            if !SEED_LINE_SHOWN.with(|s| s.replace(true)) {
+                let test = name_of_test(&thread);
+                eprintln!(
+                    "sim: {}: seed {seed:#x}; replay: {}",
+                    test.unwrap_or("main"),
+                    crate::seed::replay_command(seed, test)
+                );
+            }
+            if !recent_text.is_empty() {
+                eprintln!("{}", recent_text.trim_start());
+            }
+            if reporting() {
+                let class = crate::failure::failure_class().unwrap_or(if escapes.is_empty() {
+                    FailureClass::Panic
+                } else {
+                    FailureClass::Escape
+                });
+                let mut message = text;
+                for escape in &escapes {
+                    message.push_str("\n\n");
+                    message.push_str(escape);
+                }
+                write_record(&Record::Panic {
+                    seed,
+                    class,
+                    message,
+                });
+            }
+        }));
+    });
+}
+
+pub(crate) fn name_of_test(thread: &std::thread::Thread) -> Option<&str> {
+    thread.name().filter(|name| *name != "main")
+}

@@ -1,0 +1,186 @@
+//! The records a test process appends to the runner's file
+//! (`SIM_SWEEP_OUT`), one line each, one `write` per line so a crash never
+//! tears one.
+
+use super::vars::{OUT_VAR, PARENT_VAR};
+use crate::escape::{escape_field, unescape_field};
+use crate::failure::FailureClass;
+use std::io::Write;
+use std::sync::{Mutex, OnceLock};
+
+/// One line of a sweep's result file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record {
+    /// `run_test` took charge of the seeds in this process.
+    Sweep,
+    /// A seed is about to run.
+    Begin(u64),
+    /// A runtime (one run) was built with this seed.
+    Start(u64),
+    /// A seed passed; the hash is its last run's.
+    Pass {
+        /// The seed.
+        seed: u64,
+        /// The last run's trace hash.
+        hash: String,
+    },
+    /// A seed failed.
+    Fail {
+        /// The seed.
+        seed: u64,
+        /// Why.
+        class: FailureClass,
+        /// The failure's message.
+        message: String,
+    },
+    /// A run (one runtime or harness) ended.
+    Run {
+        /// The seed.
+        seed: u64,
+        /// The run's trace hash.
+        hash: String,
+        /// Trace events.
+        events: u64,
+        /// Virtual time at its end, in ns.
+        end_ns: u64,
+    },
+    /// A panic on a test thread outside an in-process sweep.
+    Panic {
+        /// The seed of the last run on that thread (0 when none ran).
+        seed: u64,
+        /// The class.
+        class: FailureClass,
+        /// The message.
+        message: String,
+    },
+    /// The watchdog ended the process.
+    Hang {
+        /// The seed that was running.
+        seed: u64,
+        /// What was stuck.
+        message: String,
+    },
+}
+
+impl Record {
+    /// The record as one line (without the newline).
+    pub fn to_line(&self) -> String {
+        match self {
+            Record::Sweep => "sweep".to_string(),
+            Record::Begin(seed) => format!("begin\t{seed:#x}"),
+            Record::Start(seed) => format!("start\t{seed:#x}"),
+            Record::Pass { seed, hash } => format!("pass\t{seed:#x}\t{hash}"),
+            Record::Fail {
+                seed,
+                class,
+                message,
+            } => format!(
+                "fail\t{seed:#x}\t{}\t{}",
+                class.as_str(),
+                escape_field(message)
+            ),
+            Record::Run {
+                seed,
+                hash,
+                events,
+                end_ns,
+            } => format!("run\t{seed:#x}\t{hash}\t{events}\t{end_ns}"),
+            Record::Panic {
+                seed,
+                class,
+                message,
+            } => format!(
+                "panic\t{seed:#x}\t{}\t{}",
+                class.as_str(),
+                escape_field(message)
+            ),
+            Record::Hang { seed, message } => {
+                format!("hang\t{seed:#x}\t{}", escape_field(message))
+            }
+        }
+    }
+
+    /// Parses a line written by [`Record::to_line`]; `None` for anything
+    /// else (a line cut short by a crash).
+    pub fn parse(line: &str) -> Option<Record> {
+        let fields: Vec<&str> = line.split('\t').collect();
+        let seed = |i: usize| -> Option<u64> { crate::config::parse_seed(fields.get(i)?).ok() };
+        let class = |i: usize| FailureClass::parse(fields.get(i)?);
+        let text = |i: usize| fields.get(i).map(|f| unescape_field(f));
+        Some(match *fields.first()? {
+            "sweep" => Record::Sweep,
+            "begin" => Record::Begin(seed(1)?),
+            "start" => Record::Start(seed(1)?),
+            "pass" => Record::Pass {
+                seed: seed(1)?,
+                hash: text(2)?,
+            },
+            "fail" => Record::Fail {
+                seed: seed(1)?,
+                class: class(2)?,
+                message: text(3)?,
+            },
+            "run" => Record::Run {
+                seed: seed(1)?,
+                hash: text(2)?,
+                events: fields.get(3)?.parse().ok()?,
+                end_ns: fields.get(4)?.parse().ok()?,
+            },
+            "panic" => Record::Panic {
+                seed: seed(1)?,
+                class: class(2)?,
+                message: text(3)?,
+            },
+            "hang" => Record::Hang {
+                seed: seed(1)?,
+                message: text(2)?,
+            },
+            _ => return None,
+        })
+    }
+}
+
+pub(crate) fn out_file() -> Option<&'static Mutex<std::fs::File>> {
+    static OUT: OnceLock<Option<Mutex<std::fs::File>>> = OnceLock::new();
+    OUT.get_or_init(|| {
+        let path = std::env::var_os(OUT_VAR).filter(|p| !p.is_empty())?;
+        let parent: u32 = std::env::var(PARENT_VAR).ok()?.trim().parse().ok()?;
+        // Safety: getppid has no preconditions.
+        if unsafe { libc::getppid() } as u32 != parent {
+            return None;
+        }
+        // Opened before any run, so the real filesystem is reached even
+        // when a run's file calls are simulated.
+        match std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+        {
+            Ok(file) => Some(Mutex::new(file)),
+            Err(e) => {
+                eprintln!(
+                    "sim: cannot open {OUT_VAR}={}: {e}; sweep results are lost",
+                    std::path::Path::new(&path).display()
+                );
+                None
+            }
+        }
+    })
+    .as_ref()
+}
+
+/// Whether this process reports to a sweep runner.
+pub fn reporting() -> bool {
+    out_file().is_some()
+}
+
+/// Appends `record` to the sweep's result file, if there is one. Each
+/// record is one `write` of a whole line, so a crash never tears one.
+pub fn write_record(record: &Record) {
+    if let Some(file) = out_file() {
+        let mut line = record.to_line();
+        line.push('\n');
+        let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = file.write_all(line.as_bytes());
+    }
+}

@@ -1,0 +1,60 @@
+use super::*;
+
+#[test]
+fn records_round_trip_through_a_line() {
+    let records = [
+        Record::Sweep,
+        Record::Begin(0x2a),
+        Record::Start(0x2b),
+        Record::Pass {
+            seed: 1,
+            hash: "ab".into(),
+        },
+        Record::Fail {
+            seed: u64::MAX,
+            class: FailureClass::Deadlock,
+            message: "two\nlines\twith \\ tab".into(),
+        },
+        Record::Run {
+            seed: 3,
+            hash: "cd".into(),
+            events: 12,
+            end_ns: 7,
+        },
+        Record::Panic {
+            seed: 4,
+            class: FailureClass::Escape,
+            message: "x".into(),
+        },
+        Record::Hang {
+            seed: 5,
+            message: "stuck".into(),
+        },
+    ];
+    for record in records {
+        let line = record.to_line();
+        assert!(!line.contains('\n'), "{line}");
+        assert_eq!(Record::parse(&line), Some(record));
+    }
+    assert_eq!(Record::parse("fail\t0x1"), None);
+    assert_eq!(Record::parse(""), None);
+}
+
+#[test]
+fn every_class_has_a_name_that_parses_back() {
+    for name in [
+        "panic",
+        "deadlock",
+        "time-limit",
+        "step-limit",
+        "livelock",
+        "hang",
+        "escape",
+        "crash",
+        "nondeterminism",
+        "correctness",
+        "liveness",
+    ] {
+        assert_eq!(FailureClass::parse(name).unwrap().as_str(), name);
+    }
+}

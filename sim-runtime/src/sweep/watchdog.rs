@@ -1,0 +1,108 @@
+//! The hang watchdog: a thread that reads what the loop publishes
+//! (`crate::watch`) with real time beside it, and ends a process whose poll
+//! or run passes its wall budget, with a `hang` record naming the task and
+//! its spawn site.
+
+use super::record::{write_record, Record};
+use super::vars::{
+    DEFAULT_HANG_POLL_S, DEFAULT_HANG_RUN_S, HANG_EXIT_CODE, HANG_POLL_VAR, HANG_RUN_VAR,
+};
+use std::sync::Once;
+use std::time::Duration;
+
+pub(crate) fn budget(var: &str, default_s: u64) -> Duration {
+    let secs = std::env::var(var)
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| *s > 0.0)
+        .unwrap_or(default_s as f64);
+    Duration::from_secs_f64(secs)
+}
+
+pub(crate) fn start_watchdog() {
+    static WATCHDOG: Once = Once::new();
+    WATCHDOG.call_once(|| {
+        let poll_budget = budget(HANG_POLL_VAR, DEFAULT_HANG_POLL_S);
+        let run_budget = budget(HANG_RUN_VAR, DEFAULT_HANG_RUN_S);
+        // Started outside any run (or refused inside one, as any thread
+        // would be); it reads only the atomics above and real time, so it
+        // cannot change what a run does.
+        let spawned = std::thread::Builder::new()
+            .name("sim-watchdog".into())
+            .stack_size(64 * 1024)
+            .spawn(move || watchdog(poll_budget, run_budget));
+        match spawned {
+            Ok(_) => crate::watch::start_watching(),
+            Err(e) => eprintln!(
+                "sim: the hang watchdog could not start ({e}); a stuck run will not be caught"
+            ),
+        }
+    });
+}
+
+pub(crate) fn watchdog(poll_budget: Duration, run_budget: Duration) {
+    let tick = Duration::from_millis(50);
+    let mut last_polls = u64::MAX;
+    let mut last_generation = u64::MAX;
+    let mut poll_since = std::time::Instant::now();
+    let mut run_since = std::time::Instant::now();
+    loop {
+        std::thread::sleep(tick);
+        let now = std::time::Instant::now();
+        let watched = crate::watch::snapshot();
+        let (polls, generation, in_run, task) = (
+            watched.polls,
+            watched.generation,
+            watched.in_run,
+            watched.task,
+        );
+        if polls != last_polls || task == u64::MAX {
+            last_polls = polls;
+            poll_since = now;
+        }
+        if generation != last_generation || !in_run {
+            last_generation = generation;
+            run_since = now;
+        }
+        let stuck_poll = in_run && task != u64::MAX && now - poll_since > poll_budget;
+        let slow_run = in_run && now - run_since > run_budget;
+        if !(stuck_poll || slow_run) {
+            continue;
+        }
+        let who = if task == crate::watch::NO_TASK {
+            "no task is being polled".to_string()
+        } else if task == 0 {
+            "the running task is the test's own future (the root of block_on)".to_string()
+        } else if let Some(site) = watched.site {
+            format!(
+                "the running task is task {task}, spawned at {}:{}:{}",
+                site.file(),
+                site.line(),
+                site.column()
+            )
+        } else {
+            format!("the running task is task {task}")
+        };
+        let message = if stuck_poll {
+            format!(
+                "hang: one poll has run for {:.1}s of wall time without returning ({who}). A \
+                 loop with no .await, or a blocking call, never gives the scheduler its turn. \
+                 The budget is {HANG_POLL_VAR}={}.",
+                (now - poll_since).as_secs_f64(),
+                poll_budget.as_secs_f64()
+            )
+        } else {
+            format!(
+                "hang: the run has taken {:.1}s of wall time ({who}). The budget is \
+                 {HANG_RUN_VAR}={}.",
+                (now - run_since).as_secs_f64(),
+                run_budget.as_secs_f64()
+            )
+        };
+        let seed = watched.seed;
+        write_record(&Record::Hang { seed, message });
+        // The stuck thread cannot be stopped from here: end the process.
+        // Safety: `_exit` is always safe to call.
+        unsafe { libc::_exit(HANG_EXIT_CODE) };
+    }
+}
