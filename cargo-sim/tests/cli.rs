@@ -25,7 +25,7 @@ fn user_variables() -> Vec<String> {
     let mut names = Vec::new();
     for file in [
         "sim-runtime/src/config.rs",
-        "sim-runtime/src/sweep.rs",
+        "sim-runtime/src/sweep/vars.rs",
         "sim-runtime/src/seed.rs",
         "cargo-sim/src/config.rs",
     ] {
