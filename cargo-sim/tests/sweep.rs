@@ -334,6 +334,70 @@ async fn workers_finish_in_reverse() {
 }
 "#;
 
+const WORKERS: &str = r#"
+// A transaction's `write` trusts that `begin`, with fewer awaits, ran
+// first: true on one thread, where a yield waits behind every ready task,
+// and false when `begin`'s worker falls behind (a long queue, a preempted
+// thread). The fixed twin waits for `begin`.
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+
+async fn transaction(fixed: bool) -> bool {
+    let stop = Arc::new(AtomicBool::new(false));
+    let busy: Vec<_> = (0..24)
+        .map(|_| {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                for _ in 0..100_000 {
+                    if stop.load(Relaxed) {
+                        break;
+                    }
+                    tokio::task::yield_now().await;
+                }
+            })
+        })
+        .collect();
+    let open = Arc::new(AtomicBool::new(false));
+    let (opened, wait_open) = tokio::sync::oneshot::channel();
+    let begin = {
+        let open = open.clone();
+        tokio::spawn(async move {
+            for _ in 0..2 {
+                tokio::task::yield_now().await;
+            }
+            open.store(true, Relaxed);
+            let _ = opened.send(());
+        })
+    };
+    let write = tokio::spawn(async move {
+        for _ in 0..5 {
+            tokio::task::yield_now().await;
+        }
+        if fixed {
+            let _ = wait_open.await;
+        }
+        open.load(Relaxed)
+    });
+    begin.await.unwrap();
+    let ok = write.await.unwrap();
+    stop.store(true, Relaxed);
+    for task in busy {
+        task.await.unwrap();
+    }
+    ok
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn worker_race() {
+    assert!(transaction(false).await, "the planted worker race: write ran before begin");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn worker_race_fixed() {
+    assert!(transaction(true).await);
+}
+"#;
+
 const OTHER: &str = r#"
 #[tokio::test]
 async fn lost_update() {
@@ -372,6 +436,7 @@ fn fixture(name: &str) -> PathBuf {
     write(&dir.join("src/lib.rs"), LIB);
     write(&dir.join("tests/planted.rs"), PLANTED);
     write(&dir.join("tests/other.rs"), OTHER);
+    write(&dir.join("tests/workers.rs"), WORKERS);
     write(&dir.join("tests/bare.rs"), BARE);
     write(&dir.join("tests/deep.rs"), DEEP);
     write(&dir.join("tests/cluster.rs"), CLUSTER);
@@ -1016,6 +1081,24 @@ fn pct_finds_a_deep_bug_uniform_misses_and_its_replay_line_carries_the_policy() 
         text.contains("policy pct (depth 3, horizon "),
         "the run names its policy: {text}"
     );
+}
+
+#[test]
+fn a_worker_starvation_race_is_found_on_simulated_workers_and_its_twin_passes() {
+    let dir = fixture("workers");
+    let (output, _, stderr) = sim(&dir, "test --test workers --seeds 100 --no-save", &[]);
+    assert!(!output.status.success(), "the race is found: {stderr}");
+    assert!(stderr.contains("FAIL worker_race "), "{stderr}");
+    assert!(
+        stderr.contains("the planted worker race: write ran before begin"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("FAIL worker_race_fixed"), "{stderr}");
+    // The seed replays alone, with the same outcome.
+    let lines = replay_lines(&stderr, "worker_race");
+    let (replayed, text) = run_replay(&dir, &lines[0]);
+    assert!(!replayed.status.success(), "{text}");
+    assert!(text.contains("the planted worker race"), "{text}");
 }
 
 /// Debian's Chromium, installed through the package manager when missing.

@@ -1,4 +1,5 @@
 //! Examples: see `src/bin/`. They are ordinary tokio programs.
 pub mod jobs;
 pub mod kv;
+pub mod race;
 pub mod wal;

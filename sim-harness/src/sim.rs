@@ -260,6 +260,7 @@ impl Sim {
                 local: false,
                 enable_time: true,
                 enable_io: true,
+                workers: 0,
             },
         );
         let id = core.id();

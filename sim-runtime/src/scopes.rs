@@ -31,6 +31,10 @@ pub struct RuntimeOptions {
     pub enable_time: bool,
     /// Sockets work (`Builder::enable_io`); otherwise using one panics.
     pub enable_io: bool,
+    /// A `multi_thread` runtime's simulated workers (`worker_threads`); 0
+    /// for a `current_thread` runtime, whose tasks run on the thread that
+    /// blocks on it.
+    pub workers: u16,
 }
 
 /// One runtime of a simulation.

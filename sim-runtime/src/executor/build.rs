@@ -35,7 +35,11 @@ impl Core {
         } = setup;
         let core = Rc::new(Core {
             id: context::next_core_id(),
-            scheduler: RefCell::new(Scheduler::new(Rng::new(seed, 1), policy)),
+            scheduler: RefCell::new(Scheduler::new(
+                Rng::new(seed, 1),
+                Rng::named(seed, "worker stalls"),
+                policy,
+            )),
             tasks: RefCell::new(Tasks::new()),
             waker_counts: RefCell::new(WakerCounts::default()),
             time: Time::new(options.start_paused),
@@ -49,6 +53,7 @@ impl Core {
             unconstrained: Cell::new(false),
             poll_note: Cell::new(None),
             poll_note_more: Cell::new(0),
+            workers: Cell::new(false),
             in_block_on: Cell::new(false),
             shut_down: Cell::new(false),
             steps: Cell::new(0),
@@ -81,6 +86,7 @@ impl Core {
                 .set_base_instant(base);
             core
         };
+        core.add_workers(0, options);
         core.trace(EventKind::Start, 0, Label::Num(seed));
         if let Some(os) = os_layer() {
             let trace_file = core.trace.borrow().path().is_some();

@@ -98,6 +98,8 @@ pub struct Core {
     poll_note_more: Cell<u32>,
 
     // ----- the loop -----
+    /// Whether some runtime of the simulation has workers (`scheduler`).
+    workers: Cell<bool>,
     in_block_on: Cell<bool>,
     shut_down: Cell<bool>,
     /// Polls so far (the step limit).
@@ -168,6 +170,17 @@ impl Core {
     pub fn adopt_options(&self, options: RuntimeOptions) {
         self.scopes.adopt(options);
         self.time.set_paused(options.start_paused);
+        self.add_workers(0, options);
+    }
+
+    /// Gives a `multi_thread` runtime (scope `scope`) its workers.
+    fn add_workers(&self, scope: u16, options: RuntimeOptions) {
+        if options.flavor == Flavor::MultiThread && options.workers > 0 {
+            self.scheduler
+                .borrow_mut()
+                .add_workers(scope, options.workers);
+            self.workers.set(true);
+        }
     }
 
     /// Sets the runtime's hooks.
@@ -191,7 +204,9 @@ impl Core {
     /// this one is alive on the thread shares its clock, its one event
     /// queue, its trace, network and disks.
     pub fn add_scope(&self, options: RuntimeOptions) -> u16 {
-        self.scopes.add(options)
+        let scope = self.scopes.add(options);
+        self.add_workers(scope, options);
+        scope
     }
 
     /// The runtime scope of the running code.
@@ -389,7 +404,7 @@ impl Core {
     }
 
     /// The running task yields (`tokio::task::yield_now`): see
-    /// [`Scheduler::yielded`].
+    /// [`Scheduler::yielded`] (on a worker, behind that worker's tasks).
     pub fn yield_task(&self, waker: &Waker) {
         self.scheduler.borrow_mut().yielded(waker);
     }

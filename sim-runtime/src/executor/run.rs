@@ -115,6 +115,9 @@ impl Core {
             for waker in yielders {
                 waker.wake();
             }
+            if self.workers.get() {
+                self.release_worker_yielders();
+            }
             if let Some(class) = self.count_step() {
                 drop(_running);
                 let message = if class == FailureClass::StepLimit {
@@ -147,6 +150,9 @@ impl Core {
                 }
                 Some(slot) => {
                     self.poll_task(slot);
+                    if self.workers.get() {
+                        self.scheduler.borrow_mut().poll_done();
+                    }
                     self.charge_poll();
                 }
                 None => self.park(),
@@ -170,19 +176,38 @@ impl Core {
         }
     }
 
+    /// Wakes the workers' yielders that are due, each onto the back of its
+    /// own worker's queue.
+    fn release_worker_yielders(&self) {
+        let due = self.scheduler.borrow_mut().worker_yielders_due();
+        for (worker, wakers) in due {
+            self.scheduler.borrow_mut().set_releasing(Some(worker));
+            for waker in wakers {
+                waker.wake();
+            }
+            self.scheduler.borrow_mut().set_releasing(None);
+        }
+    }
+
     /// The next ready slot to poll (the scheduler's pick), or `None`.
     fn next_ready(&self) -> Option<u32> {
+        let multi = self.scopes.multi();
+        let deciding = self.deciding.get();
+        if !multi && !deciding {
+            // The hot path: one runtime, no decision log.
+            return self.scheduler.borrow_mut().next(None, None, false);
+        }
         let mut scheduler = self.scheduler.borrow_mut();
         // Runtimes share the simulation: a `current_thread` runtime's tasks
         // run only while it is blocked on.
-        let running = self.scopes.multi().then(|| self.scopes.running());
+        let running = multi.then(|| self.scopes.running());
         let tasks = self.tasks.borrow();
         let tasks = &*tasks;
         let runs = running.as_ref().map(|running| {
             move |slot: u32| slot == ROOT_SLOT || running[usize::from(tasks.slot(slot).scope)]
         });
         let runs = runs.as_ref().map(|r| r as &dyn Fn(u32) -> bool);
-        if !self.deciding.get() {
+        if !deciding {
             return scheduler.next(runs, None, false);
         }
         let mut log =
@@ -251,7 +276,16 @@ impl Core {
         }
         let previous = self.current_task.replace(id);
         self.budget.set(TASK_BUDGET);
-        self.trace(EventKind::Poll, id, Label::None);
+        // A worker's poll names its worker.
+        let worker = if self.workers.get() {
+            self.scheduler.borrow().running_worker()
+        } else {
+            None
+        };
+        match worker {
+            Some(w) => self.trace(EventKind::Poll, id, Label::Num(u64::from(w))),
+            None => self.trace(EventKind::Poll, id, Label::None),
+        }
         // Never dropped: only clones count as held (see `WakerCounts`).
         let waker = std::mem::ManuallyDrop::new(waker::waker(self.id, slot, generation));
         let mut cx = Context::from_waker(&waker);

@@ -40,10 +40,11 @@ impl Core {
         self.trace
             .borrow_mut()
             .record_spawn(self.time.now_ns(), id, &meta, node);
-        let (slot, generation) = tasks.insert(cell, meta, owner, node, self.scopes.current());
+        let scope = self.scopes.current();
+        let (slot, generation) = tasks.insert(cell, meta, owner, node, scope);
         drop(tasks);
         self.waker_counts.borrow_mut().reset(slot, generation);
-        let local_waker = self.scheduler.borrow_mut().spawned(slot, owner);
+        let local_waker = self.scheduler.borrow_mut().spawned(slot, owner, scope);
         if let Some(waker) = local_waker {
             waker.wake();
         }

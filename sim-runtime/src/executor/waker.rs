@@ -221,9 +221,9 @@ impl Core {
             return;
         }
         task.flags |= QUEUED;
-        let (id, owner) = (task.id, task.owner);
+        let (id, owner, scope) = (task.id, task.owner, task.scope);
         drop(tasks);
-        let local_waker = self.scheduler.borrow_mut().woken(slot, owner);
+        let local_waker = self.scheduler.borrow_mut().woken(slot, owner, scope);
         self.trace(EventKind::Wake, id, Label::None);
         if let Some(waker) = local_waker {
             waker.wake();

@@ -6,14 +6,24 @@
 //! scheduling decision: it draws from the scheduler's own stream of the
 //! seed (through the policy), or comes from the decision log.
 //!
+//! A `multi_thread` runtime's tasks run on simulated workers
+//! (`workers.rs`): each worker has tokio's queues, and a pick is among the
+//! `block_on` thread's ready tasks and each worker's next task, so the seed
+//! decides which worker polls next, and a worker may stall.
+//!
 //! - `policy.rs`: the policy trait and the default, uniform randomness;
-//! - `pct.rs`: PCT.
+//! - `pct.rs`: PCT;
+//! - `workers.rs`: the workers of a `multi_thread` runtime.
 
 mod pct;
 mod policy;
+mod workers;
 
 pub use pct::Pct;
 pub use policy::{SchedulePolicy, UniformRandom};
+pub use workers::{GLOBAL_QUEUE_INTERVAL, LIFO_POLLS_MAX, WORKERS_DEFAULT, WORKERS_MAX};
+
+use workers::{Source, Workers};
 
 use crate::rng::Rng;
 use crate::task::ROOT_SLOT;
@@ -28,6 +38,21 @@ pub const BEHIND_POLLS_MAX: u64 = 10_000;
 /// the policy's own choice (to call when the log has no value), the index
 /// of the pick.
 pub type LogPick<'a> = &'a mut dyn FnMut(&[u32], &mut dyn FnMut() -> usize) -> usize;
+
+/// One worker pick in this many stalls the worker instead (an OS
+/// preemption), when another candidate can run.
+pub const STALL_ODDS: u64 = 64;
+
+/// The longest stall, in picks of the scheduler.
+pub const STALL_PICKS_MAX: u64 = 512;
+
+/// A candidate of a pick: a ready task of the `block_on` thread (by its
+/// index in the ready set), or worker `w` of runtime scope `scope`.
+#[derive(Clone, Copy, Debug)]
+enum Thread {
+    Main(usize),
+    Worker { scope: u16, w: u16, source: Source },
+}
 
 /// A local set's ready queue (`LocalSet`: its tasks run only while it is
 /// driven).
@@ -52,11 +77,25 @@ pub struct Scheduler {
     behind: Vec<Waker>,
     /// Polls since the first of `behind` yielded.
     behind_polls: u64,
+    /// The workers of each `multi_thread` runtime, by scope.
+    workers: Vec<Option<Workers>>,
+    /// Whether any runtime has workers (otherwise a pick is among the ready
+    /// set alone, as it always was for `current_thread`).
+    any_workers: bool,
+    /// The worker whose task is being polled: scope, worker, slot.
+    running: Option<(u16, u16, u32)>,
+    /// The worker whose yielders are being released.
+    releasing: Option<(u16, u16)>,
+    /// Picks among workers so far (stalls last a number of them).
+    picks: u64,
+    /// Draws of stalls: a stream of its own, so stalls shift no pick.
+    stalls: Rng,
 }
 
 impl Scheduler {
-    /// A scheduler drawing from `rng` through `policy`.
-    pub fn new(rng: Rng, policy: Box<dyn SchedulePolicy>) -> Scheduler {
+    /// A scheduler drawing from `rng` through `policy`; workers' stalls
+    /// draw from `stalls`.
+    pub fn new(rng: Rng, stalls: Rng, policy: Box<dyn SchedulePolicy>) -> Scheduler {
         Scheduler {
             ready: Vec::new(),
             root_queued: false,
@@ -66,7 +105,73 @@ impl Scheduler {
             locals: Vec::new(),
             behind: Vec::new(),
             behind_polls: 0,
+            workers: Vec::new(),
+            any_workers: false,
+            running: None,
+            releasing: None,
+            picks: 0,
+            stalls,
         }
+    }
+
+    /// Gives runtime scope `scope` `count` workers (a `multi_thread`
+    /// runtime): its tasks run on them from now on.
+    pub fn add_workers(&mut self, scope: u16, count: u16) {
+        let index = usize::from(scope);
+        if self.workers.len() <= index {
+            self.workers.resize_with(index + 1, || None);
+        }
+        assert!(
+            self.workers[index].is_none(),
+            "a runtime gets its workers once"
+        );
+        self.workers[index] = Some(Workers::new(count));
+        self.any_workers = true;
+    }
+
+    /// The worker whose task is being polled, if a worker's is.
+    #[inline]
+    pub fn running_worker(&self) -> Option<u16> {
+        self.running.map(|(_, w, _)| w)
+    }
+
+    /// The poll that [`Scheduler::next`] picked returned.
+    #[inline]
+    pub fn poll_done(&mut self) {
+        self.running = None;
+    }
+
+    /// Yielders of worker `target` are being woken (they go to the back of
+    /// its local queue); `None` when done.
+    pub fn set_releasing(&mut self, target: Option<(u16, u16)>) {
+        self.releasing = target;
+    }
+
+    /// The workers of `scope`, if it has them.
+    fn workers_of(&mut self, scope: u16) -> Option<&mut Workers> {
+        if !self.any_workers {
+            return None;
+        }
+        self.workers.get_mut(usize::from(scope))?.as_mut()
+    }
+
+    /// Queues a task of `scope` in `slot`, as a wake or spawn from where the
+    /// scheduler is now. False when `scope` has no workers.
+    fn queue_on_workers(&mut self, slot: u32, scope: u16) -> bool {
+        let (running, releasing) = (self.running, self.releasing);
+        let Some(workers) = self.workers_of(scope) else {
+            return false;
+        };
+        match (releasing, running) {
+            (Some((s, w)), _) if s == scope => workers.push_back(w, slot),
+            // Woken while it runs: behind its worker's queue.
+            (_, Some((s, w, running))) if s == scope && running == slot => {
+                workers.push_back(w, slot)
+            }
+            (_, Some((s, w, _))) if s == scope => workers.push_lifo(w, slot),
+            _ => workers.inject(slot),
+        }
+        true
     }
 
     /// Replaces the policy.
@@ -79,10 +184,20 @@ impl Scheduler {
         self.decisions
     }
 
-    /// How many tasks (and the root future) are queued to run.
+    /// How many tasks (and the root future) are queued to run, on the
+    /// `block_on` thread and on every worker.
     #[inline]
     pub fn ready_len(&self) -> usize {
+        if !self.any_workers {
+            return self.ready.len();
+        }
         self.ready.len()
+            + self
+                .workers
+                .iter()
+                .flatten()
+                .map(Workers::queued)
+                .sum::<usize>()
     }
 
     /// A uniform draw in `0..n` from the scheduler's stream (a choice that
@@ -131,12 +246,15 @@ impl Scheduler {
 
     // ----- tasks -------------------------------------------------------------
 
-    /// A task was spawned into `slot`, queued, for the scheduler (`owner`
-    /// 0) or a local set. Returns the local set's waker to wake.
-    pub fn spawned(&mut self, slot: u32, owner: u32) -> Option<Waker> {
+    /// A task of runtime scope `scope` was spawned into `slot`, queued, for
+    /// the scheduler (`owner` 0) or a local set. Returns the local set's
+    /// waker to wake.
+    pub fn spawned(&mut self, slot: u32, owner: u32, scope: u16) -> Option<Waker> {
         self.policy.spawned(slot);
         if owner == 0 {
-            self.ready.push(slot);
+            if !self.queue_on_workers(slot, scope) {
+                self.ready.push(slot);
+            }
             return None;
         }
         let local = self.locals[owner as usize - 1]
@@ -147,10 +265,13 @@ impl Scheduler {
         local.waker.take()
     }
 
-    /// A task was woken: queues it. Returns the local set's waker to wake.
-    pub fn woken(&mut self, slot: u32, owner: u32) -> Option<Waker> {
+    /// A task of runtime scope `scope` was woken: queues it. Returns the
+    /// local set's waker to wake.
+    pub fn woken(&mut self, slot: u32, owner: u32, scope: u16) -> Option<Waker> {
         if owner == 0 {
-            self.ready.push(slot);
+            if !self.queue_on_workers(slot, scope) {
+                self.ready.push(slot);
+            }
             return None;
         }
         let local = self.locals[owner as usize - 1].as_mut()?;
@@ -171,6 +292,9 @@ impl Scheduler {
         log: Option<LogPick<'_>>,
         replaying: bool,
     ) -> Option<u32> {
+        if self.any_workers {
+            return self.next_with_workers(runs, log, replaying);
+        }
         if let Some(runs) = runs.filter(|runs| !self.ready.iter().all(|&s| runs(s))) {
             // Some ready tasks may not run now: pick among the others.
             let runnable: Vec<u32> = self.ready.iter().copied().filter(|&s| runs(s)).collect();
@@ -209,6 +333,98 @@ impl Scheduler {
         }
     }
 
+    /// [`Scheduler::next`] when some runtime has workers: the candidates
+    /// are the `block_on` thread's ready tasks and each worker's next task
+    /// (a stalled worker's only when no other can run). The policy (or the
+    /// log) picks among their tasks; a worker it picks may stall instead.
+    fn next_with_workers(
+        &mut self,
+        runs: Option<&dyn Fn(u32) -> bool>,
+        mut log: Option<LogPick<'_>>,
+        replaying: bool,
+    ) -> Option<u32> {
+        let mut candidates = self.candidates(runs, false);
+        if candidates.is_empty() {
+            // Only stalled workers have work: their stalls end.
+            candidates = self.candidates(runs, true);
+            for workers in self.workers.iter_mut().flatten() {
+                workers.unstall_all();
+            }
+        }
+        // Bounded: each turn of a stall removes one candidate.
+        loop {
+            let index = match candidates.len() {
+                0 => return None,
+                1 => 0,
+                _ => {
+                    self.decisions += 1;
+                    let slots: Vec<u32> = candidates.iter().map(|(slot, _)| *slot).collect();
+                    let (policy, rng) = (&mut self.policy, &mut self.rng);
+                    match log.as_mut() {
+                        Some(log) => log(&slots, &mut || policy.choose(&slots, rng)),
+                        None => policy.choose(&slots, rng),
+                    }
+                }
+            };
+            let (slot, thread) = candidates[index];
+            match thread {
+                Thread::Main(at) => {
+                    return Some(if runs.is_some() {
+                        // Some ready tasks may not run now: the index is
+                        // into the whole ready set, in order.
+                        self.ready.remove(at)
+                    } else {
+                        take(&mut self.ready, at, replaying)
+                    });
+                }
+                Thread::Worker { scope, w, source } => {
+                    self.picks += 1;
+                    if candidates.len() > 1 && self.stalls.below(STALL_ODDS) == 0 {
+                        let until = self.picks + 1 + self.stalls.below(STALL_PICKS_MAX);
+                        self.workers_of(scope)
+                            .expect("a candidate's runtime has workers")
+                            .stall(w, until);
+                        candidates.swap_remove(index);
+                        continue;
+                    }
+                    let workers = self
+                        .workers_of(scope)
+                        .expect("a candidate's runtime has workers");
+                    let taken = workers.take(w, source);
+                    debug_assert_eq!(taken, slot, "a worker takes the task it showed");
+                    self.running = Some((scope, w, taken));
+                    return Some(taken);
+                }
+            }
+        }
+    }
+
+    /// The candidates of a pick: the `block_on` thread's ready tasks that
+    /// may run, then each worker's next task (stalled ones too, when
+    /// `stalled`).
+    fn candidates(&self, runs: Option<&dyn Fn(u32) -> bool>, stalled: bool) -> Vec<(u32, Thread)> {
+        let mut out: Vec<(u32, Thread)> = self
+            .ready
+            .iter()
+            .enumerate()
+            .filter(|(_, &slot)| runs.is_none_or(|runs| runs(slot)))
+            .map(|(at, &slot)| (slot, Thread::Main(at)))
+            .collect();
+        for (scope, workers) in self.workers.iter().enumerate() {
+            let Some(workers) = workers else { continue };
+            for w in 0..workers.count() {
+                if !stalled && workers.stalled(w, self.picks) {
+                    continue;
+                }
+                if let Some((slot, source)) = workers.head(w) {
+                    let scope = scope as u16;
+                    out.push((slot, Thread::Worker { scope, w, source }));
+                }
+            }
+        }
+        out
+    }
+
     // ----- yielders ----------------------------------------------------------
 
     /// The running task yields (`tokio::task::yield_now`): `waker` (its
@@ -216,8 +432,14 @@ impl Scheduler {
     /// task ready when it yielded runs before it resumes, in the seed's
     /// order, as at the back of tokio's queue. Bounded: after
     /// [`BEHIND_POLLS_MAX`] polls with the ready set never empty, the
-    /// yielders run anyway.
+    /// yielders run anyway. On a worker, the tasks are its own.
     pub fn yielded(&mut self, waker: &Waker) {
+        if let Some((scope, w, _)) = self.running {
+            if let Some(workers) = self.workers_of(scope) {
+                workers.defer(w, waker);
+                return;
+            }
+        }
         if self.behind.is_empty() {
             self.behind_polls = 0;
         }
@@ -227,6 +449,23 @@ impl Scheduler {
     /// Whether some task yielded and waits to run again.
     pub fn has_yielders(&self) -> bool {
         !self.behind.is_empty()
+            || (self.any_workers && self.workers.iter().flatten().any(Workers::has_deferred))
+    }
+
+    /// The workers' yielders due to run again, by worker (`(scope,
+    /// worker)`); wake them with [`Scheduler::set_releasing`] set.
+    pub fn worker_yielders_due(&mut self) -> Vec<((u16, u16), Vec<Waker>)> {
+        if !self.any_workers {
+            return Vec::new();
+        }
+        let mut due = Vec::new();
+        for (scope, workers) in self.workers.iter_mut().enumerate() {
+            let Some(workers) = workers else { continue };
+            for (w, wakers) in workers.deferred_due(BEHIND_POLLS_MAX) {
+                due.push(((scope as u16, w), wakers));
+            }
+        }
+        due
     }
 
     /// Counts a turn of the loop; returns the yielders to wake (in the order
@@ -242,14 +481,21 @@ impl Scheduler {
         Vec::new()
     }
 
-    /// Empties the ready set (a shutdown).
+    /// Empties the ready set and the workers' queues (a shutdown).
     pub fn clear_ready(&mut self) {
         self.ready.clear();
+        for workers in self.workers.iter_mut().flatten() {
+            workers.clear();
+        }
     }
 
     /// Takes the yielders without waking them (a shutdown).
     pub fn take_yielders(&mut self) -> Vec<Waker> {
-        std::mem::take(&mut self.behind)
+        let mut all = std::mem::take(&mut self.behind);
+        for workers in self.workers.iter_mut().flatten() {
+            all.extend(workers.take_deferred());
+        }
+        all
     }
 
     // ----- local sets --------------------------------------------------------

@@ -305,10 +305,18 @@ impl Builder {
             local,
             enable_time: self.enable_time,
             enable_io: self.enable_io,
+            workers: match self.flavor {
+                RuntimeFlavor::CurrentThread => 0,
+                RuntimeFlavor::MultiThread => self
+                    .worker_threads
+                    .map_or(sim_runtime::scheduler::WORKERS_DEFAULT, |n| {
+                        n.min(usize::from(sim_runtime::scheduler::WORKERS_MAX)) as u16
+                    }),
+            },
         };
         let workers = match self.flavor {
             RuntimeFlavor::CurrentThread => 1,
-            RuntimeFlavor::MultiThread => self.worker_threads.unwrap_or(1),
+            RuntimeFlavor::MultiThread => usize::from(options.workers),
         };
         // std::fs under the temporary directory goes to the simulated disk.
         sim_os::install();
@@ -414,6 +422,7 @@ pub(crate) fn reserved_core() -> std::rc::Rc<sim_runtime::Core> {
         local: false,
         enable_time: true,
         enable_io: true,
+        workers: 0,
     };
     let config = env_config().unwrap_or_else(|e| panic!("{e}"));
     sim_os::install();
