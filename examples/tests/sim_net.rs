@@ -167,6 +167,49 @@ fn a_restarted_host_resets_old_connections_and_serves_new_ones() {
 }
 
 #[test]
+fn a_connect_to_a_crashed_host_resends_its_syn_and_completes_after_the_restart() {
+    let mut sim = sim(8);
+    sim.host("server", echo_server);
+    sim.at(Duration::from_secs(1), Fault::Crash("server".into()));
+    sim.at(Duration::from_secs(10), Fault::Restart("server".into()));
+    sim.client("client", async {
+        sleep(Duration::from_secs(2)).await;
+        let started = Instant::now();
+        // SYNs at 0, 1, 3, 7 and 15 s: the one at 15 s reaches the restarted
+        // host (up at 8 s from here).
+        let back = echo_once("server:7", b"after").await.unwrap();
+        assert_eq!(back, b"after");
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_secs(15) && waited < Duration::from_secs(17),
+            "connected at the SYN after the restart: {waited:?}"
+        );
+    });
+    sim.run();
+}
+
+#[test]
+fn a_connect_to_a_host_that_stays_down_times_out_as_linux_does() {
+    let mut sim = sim(9);
+    sim.host("server", echo_server);
+    sim.at(Duration::from_secs(1), Fault::Crash("server".into()));
+    sim.client("client", async {
+        sleep(Duration::from_secs(2)).await;
+        let started = Instant::now();
+        let err = TcpStream::connect("server:7").await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TimedOut);
+        assert_eq!(err.raw_os_error(), Some(110), "ETIMEDOUT: {err}");
+        let waited = started.elapsed();
+        // Seven SYNs (the first and six retransmissions), then 64 s more.
+        assert!(
+            waited >= Duration::from_secs(127) && waited < Duration::from_secs(129),
+            "{waited:?}"
+        );
+    });
+    sim.run();
+}
+
+#[test]
 fn refusing_and_black_holing_connects() {
     let mut sim = sim(6);
     sim.host("server", echo_server);

@@ -492,11 +492,19 @@ impl Network {
         decision::unit(|| "net chance".into(), &mut st.rng)
     }
 
-    /// Schedules `f` on the event queue `delay_ns` from now.
-    pub(crate) fn schedule(&self, at_ns: u64, label: &'static str, f: Box<dyn FnOnce()>) {
-        with_core(|core| {
-            core.schedule(at_ns, label, f);
-        });
+    /// Schedules `f` on the event queue at `at_ns`.
+    pub(crate) fn schedule(
+        &self,
+        at_ns: u64,
+        label: &'static str,
+        f: Box<dyn FnOnce()>,
+    ) -> sim_runtime::EventKey {
+        with_core(|core| core.schedule(at_ns, label, f))
+    }
+
+    /// Cancels a scheduled event (one that already ran is left alone).
+    pub(crate) fn cancel(&self, key: sim_runtime::EventKey) {
+        with_core(|core| core.event_cancel(key));
     }
 
     pub(crate) fn now_ns(&self) -> u64 {

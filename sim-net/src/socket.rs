@@ -73,6 +73,8 @@ pub(crate) struct TcpEnd {
     pub(crate) linger: Option<std::time::Duration>,
     /// Set for a Unix stream: the local and peer paths (`None`: unnamed).
     pub(crate) unix: Option<(Option<std::path::PathBuf>, Option<std::path::PathBuf>)>,
+    /// While connecting: the pending SYN retransmission timer.
+    pub(crate) syn_timer: Option<sim_runtime::EventKey>,
     /// Under a read throttle: the earliest true time of the next read.
     pub(crate) read_next_ns: u64,
     /// Under a read throttle: the time a wake is armed for (0: none).
@@ -108,6 +110,7 @@ impl TcpEnd {
             ttl: 64,
             linger: None,
             unix: None,
+            syn_timer: None,
             read_next_ns: 0,
             read_wake_ns: 0,
             read_events: 0,
@@ -140,8 +143,11 @@ impl TcpEnd {
 }
 
 pub(crate) enum SegmentKind {
+    /// A connection request; `attempt` 0 is the first, then Linux's
+    /// retransmissions (see `tcp.rs`).
     Syn {
         listener_addr: SocketAddr,
+        attempt: u32,
     },
     SynAck,
     /// Bytes, with the network's message number (the trace pairs a send

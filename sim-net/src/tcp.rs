@@ -25,6 +25,16 @@ use std::task::{Context, Poll, Waker};
 /// The largest segment: a bigger write is split.
 const SEGMENT_BYTES: usize = 16 * 1024;
 
+/// Linux's initial retransmission timeout for a SYN (`TCP_TIMEOUT_INIT`).
+pub const SYN_RTO_INITIAL_NS: u64 = 1_000_000_000;
+
+/// How often Linux resends an unanswered SYN before a connect fails with
+/// `ETIMEDOUT` (`net.ipv4.tcp_syn_retries`, default 6).
+pub const SYN_RETRIES_MAX: u32 = 6;
+
+/// Linux's `ETIMEDOUT`.
+const ETIMEDOUT: i32 = 110;
+
 fn not_connected() -> io::Error {
     io::Error::new(
         io::ErrorKind::NotConnected,
@@ -239,9 +249,74 @@ impl Network {
             to: None,
             src: local,
             dst,
-            kind: SegmentKind::Syn { listener_addr: dst },
+            kind: SegmentKind::Syn {
+                listener_addr: dst,
+                attempt: 0,
+            },
         });
+        self.arm_syn_timer(id, 0);
         Ok(id)
+    }
+
+    /// Arms the retransmission timer of a connecting socket's `attempt`-th
+    /// SYN: Linux's initial RTO, doubled after each retransmission.
+    fn arm_syn_timer(self: &Rc<Self>, id: SocketId, attempt: u32) {
+        let at = self.now_ns() + (SYN_RTO_INITIAL_NS << attempt);
+        let net = self.clone();
+        let key = self.schedule(
+            at,
+            "tcp-syn-timeout",
+            Box::new(move || net.syn_timeout(id, attempt)),
+        );
+        if let Some(Socket::Tcp(end)) = self.state.borrow_mut().get_mut(id) {
+            end.syn_timer = Some(key);
+        }
+    }
+
+    /// No SYN-ACK came for the `attempt`-th SYN: send it again, or, after
+    /// the last retransmission, fail the connect with `ETIMEDOUT`, as Linux
+    /// does (`tcp_syn_retries` = 6: at 1, 3, 7, 15, 31 and 63 s, then
+    /// giving up at 127 s). A SYN that reaches a restarted host completes
+    /// the connection.
+    fn syn_timeout(self: &Rc<Self>, id: SocketId, attempt: u32) {
+        let ends = {
+            let mut st = self.state.borrow_mut();
+            let end = match st.get_mut(id) {
+                Some(Socket::Tcp(end)) if end.phase == Phase::Connecting && !end.closed => end,
+                _ => return,
+            };
+            end.syn_timer = None;
+            if attempt >= SYN_RETRIES_MAX {
+                end.phase = Phase::Failed(io::ErrorKind::TimedOut);
+                end.wake_all();
+                None
+            } else {
+                Some((end.host, end.local, end.peer))
+            }
+        };
+        let Some((host, local, peer)) = ends else {
+            self.note(&format!(
+                "tcp-connect timed out after {} SYNs",
+                SYN_RETRIES_MAX + 1
+            ));
+            return;
+        };
+        let Some(to_host) = self.host_of_ip(HostId(host), peer.ip()) else {
+            return;
+        };
+        self.send_segment(Segment {
+            from_host: host,
+            to_host: to_host.0,
+            from: id,
+            to: None,
+            src: local,
+            dst: peer,
+            kind: SegmentKind::Syn {
+                listener_addr: peer,
+                attempt: attempt + 1,
+            },
+        });
+        self.arm_syn_timer(id, attempt + 1);
     }
 
     /// Waits for a connection attempt to complete.
@@ -250,6 +325,9 @@ impl Network {
         match st.get_mut(id) {
             Some(Socket::Tcp(end)) => match end.phase {
                 Phase::Established => Poll::Ready(Ok(())),
+                Phase::Failed(io::ErrorKind::TimedOut) => {
+                    Poll::Ready(Err(io::Error::from_raw_os_error(ETIMEDOUT)))
+                }
                 Phase::Failed(kind) => Poll::Ready(Err(io::Error::new(
                     kind,
                     format!("Connection refused: nothing listens on {}", end.peer),
@@ -354,7 +432,7 @@ impl Network {
             return;
         }
         match segment.kind {
-            SegmentKind::Syn { listener_addr } => self.deliver_syn(segment, listener_addr),
+            SegmentKind::Syn { listener_addr, .. } => self.deliver_syn(segment, listener_addr),
             SegmentKind::SynAck => {
                 let mut st = self.state.borrow_mut();
                 if let Some(Socket::Tcp(end)) = segment.to.and_then(|to| st.get_mut(to)) {
@@ -362,6 +440,10 @@ impl Network {
                         end.phase = Phase::Established;
                         end.peer_id = Some(segment.from);
                         end.wake_all();
+                        if let Some(timer) = end.syn_timer.take() {
+                            drop(st);
+                            self.cancel(timer);
+                        }
                     }
                 } else {
                     drop(st);
@@ -431,6 +513,34 @@ impl Network {
     }
 
     fn deliver_syn(self: &Rc<Self>, segment: Segment, dst: SocketAddr) {
+        // A retransmitted SYN of a connection the host already accepted is
+        // answered again, not accepted twice.
+        if let SegmentKind::Syn { attempt: 1.., .. } = segment.kind {
+            let accepted = {
+                let st = self.state.borrow();
+                st.sockets
+                    .iter()
+                    .enumerate()
+                    .find_map(|(index, slot)| match &slot.socket {
+                        Some(Socket::Tcp(end))
+                            if end.host == segment.to_host
+                                && end.peer_id == Some(segment.from)
+                                && end.local == dst
+                                && !end.closed =>
+                        {
+                            Some(SocketId {
+                                index: index as u32,
+                                generation: slot.generation,
+                            })
+                        }
+                        _ => None,
+                    })
+            };
+            if let Some(server) = accepted {
+                self.syn_ack(&segment, server, dst);
+                return;
+            }
+        }
         let policy = self.state.borrow().hosts[segment.to_host as usize].policy;
         match policy {
             ConnectPolicy::BlackHole => {
@@ -768,6 +878,14 @@ impl Network {
     /// unread data resets the peer; otherwise it sends a FIN. The endpoint
     /// stays as a tombstone that answers later data with an RST.
     pub fn tcp_close(self: &Rc<Self>, id: SocketId) {
+        // A connect given up: its SYN is not sent again.
+        let syn_timer = match self.state.borrow_mut().get_mut(id) {
+            Some(Socket::Tcp(end)) => end.syn_timer.take(),
+            _ => None,
+        };
+        if let Some(timer) = syn_timer {
+            self.cancel(timer);
+        }
         let segment = {
             let mut st = self.state.borrow_mut();
             match st.get_mut(id) {
