@@ -628,6 +628,22 @@ fn each_failure_class_is_named() {
     );
     let spin = section("planted_spin");
     assert!(spin.contains("(livelock 4)"), "{spin}");
+    // With the livelock limit out of reach, the same spin is a hang, and
+    // its report says that virtual time never moved.
+    let (output, _, stderr) = sim(
+        &dir,
+        "test --seeds 1 --no-save --test planted -- planted_spin",
+        &[
+            ("SIM_HANG_RUN_S", "1"),
+            ("SIM_INSTANT_STEP_LIMIT", "100000000000"),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(101), "{stderr}");
+    assert!(stderr.contains("failed (hang)"), "{stderr}");
+    assert!(
+        stderr.contains("virtual time stood still at 0.000000s the whole time"),
+        "{stderr}"
+    );
     let abort = section("planted_abort");
     assert!(abort.contains("of 4 seeds failed (crash"), "{abort}");
     assert!(abort.contains("SIGABRT"), "{abort}");

@@ -22,6 +22,8 @@ static POLLS: AtomicU64 = AtomicU64::new(0);
 static POLL_TASK: AtomicU64 = AtomicU64::new(NO_TASK);
 /// Where the task being polled was spawned (null for a root future).
 static POLL_SITE: AtomicPtr<Location<'static>> = AtomicPtr::new(std::ptr::null_mut());
+/// The virtual time of the run in progress, in ns, as of its last move.
+static VIRTUAL_NS: AtomicU64 = AtomicU64::new(0);
 
 /// What [`Snapshot::task`] holds between polls.
 pub const NO_TASK: u64 = u64::MAX;
@@ -29,8 +31,9 @@ pub const NO_TASK: u64 = u64::MAX;
 /// A `block_on` of the run with `seed` starts (returns the previous state,
 /// for [`block_on_ended`]).
 #[inline]
-pub fn block_on_started(seed: u64) -> bool {
+pub fn block_on_started(seed: u64, now_ns: u64) -> bool {
     RUN_SEED.store(seed, Ordering::Relaxed);
+    VIRTUAL_NS.store(now_ns, Ordering::Relaxed);
     RUN_GENERATION.fetch_add(1, Ordering::Relaxed);
     IN_RUN.swap(true, Ordering::Relaxed)
 }
@@ -68,6 +71,14 @@ pub fn poll_finished() {
     POLL_TASK.store(NO_TASK, Ordering::Relaxed);
 }
 
+/// The run's virtual clock moved to `now_ns`.
+#[inline]
+pub fn clock_moved(now_ns: u64) {
+    if WATCHED.load(Ordering::Relaxed) {
+        VIRTUAL_NS.store(now_ns, Ordering::Relaxed);
+    }
+}
+
 /// A watchdog watches from now on: polls are published.
 pub fn start_watching() {
     WATCHED.store(true, Ordering::Relaxed);
@@ -88,6 +99,8 @@ pub struct Snapshot {
     pub site: Option<&'static Location<'static>>,
     /// The seed of the run in progress.
     pub seed: u64,
+    /// Its virtual time, in ns, as of the clock's last move.
+    pub virtual_ns: u64,
 }
 
 /// Reads the published state.
@@ -101,5 +114,6 @@ pub fn snapshot() -> Snapshot {
         // Safety: the pointer is null or came from a `&'static Location`.
         site: (!site.is_null()).then(|| unsafe { &*site }),
         seed: RUN_SEED.load(Ordering::Relaxed),
+        virtual_ns: VIRTUAL_NS.load(Ordering::Relaxed),
     }
 }

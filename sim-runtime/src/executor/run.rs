@@ -88,7 +88,10 @@ impl Core {
         });
         let _enter = Enter::new(self.clone());
         let _running = Flag::set(&self.in_block_on);
-        let _watched = Watched(watch::block_on_started(self.config.seed));
+        let _watched = Watched(watch::block_on_started(
+            self.config.seed,
+            self.time.now_ns(),
+        ));
         let mut future = pin!(future);
         self.scheduler.borrow_mut().queue_root();
         let root_waker = waker::waker(self.id, ROOT_SLOT, 0);
@@ -351,6 +354,7 @@ impl Core {
         }
         if self.time.move_to(now_ns) {
             self.steps_at_instant.set(0);
+            watch::clock_moved(now_ns);
         }
         self.trace(EventKind::Advance, 0, Label::Num(now_ns));
     }

@@ -58,3 +58,14 @@ fn every_class_has_a_name_that_parses_back() {
         assert_eq!(FailureClass::parse(name).unwrap().as_str(), name);
     }
 }
+
+#[test]
+fn a_hang_report_says_whether_virtual_time_moved() {
+    let moved = super::watchdog::virtual_time_moved(0, 2_500_000_000);
+    assert_eq!(moved, "virtual time moved from 0.000000s to 2.500000s");
+    let still = super::watchdog::virtual_time_moved(7_000, 7_000);
+    assert!(
+        still.starts_with("virtual time stood still at 0.000007s the whole time"),
+        "{still}"
+    );
+}

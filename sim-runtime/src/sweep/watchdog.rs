@@ -46,6 +46,8 @@ pub(crate) fn watchdog(poll_budget: Duration, run_budget: Duration) {
     let mut last_generation = u64::MAX;
     let mut poll_since = std::time::Instant::now();
     let mut run_since = std::time::Instant::now();
+    // The run's virtual time when the watchdog first saw it.
+    let mut run_virtual_ns = 0;
     loop {
         std::thread::sleep(tick);
         let now = std::time::Instant::now();
@@ -63,6 +65,7 @@ pub(crate) fn watchdog(poll_budget: Duration, run_budget: Duration) {
         if generation != last_generation || !in_run {
             last_generation = generation;
             run_since = now;
+            run_virtual_ns = watched.virtual_ns;
         }
         let stuck_poll = in_run && task != u64::MAX && now - poll_since > poll_budget;
         let slow_run = in_run && now - run_since > run_budget;
@@ -93,9 +96,10 @@ pub(crate) fn watchdog(poll_budget: Duration, run_budget: Duration) {
             )
         } else {
             format!(
-                "hang: the run has taken {:.1}s of wall time ({who}). The budget is \
+                "hang: the run has taken {:.1}s of wall time ({who}); {}. The budget is \
                  {HANG_RUN_VAR}={}.",
                 (now - run_since).as_secs_f64(),
+                virtual_time_moved(run_virtual_ns, watched.virtual_ns),
                 run_budget.as_secs_f64()
             )
         };
@@ -104,5 +108,22 @@ pub(crate) fn watchdog(poll_budget: Duration, run_budget: Duration) {
         // The stuck thread cannot be stopped from here: end the process.
         // Safety: `_exit` is always safe to call.
         unsafe { libc::_exit(HANG_EXIT_CODE) };
+    }
+}
+
+/// What the virtual clock did during a slow run: moved (how far), or stood
+/// still, which no timer can end (every step finishes at one instant: a
+/// busy loop, or links and disks that take no time).
+pub(crate) fn virtual_time_moved(from_ns: u64, to_ns: u64) -> String {
+    let at = |ns: u64| format!("{:.6}s", ns as f64 / 1e9);
+    if to_ns > from_ns {
+        format!("virtual time moved from {} to {}", at(from_ns), at(to_ns))
+    } else {
+        format!(
+            "virtual time stood still at {} the whole time, so no timer could end the \
+             run: every step finished at one instant (a loop that never sleeps, or links and \
+             disks that take no time)",
+            at(from_ns)
+        )
     }
 }
