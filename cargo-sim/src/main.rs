@@ -63,6 +63,9 @@ TEST OPTIONS (cargo sim test; every other argument goes to cargo test):
     --partition K/N          run share K of N of the seeds (a CI matrix)
     --no-doc                 skip doc tests
     --no-save                do not save failing seeds to sim-regressions/
+    --swarm                  a one-host swarm per seed for plain tests: loopback
+                             latency, segment cuts, disk faults, poll cost
+                             (SIM_SWARM=1)
     --timeline DIR           write each failing seed's timeline (HTML) into DIR
     --shrink DIR             shrink each failing seed (FIFO schedule, fewer faults,
                              fast links) and write what remains, as a scenario
@@ -106,6 +109,8 @@ ENVIRONMENT:
     SIM_SHRINK_FAST_LINKS    1: every harness link at 0 ms (a shrunk run's replay line)
     SIM_SHRINK_LATER         unit:ns,...: harness fault units applied later (shrinking)
     SIM_SHRINK_OUT           where a run lists its faults (set by --shrink)
+    SIM_SWARM                1: each run of a plain test draws a one-host swarm
+                             (what --swarm sets; replay lines carry it)
     SIM_ALLOW_THREADS        1: let runs start real threads (gives up determinism)
     SIM_ALLOW_PROCESSES      1: let runs start real processes (gives up determinism)
     SIM_HANG_POLL_S          hang: wall seconds one poll may take (default 5)
@@ -181,6 +186,9 @@ struct TestOptions {
     /// Do not save failing seeds to sim-regressions/.
     #[arg(long)]
     no_save: bool,
+    /// Draw a one-host swarm for each seed of a plain test (`SIM_SWARM=1`).
+    #[arg(long)]
+    swarm: bool,
     /// Print every run's lines and every test's output.
     #[arg(long, short = 'v')]
     verbose: bool,
@@ -212,6 +220,7 @@ const FLAG_OPTIONS: &[&str] = &[
     "--check-determinism",
     "--no-doc",
     "--no-save",
+    "--swarm",
     "--verbose",
     "-v",
 ];
@@ -454,6 +463,11 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
             return Ok(ExitCode::from(if e.use_stderr() { 2 } else { 0 }));
         }
     };
+    if options.swarm {
+        // Before anything reads the settings: the test processes inherit
+        // it, and the identity and every replay line carry it.
+        std::env::set_var("SIM_SWARM", "1");
+    }
     let started = std::time::Instant::now();
     let replay_file = std::env::var_os(sim_runtime::decision::REPLAY_VAR).filter(|f| !f.is_empty());
     let mut seed_list = match (&options.seeds, std::env::var("SIM_SEED")) {

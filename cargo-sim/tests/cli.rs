@@ -62,6 +62,7 @@ fn help_names_every_command_option_and_variable() {
         "--partition",
         "--no-doc",
         "--no-save",
+        "--swarm",
         "--verbose",
     ] {
         assert!(help.contains(word), "--help lacks {word}:\n{help}");

@@ -398,6 +398,103 @@ async fn worker_race_fixed() {
 }
 "#;
 
+const FRAMES: &str = r#"
+// A server reads length-prefixed frames in a `select!` beside a ticker.
+// `read_frame` is not cancel-safe: when the tick wins while a frame is half
+// read, the bytes it read are gone and the stream is out of step. On one
+// host a frame arrives whole, so the bug never shows; under `--swarm`
+// writes arrive in pieces, late. The fixed twin keeps its buffer across
+// iterations and reads with `read`, which is cancel-safe.
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+const FRAMES: usize = 20;
+const FRAME_BYTES: usize = 2_000;
+
+async fn read_frame(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
+    let len = stream.read_u32().await? as usize;
+    let mut frame = vec![0; len];
+    stream.read_exact(&mut frame).await?;
+    Ok(frame)
+}
+
+async fn serve(mut stream: TcpStream, fixed: bool) -> std::io::Result<Vec<Vec<u8>>> {
+    let mut ticker = tokio::time::interval(Duration::from_micros(500));
+    let mut frames = Vec::new();
+    let mut buf: Vec<u8> = Vec::new();
+    // Bounded: every turn reads, or ticks toward the test's end.
+    for _ in 0..1_000_000 {
+        if frames.len() == FRAMES {
+            break;
+        }
+        if fixed {
+            while buf.len() >= 4 {
+                let len = u32::from_be_bytes(buf[..4].try_into().unwrap()) as usize;
+                if buf.len() < 4 + len {
+                    break;
+                }
+                frames.push(buf[4..4 + len].to_vec());
+                buf.drain(..4 + len);
+            }
+            let mut chunk = [0u8; 4096];
+            tokio::select! {
+                n = stream.read(&mut chunk) => {
+                    let n = n?;
+                    if n == 0 {
+                        break;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                }
+                _ = ticker.tick() => {}
+            }
+        } else {
+            tokio::select! {
+                frame = read_frame(&mut stream) => frames.push(frame?),
+                _ = ticker.tick() => {}
+            }
+        }
+    }
+    Ok(frames)
+}
+
+async fn exchange(fixed: bool) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let client = tokio::spawn(async move {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        for i in 0..FRAMES {
+            let mut frame = (FRAME_BYTES as u32).to_be_bytes().to_vec();
+            frame.extend(std::iter::repeat(i as u8).take(FRAME_BYTES));
+            stream.write_all(&frame).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        stream.shutdown().await.unwrap();
+    });
+    let (stream, _) = listener.accept().await.unwrap();
+    let frames = serve(stream, fixed).await;
+    client.await.unwrap();
+    let frames = frames.expect("the planted frame bug: the stream fell out of step");
+    assert_eq!(frames.len(), FRAMES, "the planted frame bug: frames were lost");
+    for (i, frame) in frames.iter().enumerate() {
+        assert!(
+            frame.len() == FRAME_BYTES && frame.iter().all(|&b| b == i as u8),
+            "the planted frame bug: frame {i} is torn"
+        );
+    }
+}
+
+#[tokio::test]
+async fn frames_buggy() {
+    exchange(false).await;
+}
+
+#[tokio::test]
+async fn frames_fixed() {
+    exchange(true).await;
+}
+"#;
+
 const OTHER: &str = r#"
 #[tokio::test]
 async fn lost_update() {
@@ -437,6 +534,7 @@ fn fixture(name: &str) -> PathBuf {
     write(&dir.join("tests/planted.rs"), PLANTED);
     write(&dir.join("tests/other.rs"), OTHER);
     write(&dir.join("tests/workers.rs"), WORKERS);
+    write(&dir.join("tests/frames.rs"), FRAMES);
     write(&dir.join("tests/bare.rs"), BARE);
     write(&dir.join("tests/deep.rs"), DEEP);
     write(&dir.join("tests/cluster.rs"), CLUSTER);
@@ -1115,6 +1213,32 @@ fn a_worker_starvation_race_is_found_on_simulated_workers_and_its_twin_passes() 
     let (replayed, text) = run_replay(&dir, &lines[0]);
     assert!(!replayed.status.success(), "{text}");
     assert!(text.contains("the planted worker race"), "{text}");
+}
+
+#[test]
+fn a_one_host_cancel_safety_bug_is_found_under_swarm_and_its_twin_passes() {
+    let dir = fixture("frames");
+    // On one host, without the swarm, a frame always arrives whole.
+    let (output, _, stderr) = sim(&dir, "test --test frames --seeds 100 --no-save", &[]);
+    assert!(output.status.success(), "one host is gentle: {stderr}");
+    let (output, _, stderr) = sim(
+        &dir,
+        "test --test frames --seeds 100 --no-save --swarm",
+        &[],
+    );
+    assert!(!output.status.success(), "the swarm finds it: {stderr}");
+    assert!(stderr.contains("FAIL frames_buggy "), "{stderr}");
+    assert!(stderr.contains("the planted frame bug"), "{stderr}");
+    assert!(!stderr.contains("FAIL frames_fixed"), "{stderr}");
+    assert!(
+        stderr.contains("settings: SIM_SWARM=1"),
+        "the identity names it: {stderr}"
+    );
+    let lines = replay_lines(&stderr, "frames_buggy");
+    assert!(lines[0].starts_with("SIM_SWARM=1 SIM_SEED="), "{lines:?}");
+    let (replayed, text) = run_replay(&dir, &lines[0]);
+    assert!(!replayed.status.success(), "{text}");
+    assert!(text.contains("the planted frame bug"), "{text}");
 }
 
 /// Debian's Chromium, installed through the package manager when missing.

@@ -10,6 +10,7 @@
 //! - `liveness.rs`: the liveness phase ([`Sim::eventually`]).
 //! - [`nemesis`]: fault generators at seeded times ([`Nemesis`]).
 //! - [`swarm`]: per-seed fault settings ([`swarm::Swarm`]).
+//! - [`one_host`]: the swarm of a plain one-host test (`SIM_SWARM=1`).
 //! - [`control`]: which connections a scripted reset takes
 //!   ([`control::Conns`]).
 //! - [`rollout`]: a new version over the replicas behind a route
@@ -26,6 +27,7 @@ mod host;
 mod liveness;
 pub mod nemesis;
 pub mod observe;
+pub mod one_host;
 pub mod rollout;
 pub mod shrink;
 pub mod sim;

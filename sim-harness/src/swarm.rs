@@ -100,7 +100,8 @@ pub struct Plan {
     pub poll_cost_max_us: u64,
 }
 
-fn draw_u64(root: u64, name: &str, dim: Dim<u64>) -> Option<u64> {
+/// A draw of `dim` from the seed tree's stream `swarm <name>`.
+pub(crate) fn draw_u64(root: u64, name: &str, dim: Dim<u64>) -> Option<u64> {
     match dim {
         Dim::Off => None,
         Dim::Fixed(v) => Some(v),
@@ -112,7 +113,8 @@ fn draw_u64(root: u64, name: &str, dim: Dim<u64>) -> Option<u64> {
     }
 }
 
-fn draw_f64(root: u64, name: &str, dim: Dim<f64>) -> f64 {
+/// A draw of a rate from the seed tree's stream `swarm <name>`.
+pub(crate) fn draw_f64(root: u64, name: &str, dim: Dim<f64>) -> f64 {
     match dim {
         Dim::Off => 0.0,
         Dim::Fixed(v) => v,

@@ -107,6 +107,8 @@ impl Network {
             rng: Rng::new(core.config().seed, 3),
             controls: Default::default(),
             next_msg: 0,
+            loopback_latency_max_ns: 0,
+            segment_bytes_max: 0,
         };
         let main = state.add_host("main");
         core.name_address(IpAddr::V4(state.hosts[main.0 as usize].addr), "main");
@@ -470,8 +472,13 @@ impl Network {
         let min = config.latency_min.as_nanos() as u64;
         let max = config.latency_max.as_nanos() as u64;
         let latency = if from == to {
-            // Loopback is immediate, as on a real machine.
-            0
+            // Loopback is immediate, as on a real machine, unless a swarm
+            // gave it a latency (what one host's tests need to meet a
+            // frame in pieces).
+            match st.loopback_latency_max_ns {
+                0 => 0,
+                max => decision::below(|| "net loopback latency".into(), &mut st.rng, max + 1),
+            }
         } else {
             min + decision::below(|| "net latency".into(), &mut st.rng, max - min + 1)
         };
@@ -490,6 +497,25 @@ impl Network {
     pub(crate) fn chance(&self) -> f64 {
         let mut st = self.state.borrow_mut();
         decision::unit(|| "net chance".into(), &mut st.rng)
+    }
+
+    /// Gives every host's loopback a latency drawn in `0..=latency_max`
+    /// per segment, and cuts every TCP write into segments of
+    /// `1..=segment_bytes_max` bytes (`0`: writes leave whole). A swarm for
+    /// one-host tests sets it; by default loopback is immediate and writes
+    /// leave whole.
+    pub fn set_loopback(&self, latency_max: Duration, segment_bytes_max: usize) {
+        let latency_max_ns = latency_max.as_nanos().min(u128::from(u64::MAX / 2)) as u64;
+        self.note(&format!(
+            "loopback latency 0-{latency_max:?}, segments {}",
+            match segment_bytes_max {
+                0 => "whole".to_string(),
+                n => format!("1-{n} bytes"),
+            }
+        ));
+        let mut st = self.state.borrow_mut();
+        st.loopback_latency_max_ns = latency_max_ns;
+        st.segment_bytes_max = segment_bytes_max;
     }
 
     /// Schedules `f` on the event queue at `at_ns`.

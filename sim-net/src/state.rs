@@ -95,6 +95,13 @@ pub(crate) struct NetState {
     pub(crate) controls: Controls,
     /// The last message number handed out (`Network::next_msg`).
     pub(crate) next_msg: u64,
+    /// The most latency a host's loopback has, in ns (0: immediate, as on
+    /// a real machine; `Network::set_loopback` draws it for a swarm).
+    pub(crate) loopback_latency_max_ns: u64,
+    /// The largest TCP segment a write is cut into, in bytes (0: writes
+    /// leave whole, up to the 16 KiB segment); with a limit, each segment's
+    /// size is drawn in `1..=limit`, so a frame arrives in pieces.
+    pub(crate) segment_bytes_max: usize,
 }
 
 /// The network of one simulation.

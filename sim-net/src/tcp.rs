@@ -16,6 +16,7 @@ use crate::socket::{add_waker, wait_on, Segment, SegmentKind, TcpEnd, TcpListene
 pub use crate::socket::{Phase, BACKLOG_DEFAULT, WINDOW_BYTES};
 use crate::state::Throttle;
 use crate::state::{source_ip, ConnectPolicy, HostId, NetState, Network, Parked, Socket, SocketId};
+use sim_runtime::decision;
 use std::collections::VecDeque;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
@@ -256,6 +257,30 @@ impl Network {
         });
         self.arm_syn_timer(id, 0);
         Ok(id)
+    }
+
+    /// The segments a write of `bytes` leaves as: whole (up to
+    /// `SEGMENT_BYTES` each), or, with a segment limit, pieces of drawn
+    /// sizes.
+    fn cut_segments<'b>(&self, bytes: &'b [u8]) -> Vec<&'b [u8]> {
+        let max = self.state.borrow().segment_bytes_max;
+        if max == 0 {
+            return bytes.chunks(SEGMENT_BYTES).collect();
+        }
+        let mut out = Vec::new();
+        let mut rest = bytes;
+        // Bounded: each turn takes at least one byte.
+        while !rest.is_empty() {
+            let limit = rest.len().min(max).min(SEGMENT_BYTES) as u64;
+            let size = {
+                let mut st = self.state.borrow_mut();
+                1 + decision::below(|| "net segment".into(), &mut st.rng, limit) as usize
+            };
+            let (segment, after) = rest.split_at(size);
+            out.push(segment);
+            rest = after;
+        }
+        out
     }
 
     /// Arms the retransmission timer of a connecting socket's `attempt`-th
@@ -830,7 +855,7 @@ impl Network {
         };
         let (host, local, peer, peer_id) = segment_base;
         let to_host = self.route(host, peer);
-        for chunk in buf[..n].chunks(SEGMENT_BYTES) {
+        for chunk in self.cut_segments(&buf[..n]) {
             self.send_segment(Segment {
                 from_host: host,
                 to_host,

@@ -341,18 +341,42 @@ impl Builder {
                 return Runtime::from_core(core, scope, self.flavor, self.name.clone(), workers);
             }
         }
+        // `SIM_SWARM=1`: this seed's one-host swarm (loopback latency,
+        // segment cuts, disk faults, poll cost).
+        let swarm = sim_harness::one_host::enabled().then(|| {
+            let seed = match &config {
+                Config::Env(c) | Config::Given(c) => c.seed,
+            };
+            sim_harness::one_host::OneHostPlan::draw(seed)
+        });
         let core = match config {
             // A LocalSet used before any runtime made this thread's next
             // simulation already: this runtime is it.
-            Config::Env(config) => match take_reserved() {
+            Config::Env(mut config) => match take_reserved() {
                 Some(core) => {
                     core.adopt_options(options);
                     core
                 }
-                None => sim_runtime::launch(config, options),
+                None => {
+                    if let Some(plan) = &swarm {
+                        plan.configure(&mut config);
+                    }
+                    sim_runtime::launch(config, options)
+                }
             },
-            Config::Given(config) => sim_runtime::launch(config, options),
+            Config::Given(mut config) => {
+                if let Some(plan) = &swarm {
+                    plan.configure(&mut config);
+                }
+                sim_runtime::launch(config, options)
+            }
         };
+        if let Some(plan) = &swarm {
+            if sim_runtime::sweep::verbose() || std::thread::current().name() == Some("main") {
+                eprintln!("sim: swarm: {plan}");
+            }
+            plan.apply(&core);
+        }
         // The one thread's hooks: it starts now, parks whenever the clock
         // must move, and stops when the runtime shuts down.
         // A hook set twice keeps the last, as in tokio.
