@@ -191,3 +191,105 @@ fn the_reorder_dimension_holds_datagrams_back_past_later_ones() {
     let late = overtaken(Dim::Fixed(0.2));
     assert!((10..80).contains(&late), "{late} of 200 overtaken");
 }
+
+/// Only crashes, on the hosts the swarm's `crash_only` keeps, at its pace.
+fn crashes_only(swarm: Swarm) -> Swarm {
+    swarm
+        .udp_drop_rate(Dim::Off)
+        .udp_dup_rate(Dim::Off)
+        .isolate_every_s(Dim::Off)
+        .latency_min_ms(Dim::Off)
+        .latency_max_ms(Dim::Off)
+        .udp_reorder_rate(Dim::Off)
+        .partition_every_s(Dim::Off)
+        .clock_jump_every_s(Dim::Off)
+        .disk_full_every_s(Dim::Off)
+        .disk_error_rate(Dim::Off)
+        .disk_latency_max_us(Dim::Off)
+        .poll_cost_max_us(Dim::Off)
+        .crash_every_s(Dim::Fixed(20))
+}
+
+/// A 2-second test with a planted bug that needs a crash: the store keeps
+/// acknowledged counts in memory only, so a crash loses them. Whether
+/// `seed`'s run under `swarm` loses an acknowledged write.
+fn loses_writes(seed: u64, swarm: Swarm) -> bool {
+    let mut sim = Sim::with_config(SimConfig::with_seed(seed));
+    sim.swarm(swarm);
+    sim.host("store", || async {
+        let listener = tokio::net::TcpListener::bind("0.0.0.0:9").await.unwrap();
+        let mut count = 0u32;
+        loop {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut op = [0u8; 1];
+            if stream.read_exact(&mut op).await.is_err() {
+                continue;
+            }
+            count += u32::from(op[0]);
+            let _ = stream.write_all(&count.to_be_bytes()).await;
+        }
+    });
+    sim.host("witness", || async {
+        // Never crashed: `crash_only` leaves it out.
+        std::future::pending::<()>().await
+    });
+    let lost = Rc::new(Cell::new(false));
+    let flag = lost.clone();
+    sim.client("client", async move {
+        let request = |op: u8| async move {
+            let mut stream = tokio::net::TcpStream::connect("store:9").await?;
+            stream.write_all(&[op]).await?;
+            let mut count = [0u8; 4];
+            stream.read_exact(&mut count).await?;
+            Ok::<u32, std::io::Error>(u32::from_be_bytes(count))
+        };
+        let mut acknowledged = 0;
+        for _ in 0..20 {
+            // Bounded: a crash lasts at most a few virtual seconds.
+            for _ in 0..1_000 {
+                match tokio::time::timeout(Duration::from_millis(200), request(1)).await {
+                    Ok(Ok(_)) => {
+                        acknowledged += 1;
+                        break;
+                    }
+                    _ => tokio::time::sleep(Duration::from_millis(50)).await,
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        for _ in 0..1_000 {
+            if let Ok(Ok(count)) =
+                tokio::time::timeout(Duration::from_millis(200), request(0)).await
+            {
+                flag.set(count < acknowledged);
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    sim.run();
+    lost.get()
+}
+
+#[test]
+fn a_horizon_brings_faults_into_a_short_test_and_groups_keep_hosts_out() {
+    let swarm = || crashes_only(Swarm::new(&["store", "witness"])).crash_only(&["store"]);
+    // Paced for a minute, the first crash comes after the 2 s test is over.
+    let unpaced = (0..30).filter(|&seed| loses_writes(seed, swarm())).count();
+    assert_eq!(unpaced, 0);
+    let paced = (0..30)
+        .filter(|&seed| loses_writes(seed, swarm().horizon(Duration::from_secs(2))))
+        .count();
+    assert!(
+        paced > 0,
+        "a crash lands in the 2 s test on some seed of 30"
+    );
+    // The plan says so: a crash every ~0.667 s (20 s scaled by 2 s / 60 s).
+    let plan = swarm().horizon(Duration::from_secs(2)).plan(1);
+    assert!(
+        plan.describe().contains("crash every ~0.667s"),
+        "{}",
+        plan.describe()
+    );
+    assert_eq!(swarm().plan(1).time_scale, 1.0);
+}

@@ -291,7 +291,7 @@ impl Sim {
                     disks.push((host.to_string(), plan.disk()));
                 }
             }
-            nemesis.extend(plan.nemesis(&swarm.hosts()));
+            nemesis.extend(swarm.nemesis(&plan));
         }
         let host_names: Vec<String> = hosts.iter().map(|(name, _, _)| name.clone()).collect();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

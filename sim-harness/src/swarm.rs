@@ -65,7 +65,27 @@ pub struct Swarm {
     disk_corruption_rate: Dim<f64>,
     disk_latency_max_us: Dim<u64>,
     poll_cost_max_us: Dim<u64>,
+    /// How long the test runs, in virtual time, when it said so: fault
+    /// pacing scales to it.
+    horizon: Option<Duration>,
+    /// Per fault dimension, the hosts it may act on (all the swarm's hosts
+    /// when unset).
+    groups: Groups,
 }
+
+/// The hosts each fault dimension may act on.
+#[derive(Clone, Debug, Default)]
+struct Groups {
+    crash: Option<Vec<String>>,
+    isolate: Option<Vec<String>>,
+    partition: Option<Vec<String>>,
+    clock_jump: Option<Vec<String>>,
+    disk_full: Option<Vec<String>>,
+}
+
+/// The fault pacing's reference length: the `every_s` ranges and fault
+/// durations are written for a run of this long, and a horizon scales them.
+const PACING_REFERENCE: Duration = Duration::from_secs(60);
 
 /// What the swarm drew for one seed.
 #[derive(Clone, Debug, PartialEq)]
@@ -98,6 +118,10 @@ pub struct Plan {
     pub disk_latency_max_us: u64,
     /// Each poll of a task takes up to this long in virtual time.
     pub poll_cost_max_us: u64,
+    /// What fault times (every `*_every_s`, and how long each fault lasts)
+    /// are multiplied by: `horizon / 60 s` when the test gave a horizon
+    /// (`Swarm::horizon`), 1 otherwise.
+    pub time_scale: f64,
 }
 
 /// A draw of `dim` from the seed tree's stream `swarm <name>`.
@@ -155,7 +179,75 @@ impl Swarm {
             disk_corruption_rate: Dim::Off,
             disk_latency_max_us: Dim::range(0, 20_000),
             poll_cost_max_us: Dim::range(0, 200),
+            horizon: None,
+            groups: Groups::default(),
         }
+    }
+
+    /// The test's length in virtual time. The fault pacing (written for a
+    /// minute: faults every 5-60 s, each 1-5 s long) scales to it, so a
+    /// short test gets its first faults early and several of them: with a
+    /// 6 s horizon, a crash every 0.5-6 s, down for 0.1-0.5 s.
+    ///
+    /// # Panics
+    /// For a zero horizon.
+    pub fn horizon(mut self, horizon: Duration) -> Swarm {
+        assert!(
+            !horizon.is_zero(),
+            "swarm: a horizon must be longer than zero"
+        );
+        self.horizon = Some(horizon);
+        self
+    }
+
+    /// Crashes only these hosts (the others never crash: an in-memory
+    /// host that must not lose its state stays in the swarm).
+    pub fn crash_only(mut self, hosts: &[&str]) -> Swarm {
+        self.groups.crash = Some(owned(hosts));
+        self
+    }
+
+    /// Isolates only these hosts.
+    pub fn isolate_only(mut self, hosts: &[&str]) -> Swarm {
+        self.groups.isolate = Some(owned(hosts));
+        self
+    }
+
+    /// Partitions only among these hosts.
+    pub fn partition_only(mut self, hosts: &[&str]) -> Swarm {
+        self.groups.partition = Some(owned(hosts));
+        self
+    }
+
+    /// Jumps only these hosts' clocks.
+    pub fn clock_jump_only(mut self, hosts: &[&str]) -> Swarm {
+        self.groups.clock_jump = Some(owned(hosts));
+        self
+    }
+
+    /// Fills only these hosts' disks.
+    pub fn disk_full_only(mut self, hosts: &[&str]) -> Swarm {
+        self.groups.disk_full = Some(owned(hosts));
+        self
+    }
+
+    /// The nemesis of `plan` on this swarm's hosts, each fault dimension
+    /// on its own group.
+    pub fn nemesis(&self, plan: &Plan) -> Nemesis {
+        fn group<'a>(g: &'a Option<Vec<String>>, all: &[&'a str]) -> Vec<&'a str> {
+            match g {
+                Some(hosts) => hosts.iter().map(String::as_str).collect(),
+                None => all.to_vec(),
+            }
+        }
+        let all = self.hosts();
+        plan.nemesis_on(&NemesisGroups {
+            crash: group(&self.groups.crash, &all),
+            isolate: group(&self.groups.isolate, &all),
+            partition: group(&self.groups.partition, &all),
+            clock_jump: group(&self.groups.clock_jump, &all),
+            disk_full: group(&self.groups.disk_full, &all),
+        })
     }
 
     /// The cost of one poll in virtual time (most, in µs; see
@@ -265,6 +357,9 @@ impl Swarm {
             disk_latency_max_us: draw_u64(seed, "disk latency", self.disk_latency_max_us)
                 .unwrap_or(0),
             poll_cost_max_us: draw_u64(seed, "poll cost", self.poll_cost_max_us).unwrap_or(0),
+            time_scale: self
+                .horizon
+                .map_or(1.0, |h| h.as_secs_f64() / PACING_REFERENCE.as_secs_f64()),
         }
     }
 
@@ -301,26 +396,38 @@ impl Plan {
 
     /// The nemesis the plan asks for, over `hosts`.
     pub fn nemesis(&self, hosts: &[&str]) -> Nemesis {
+        self.nemesis_on(&NemesisGroups {
+            crash: hosts.to_vec(),
+            isolate: hosts.to_vec(),
+            partition: hosts.to_vec(),
+            clock_jump: hosts.to_vec(),
+            disk_full: hosts.to_vec(),
+        })
+    }
+
+    /// The nemesis with each fault dimension on its own group of hosts.
+    fn nemesis_on(&self, groups: &NemesisGroups<'_>) -> Nemesis {
         let mut nemesis = Nemesis::new();
-        if hosts.is_empty() {
-            return nemesis;
+        let scale = |d: Duration| d.mul_f64(self.time_scale);
+        let around = |s: u64| {
+            let every = scale(Duration::from_secs(s));
+            every / 2..every * 3 / 2
+        };
+        let down = scale(Duration::from_secs(1))..scale(Duration::from_secs(5));
+        if let (Some(every), false) = (self.crash_every_s, groups.crash.is_empty()) {
+            nemesis = nemesis.crash_restart(&groups.crash, around(every), down.clone());
         }
-        let around = |s: u64| Duration::from_secs(s) / 2..Duration::from_secs(s) * 3 / 2;
-        let s = Duration::from_secs;
-        if let Some(every) = self.crash_every_s {
-            nemesis = nemesis.crash_restart(hosts, around(every), s(1)..s(5));
+        if let (Some(every), false) = (self.isolate_every_s, groups.isolate.is_empty()) {
+            nemesis = nemesis.isolate(&groups.isolate, around(every), down.clone());
         }
-        if let Some(every) = self.isolate_every_s {
-            nemesis = nemesis.isolate(hosts, around(every), s(1)..s(5));
+        if let (Some(every), true) = (self.partition_every_s, groups.partition.len() >= 2) {
+            nemesis = nemesis.partition(&groups.partition, around(every), down.clone());
         }
-        if let (Some(every), true) = (self.partition_every_s, hosts.len() >= 2) {
-            nemesis = nemesis.partition(hosts, around(every), s(1)..s(5));
+        if let (Some(every), false) = (self.clock_jump_every_s, groups.clock_jump.is_empty()) {
+            nemesis = nemesis.clock_jump(&groups.clock_jump, around(every), CLOCK_JUMP_MAX_MS);
         }
-        if let Some(every) = self.clock_jump_every_s {
-            nemesis = nemesis.clock_jump(hosts, around(every), CLOCK_JUMP_MAX_MS);
-        }
-        if let Some(every) = self.disk_full_every_s {
-            nemesis = nemesis.disk_full(hosts, around(every), s(1)..s(5));
+        if let (Some(every), false) = (self.disk_full_every_s, groups.disk_full.is_empty()) {
+            nemesis = nemesis.disk_full(&groups.disk_full, around(every), down);
         }
         nemesis
     }
@@ -334,7 +441,12 @@ impl Plan {
                 format!("{r:.4}")
             }
         };
-        let every = |e: Option<u64>| e.map_or("off".to_string(), |s| format!("~{s}s"));
+        let every = |e: Option<u64>| {
+            e.map_or("off".to_string(), |s| {
+                let every = Duration::from_secs(s).mul_f64(self.time_scale);
+                format!("~{}s", trim_secs(every))
+            })
+        };
         let mut text = format!(
             "swarm: latency {}-{}ms",
             self.latency_min_ms, self.latency_max_ms
@@ -359,6 +471,25 @@ impl Plan {
         );
         text
     }
+}
+
+/// The hosts each fault dimension of a nemesis acts on.
+struct NemesisGroups<'a> {
+    crash: Vec<&'a str>,
+    isolate: Vec<&'a str>,
+    partition: Vec<&'a str>,
+    clock_jump: Vec<&'a str>,
+    disk_full: Vec<&'a str>,
+}
+
+fn owned(hosts: &[&str]) -> Vec<String> {
+    hosts.iter().map(|h| h.to_string()).collect()
+}
+
+/// `d` in seconds, as short as it reads: `17`, `1.5`, `0.25`.
+fn trim_secs(d: Duration) -> String {
+    let text = format!("{:.3}", d.as_secs_f64());
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// The largest wall-clock jump the swarm's nemesis makes, either way.
