@@ -479,6 +479,15 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         (None, Ok(seed)) => vec![sim_runtime::config::parse_seed(&seed)?],
         (None, Err(_)) => vec![sim_runtime::rng::os_random_u64()],
     };
+    // A sweep of many seeds, with no policy asked for, spreads them over
+    // the portfolio's policies (sim_runtime::sweep::portfolio); the test
+    // processes inherit the setting, and PCT seeds' replay lines name it.
+    if seed_list.len() > 1
+        && replay_file.is_none()
+        && std::env::var_os(sim_runtime::config::POLICY_VAR).is_none()
+    {
+        std::env::set_var(sim_runtime::sweep::portfolio::PORTFOLIO_VAR, "1");
+    }
     let partition = options
         .partition
         .as_deref()

@@ -82,10 +82,12 @@ impl Progress for Reporter {
 pub fn replay_line(result: &TestResult, seed: u64) -> String {
     // The settings that change a run (SIM_POLICY=pct, a time limit, ...)
     // come along, so the line replays the same run.
-    let settings: String = crate::identity::sim_settings()
+    let mut settings: String = crate::identity::sim_settings()
         .iter()
         .map(|s| format!("{} ", shell_word(s)))
         .collect();
+    // A seed the portfolio ran under PCT names its policy.
+    settings.push_str(&sim_runtime::sweep::portfolio::replay_settings(seed));
     if result.case.whole_binary {
         return format!("{settings}SIM_SEED={seed:#x} {}", result.case.replay_prefix);
     }
@@ -181,7 +183,13 @@ pub fn failure_report(result: &TestResult, keep_going: bool, saved: Option<&str>
         else {
             continue;
         };
-        text.push_str(&format!("  seed {seed:#x}: {}\n", class.as_str()));
+        // A seed the portfolio ran under PCT says so.
+        let policy = sim_runtime::sweep::portfolio::replay_settings(seed);
+        let policy = match policy.trim_end() {
+            "" => String::new(),
+            settings => format!(" ({settings})"),
+        };
+        text.push_str(&format!("  seed {seed:#x}{policy}: {}\n", class.as_str()));
         text.push_str(&indent(message.trim_end(), "    "));
         text.push('\n');
         if i == 0 && !output.trim().is_empty() {

@@ -769,7 +769,13 @@ fn check_determinism_names_the_first_divergent_event() {
     );
     // One process runs seeds 0, 1, 2...: seed 0x1 yields once there, never
     // in a fresh process.
-    assert!(stderr.contains("seed 0x1: nondeterminism"), "{stderr}");
+    assert!(
+        stderr.lines().any(|l| {
+            let l = l.trim();
+            l.starts_with("seed 0x1") && l.ends_with(": nondeterminism")
+        }),
+        "{stderr}"
+    );
     assert!(stderr.contains("first divergent event: #"), "{stderr}");
     assert!(
         stderr.contains("  A:    ") && stderr.contains("  B:    "),
@@ -839,7 +845,8 @@ fn junit_and_partitions() {
         let seeds: Vec<String> = text
             .lines()
             .filter_map(|l| l.trim().strip_prefix("seed "))
-            .map(|l| l.split(':').next().unwrap().to_string())
+            // A seed the portfolio ran under PCT names its policy.
+            .map(|l| l.split([':', ' ']).next().unwrap().to_string())
             .collect();
         assert_eq!(seeds.len(), 5, "{text}");
         shares.push(seeds);
@@ -1169,8 +1176,25 @@ fn nextest_runs_the_simulation_build() {
 #[test]
 fn pct_finds_a_deep_bug_uniform_misses_and_its_replay_line_carries_the_policy() {
     let dir = fixture("pct");
-    let (output, _, stderr) = sim(&dir, "test --test deep --seeds 300 --no-save", &[]);
+    let (output, _, stderr) = sim(
+        &dir,
+        "test --test deep --seeds 300 --no-save",
+        &[("SIM_POLICY", "random")],
+    );
     assert!(output.status.success(), "uniform: {stderr}");
+    // The default sweep spreads its seeds over the portfolio, whose PCT
+    // seeds find it; the failing seed's lines name its policy.
+    let (output, _, stderr) = sim(&dir, "test --test deep --seeds 300 --no-save", &[]);
+    assert!(!output.status.success(), "the portfolio finds it: {stderr}");
+    assert!(stderr.contains("the planted deep bug"), "{stderr}");
+    let lines = replay_lines(&stderr, "four_tasks_in_reverse_order");
+    assert!(
+        lines[0].starts_with("SIM_POLICY=pct SIM_PCT_DEPTH="),
+        "{lines:?}"
+    );
+    let (replayed, text) = run_replay(&dir, &lines[0]);
+    assert!(!replayed.status.success(), "{text}");
+    assert!(text.contains("the planted deep bug"), "{text}");
     let (output, _, stderr) = sim(
         &dir,
         "test --test deep --seeds 1000 --no-save",

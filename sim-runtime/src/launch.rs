@@ -153,6 +153,9 @@ impl SimConfig {
         let mut config = SimConfig::with_settings(seed, &decision::var)?;
         config.policy = match sweep::policy_override() {
             Some(policy) => policy,
+            // A sweep's seed under the portfolio (a test that builds its
+            // own runtime).
+            None if sweep::portfolio::active() => sweep::portfolio::policy(seed),
             None => policy_from_env()?,
         };
         Ok(config)

@@ -1,5 +1,6 @@
 //! `cargo run --release -p sim-bench --bin pct`: how often the random and
-//! the PCT schedulers hit three planted concurrency bugs, over the same
+//! the PCT schedulers, and the portfolio a default sweep uses (each seed's
+//! policy drawn from it), hit four planted concurrency bugs, over the same
 //! seeds. Each seed runs on a fresh runtime (and thread); PCT's horizon is
 //! measured as a sweep measures it (seed 0 under the random schedule, its
 //! scheduling decisions x 1.5, at least 100).
@@ -8,7 +9,10 @@
 //! - ordered: four tasks of 20 steps must run one after another, in the
 //!   reverse of their spawn order (three ordering constraints);
 //! - preempted: one task must run all of its 20 steps between the 10th and
-//!   the 11th of another's (a preemption in a long run).
+//!   the 11th of another's (a preemption in a long run);
+//! - starved: on a `multi_thread` runtime of 4 workers, a transaction's
+//!   `write` (5 yields) runs before its `begin` (2 yields) beside 24 busy
+//!   tasks: a worker falls behind.
 
 use sim_runtime::config::Policy;
 use sim_runtime::SimConfig;
@@ -102,18 +106,74 @@ async fn preempted() -> bool {
     first_b == 10 && last_b == 29
 }
 
+/// A worker-starvation race: `write` trusts that `begin`, with fewer
+/// yields, ran first; 24 busy tasks keep the 4 workers' queues long.
+async fn starved() -> bool {
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    use std::sync::Arc;
+    let stop = Arc::new(AtomicBool::new(false));
+    let busy: Vec<_> = (0..24)
+        .map(|_| {
+            let stop = stop.clone();
+            sim::spawn(async move {
+                for _ in 0..100_000 {
+                    if stop.load(Relaxed) {
+                        break;
+                    }
+                    sim::task::yield_now().await;
+                }
+            })
+        })
+        .collect();
+    let open = Arc::new(AtomicBool::new(false));
+    let begin = {
+        let open = open.clone();
+        sim::spawn(async move {
+            for _ in 0..2 {
+                sim::task::yield_now().await;
+            }
+            open.store(true, Relaxed);
+        })
+    };
+    let write = sim::spawn(async move {
+        for _ in 0..5 {
+            sim::task::yield_now().await;
+        }
+        open.load(Relaxed)
+    });
+    begin.await.unwrap();
+    let ok = write.await.unwrap();
+    stop.store(true, Relaxed);
+    for task in busy {
+        task.await.unwrap();
+    }
+    !ok
+}
+
 /// Runs `bug` once with `config`; true if the bug showed. Also the
-/// scheduling decisions the run made.
+/// scheduling decisions the run made. The starved bug runs on 4 workers.
 fn run_once(
     config: SimConfig,
     bug: fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = bool>>>,
+    workers: bool,
 ) -> (bool, u64) {
     std::thread::spawn(move || {
-        let rt = sim::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build_with(config);
+        let rt = if workers {
+            sim::runtime::Builder::new_multi_thread()
+                .worker_threads(4)
+                .enable_all()
+                .build_with(config)
+        } else {
+            sim::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build_with(config)
+        };
         let local = sim::task::LocalSet::new();
-        let hit = local.block_on(&rt, bug());
+        let hit = if workers {
+            rt.block_on(bug())
+        } else {
+            local.block_on(&rt, bug())
+        };
         drop(rt);
         let decisions = sim_runtime::last_run().map_or(0, |r| r.decisions);
         (hit, decisions)
@@ -139,33 +199,37 @@ fn stats(name: &str, policy: &str, hits: &[u64], elapsed: std::time::Duration) {
 type Bug = fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = bool>>>;
 
 fn main() {
-    let bugs: [(&str, Bug); 3] = [
-        ("shallow", || Box::pin(shallow())),
-        ("ordered", || Box::pin(ordered())),
-        ("preempted", || Box::pin(preempted())),
+    let bugs: [(&str, Bug, bool); 4] = [
+        ("shallow", || Box::pin(shallow()), false),
+        ("ordered", || Box::pin(ordered()), false),
+        ("preempted", || Box::pin(preempted()), false),
+        ("starved", || Box::pin(starved()), true),
     ];
     println!("bug        policy                       failing seeds   ...");
-    for (name, bug) in bugs {
+    for (name, bug, workers) in bugs {
         // The horizon, as a sweep measures it.
-        let (_, decisions) = run_once(SimConfig::with_seed(0), bug);
+        let (_, decisions) = run_once(SimConfig::with_seed(0), bug, workers);
         let horizon = sim_runtime::config::pct_horizon(decisions, DEPTH);
-        let policies = [
-            ("random".to_string(), Policy::Random),
+        let policies: [(String, Option<Policy>); 3] = [
+            ("random".to_string(), Some(Policy::Random)),
             (
                 format!("pct depth {DEPTH} horizon {horizon}"),
-                Policy::Pct {
+                Some(Policy::Pct {
                     depth: DEPTH,
                     horizon,
-                },
+                }),
             ),
+            // `None`: each seed's policy from the portfolio.
+            ("portfolio".to_string(), None),
         ];
         for (label, policy) in policies {
             let start = Instant::now();
             let hits: Vec<u64> = (0..SEEDS)
                 .filter(|&seed| {
                     let mut config = SimConfig::with_seed(seed);
-                    config.policy = policy;
-                    run_once(config, bug).0
+                    config.policy =
+                        policy.unwrap_or_else(|| sim_runtime::sweep::portfolio::policy(seed));
+                    run_once(config, bug, workers).0
                 })
                 .collect();
             stats(name, &label, &hits, start.elapsed());

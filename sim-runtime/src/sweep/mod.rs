@@ -30,10 +30,12 @@
 //! refused escapes, so that a test's failure message explains them.
 //!
 //! The files: `vars.rs` (the variables), `record.rs` (the records),
+//! `portfolio.rs` (the policy each seed of a sweep runs under),
 //! `run.rs` (`run_test`), `panic.rs` (the panic hook), `watchdog.rs` (the
 //! hang watchdog) and `state.rs` (what each thread keeps).
 
 mod panic;
+pub mod portfolio;
 mod record;
 mod run;
 mod state;

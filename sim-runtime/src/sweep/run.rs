@@ -15,7 +15,7 @@ use std::process::{ExitCode, Termination};
 /// at least 100 and at least room for the change points, are the horizon.
 /// Fixing the measuring seed keeps a found seed replayable alone: its
 /// replay measures the same horizon.
-pub(crate) fn measure_pct_horizon<R: Termination + 'static>(depth: u32, body: fn() -> R) -> u64 {
+pub(crate) fn measure_decisions<R: Termination + 'static>(body: fn() -> R) -> u64 {
     let measuring = std::thread::Builder::new()
         .name("sim-pct-horizon".to_string())
         .spawn(move || {
@@ -28,8 +28,7 @@ pub(crate) fn measure_pct_horizon<R: Termination + 'static>(depth: u32, body: fn
             crate::summary::last_run().map_or(0, |run| run.decisions)
         })
         .expect("a thread for the horizon's measuring run");
-    let decisions = measuring.join().unwrap_or(0);
-    crate::config::pct_horizon(decisions, depth)
+    measuring.join().unwrap_or(0)
 }
 
 /// What a `#[should_panic]` attribute asked of a test.
@@ -73,19 +72,27 @@ pub fn run_test<R: Termination + 'static>(should_panic: ShouldPanic, body: fn() 
     };
     write_record(&Record::Sweep);
     let name = std::thread::current().name().map(str::to_string);
-    // PCT without a given horizon: measure it once for this test.
-    let policy = match crate::config::policy_from(&crate::decision::var) {
+    // PCT without a given horizon: measure it once for this test (seed 0
+    // under the uniform policy; its decisions set the horizon).
+    let given = match crate::config::policy_from(&crate::decision::var) {
         Ok(crate::config::Policy::Pct { depth, .. })
             if std::env::var(crate::config::PCT_HORIZON_VAR).is_err() =>
         {
+            let decisions = measure_decisions(body);
             Some(crate::config::Policy::Pct {
                 depth,
-                horizon: measure_pct_horizon(depth, body),
+                horizon: crate::config::pct_horizon(decisions, depth),
             })
         }
         _ => None,
     };
+    let portfolio = super::portfolio::active();
     for &seed in &plan.seeds {
+        let policy = if portfolio {
+            Some(super::portfolio::policy(seed))
+        } else {
+            given
+        };
         write_record(&Record::Begin(seed));
         let mut builder = std::thread::Builder::new();
         if let Some(name) = &name {
