@@ -38,6 +38,16 @@ macro_rules! workloads {
                     .expect("a runtime")
             }
 
+            /// A `multi_thread` runtime of 4 workers (simulated, in the
+            /// facade).
+            pub fn multi_thread_runtime() -> ::$tokio::runtime::Runtime {
+                ::$tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(4)
+                    .enable_all()
+                    .build()
+                    .expect("a runtime")
+            }
+
             pub async fn spawn_join(n: u64) -> u64 {
                 let mut handles = Vec::with_capacity(n as usize);
                 for i in 0..n {
@@ -457,6 +467,25 @@ fn main() {
         );
     }
     let _ = std::fs::remove_file(&trace_path);
+
+    // The same spawn + join on a `multi_thread` runtime of 4 workers: real
+    // threads in real tokio, simulated workers on the simulator.
+    let (real_time, real_out) =
+        best_of(|| on_real::multi_thread_runtime().block_on(on_real::spawn_join(100_000)));
+    std::env::set_var("SIM_SEED", "1");
+    let (sim_time, sim_out) =
+        best_of(|| on_sim::multi_thread_runtime().block_on(on_sim::spawn_join(100_000)));
+    assert_eq!(
+        real_out, sim_out,
+        "multi_thread spawn + join: the simulator computed something else"
+    );
+    println!(
+        "{:<34} {:>12} {:>12} {:>7.2}x",
+        "spawn + join 100k, 4 workers",
+        format!("{:.1?}", real_time),
+        format!("{:.1?}", sim_time),
+        sim_time.as_secs_f64() / real_time.as_secs_f64(),
+    );
 
     // The network: the same echo code on real loopback and between two
     // simulated hosts (default links: 0-1 ms each way).
