@@ -87,6 +87,8 @@ pub struct Sim {
     liveness_core: Option<Vec<String>>,
     nemesis: Nemesis,
     swarm: Option<Swarm>,
+    /// Hosts given simulated workers (`Sim::workers`).
+    host_workers: Vec<(String, u16)>,
 }
 
 impl Default for Sim {
@@ -119,6 +121,7 @@ impl Sim {
             liveness_core: None,
             nemesis: Nemesis::new(),
             swarm: None,
+            host_workers: Vec::new(),
         }
     }
 
@@ -228,6 +231,24 @@ impl Sim {
         self
     }
 
+    /// Runs `host`'s tasks on `count` simulated workers, as a process
+    /// running a `multi_thread` runtime does (see the README's "What is
+    /// simulated"): the seed picks which worker polls next and a worker may
+    /// stall, so a task can be starved at any await point. Without it a
+    /// host's tasks are picked as on one thread.
+    ///
+    /// # Panics
+    /// For 0 workers, or more than `sim_runtime::scheduler::WORKERS_MAX`.
+    pub fn workers(&mut self, host: &str, count: u16) -> &mut Self {
+        assert!(
+            (1..=sim_runtime::scheduler::WORKERS_MAX).contains(&count),
+            "sim: Sim::workers({host:?}, {count}): a host has 1 to {} workers",
+            sim_runtime::scheduler::WORKERS_MAX
+        );
+        self.host_workers.push((host.to_string(), count));
+        self
+    }
+
     /// Applies `fault` at virtual time `at` from the start.
     pub fn at(&mut self, at: Duration, fault: Fault) -> &mut Self {
         self.faults.push((at, fault));
@@ -276,6 +297,7 @@ impl Sim {
             liveness_core,
             mut nemesis,
             swarm,
+            mut host_workers,
             ..
         } = self;
         // The swarm's plan: drawn from the seed, printed, and (below) a note
@@ -292,6 +314,13 @@ impl Sim {
                 }
             }
             nemesis.extend(swarm.nemesis(&plan));
+            if let Some(count) = plan.workers {
+                for host in swarm.hosts() {
+                    if !host_workers.iter().any(|(name, _)| name == host) {
+                        host_workers.push((host.to_string(), count));
+                    }
+                }
+            }
         }
         let host_names: Vec<String> = hosts.iter().map(|(name, _, _)| name.clone()).collect();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -320,6 +349,14 @@ impl Sim {
                         .iter()
                         .map(|(name, _, _)| net.add_host(name))
                         .collect();
+                    // Hosts and clients given workers run their tasks on
+                    // them (before any of their tasks starts).
+                    for (name, count) in &host_workers {
+                        let id = host(net, name);
+                        sim_runtime::context::with_current(|core| {
+                            core.add_host_workers(id.0, *count)
+                        });
+                    }
                     for (from, to, mut config) in links {
                         if crate::shrink::fast_links() {
                             config.latency_min = Duration::ZERO;

@@ -65,6 +65,7 @@ pub struct Swarm {
     disk_corruption_rate: Dim<f64>,
     disk_latency_max_us: Dim<u64>,
     poll_cost_max_us: Dim<u64>,
+    workers: Dim<u64>,
     /// How long the test runs, in virtual time, when it said so: fault
     /// pacing scales to it.
     horizon: Option<Duration>,
@@ -122,6 +123,8 @@ pub struct Plan {
     /// are multiplied by: `horizon / 60 s` when the test gave a horizon
     /// (`Swarm::horizon`), 1 otherwise.
     pub time_scale: f64,
+    /// Each host's simulated workers (`Sim::workers`), when drawn.
+    pub workers: Option<u16>,
 }
 
 /// A draw of `dim` from the seed tree's stream `swarm <name>`.
@@ -179,6 +182,8 @@ impl Swarm {
             disk_corruption_rate: Dim::Off,
             disk_latency_max_us: Dim::range(0, 20_000),
             poll_cost_max_us: Dim::range(0, 200),
+            // Off unless asked for: `.workers(Dim::range(1, 8))`.
+            workers: Dim::Off,
             horizon: None,
             groups: Groups::default(),
         }
@@ -197,6 +202,13 @@ impl Swarm {
             "swarm: a horizon must be longer than zero"
         );
         self.horizon = Some(horizon);
+        self
+    }
+
+    /// Each host's simulated workers (`Sim::workers`), drawn per seed: off
+    /// (tasks picked as on one thread) unless asked for.
+    pub fn workers(mut self, dim: Dim<u64>) -> Swarm {
+        self.workers = dim;
         self
     }
 
@@ -360,6 +372,9 @@ impl Swarm {
             time_scale: self
                 .horizon
                 .map_or(1.0, |h| h.as_secs_f64() / PACING_REFERENCE.as_secs_f64()),
+            workers: draw_u64(seed, "workers", self.workers)
+                .filter(|n| *n > 0)
+                .map(|n| n.min(u64::from(sim_runtime::scheduler::WORKERS_MAX)) as u16),
         }
     }
 
@@ -469,6 +484,9 @@ impl Plan {
             self.disk_latency_max_us,
             self.poll_cost_max_us
         );
+        if let Some(workers) = self.workers {
+            let _ = write!(text, ", {workers} workers per host");
+        }
         text
     }
 }

@@ -173,6 +173,14 @@ impl Core {
         self.add_workers(0, options);
     }
 
+    /// Gives harness host `node` `count` simulated workers of its own: a
+    /// host is a process, and a production process runs a `multi_thread`
+    /// runtime. Its tasks run on them from now on.
+    pub fn add_host_workers(&self, node: u32, count: u16) {
+        self.scheduler.borrow_mut().add_host_workers(node, count);
+        self.workers.set(true);
+    }
+
     /// Gives a `multi_thread` runtime (scope `scope`) its workers.
     fn add_workers(&self, scope: u16, options: RuntimeOptions) {
         if options.flavor == Flavor::MultiThread && options.workers > 0 {

@@ -44,7 +44,10 @@ impl Core {
         let (slot, generation) = tasks.insert(cell, meta, owner, node, scope);
         drop(tasks);
         self.waker_counts.borrow_mut().reset(slot, generation);
-        let local_waker = self.scheduler.borrow_mut().spawned(slot, owner, scope);
+        let local_waker = self
+            .scheduler
+            .borrow_mut()
+            .spawned(slot, owner, scope, node);
         if let Some(waker) = local_waker {
             waker.wake();
         }

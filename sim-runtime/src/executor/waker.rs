@@ -221,9 +221,9 @@ impl Core {
             return;
         }
         task.flags |= QUEUED;
-        let (id, owner, scope) = (task.id, task.owner, task.scope);
+        let (id, owner, scope, node) = (task.id, task.owner, task.scope, task.node);
         drop(tasks);
-        let local_waker = self.scheduler.borrow_mut().woken(slot, owner, scope);
+        let local_waker = self.scheduler.borrow_mut().woken(slot, owner, scope, node);
         self.trace(EventKind::Wake, id, Label::None);
         if let Some(waker) = local_waker {
             waker.wake();

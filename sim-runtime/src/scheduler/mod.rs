@@ -47,11 +47,11 @@ pub const STALL_ODDS: u64 = 64;
 pub const STALL_PICKS_MAX: u64 = 512;
 
 /// A candidate of a pick: a ready task of the `block_on` thread (by its
-/// index in the ready set), or worker `w` of runtime scope `scope`.
+/// index in the ready set), or worker `w` of worker set `set`.
 #[derive(Clone, Copy, Debug)]
 enum Thread {
     Main(usize),
-    Worker { scope: u16, w: u16, source: Source },
+    Worker { set: u16, w: u16, source: Source },
 }
 
 /// A local set's ready queue (`LocalSet`: its tasks run only while it is
@@ -77,14 +77,20 @@ pub struct Scheduler {
     behind: Vec<Waker>,
     /// Polls since the first of `behind` yielded.
     behind_polls: u64,
-    /// The workers of each `multi_thread` runtime, by scope.
-    workers: Vec<Option<Workers>>,
-    /// Whether any runtime has workers (otherwise a pick is among the ready
+    /// The worker sets: one per `multi_thread` runtime, and one per
+    /// harness host given workers.
+    sets: Vec<Workers>,
+    /// The worker set of each runtime scope that has one.
+    by_scope: Vec<Option<u16>>,
+    /// The worker set of each host that has one (it takes precedence over
+    /// its runtime's: a host is a process of its own).
+    by_node: std::collections::BTreeMap<u32, u16>,
+    /// Whether any worker set exists (otherwise a pick is among the ready
     /// set alone, as it always was for `current_thread`).
     any_workers: bool,
-    /// The worker whose task is being polled: scope, worker, slot.
+    /// The worker whose task is being polled: set, worker, slot.
     running: Option<(u16, u16, u32)>,
-    /// The worker whose yielders are being released.
+    /// The worker whose yielders are being released: set, worker.
     releasing: Option<(u16, u16)>,
     /// Picks among workers so far (stalls last a number of them).
     picks: u64,
@@ -105,7 +111,9 @@ impl Scheduler {
             locals: Vec::new(),
             behind: Vec::new(),
             behind_polls: 0,
-            workers: Vec::new(),
+            sets: Vec::new(),
+            by_scope: Vec::new(),
+            by_node: std::collections::BTreeMap::new(),
             any_workers: false,
             running: None,
             releasing: None,
@@ -118,15 +126,47 @@ impl Scheduler {
     /// runtime): its tasks run on them from now on.
     pub fn add_workers(&mut self, scope: u16, count: u16) {
         let index = usize::from(scope);
-        if self.workers.len() <= index {
-            self.workers.resize_with(index + 1, || None);
+        if self.by_scope.len() <= index {
+            self.by_scope.resize(index + 1, None);
         }
         assert!(
-            self.workers[index].is_none(),
+            self.by_scope[index].is_none(),
             "a runtime gets its workers once"
         );
-        self.workers[index] = Some(Workers::new(count));
+        self.by_scope[index] = Some(self.new_set(count));
+    }
+
+    /// Gives harness host `node` `count` workers of its own (a process
+    /// running a `multi_thread` runtime): its tasks run on them.
+    pub fn add_host_workers(&mut self, node: u32, count: u16) {
+        assert!(
+            !self.by_node.contains_key(&node),
+            "a host gets its workers once"
+        );
+        let set = self.new_set(count);
+        self.by_node.insert(node, set);
+    }
+
+    fn new_set(&mut self, count: u16) -> u16 {
+        assert!(
+            self.sets.len() < usize::from(u16::MAX),
+            "too many worker sets"
+        );
+        self.sets.push(Workers::new(count));
         self.any_workers = true;
+        (self.sets.len() - 1) as u16
+    }
+
+    /// The worker set a task of `scope` on host `node` runs on, if any.
+    #[inline]
+    fn set_of(&self, scope: u16, node: u32) -> Option<u16> {
+        if !self.any_workers {
+            return None;
+        }
+        if let Some(&set) = self.by_node.get(&node) {
+            return Some(set);
+        }
+        self.by_scope.get(usize::from(scope)).copied().flatten()
     }
 
     /// The worker whose task is being polled, if a worker's is.
@@ -147,28 +187,19 @@ impl Scheduler {
         self.releasing = target;
     }
 
-    /// The workers of `scope`, if it has them.
-    fn workers_of(&mut self, scope: u16) -> Option<&mut Workers> {
-        if !self.any_workers {
-            return None;
-        }
-        self.workers.get_mut(usize::from(scope))?.as_mut()
-    }
-
-    /// Queues a task of `scope` in `slot`, as a wake or spawn from where the
-    /// scheduler is now. False when `scope` has no workers.
-    fn queue_on_workers(&mut self, slot: u32, scope: u16) -> bool {
-        let (running, releasing) = (self.running, self.releasing);
-        let Some(workers) = self.workers_of(scope) else {
+    /// Queues a task of `scope` on host `node` in `slot`, as a wake or spawn
+    /// from where the scheduler is now. False when it has no workers.
+    fn queue_on_workers(&mut self, slot: u32, scope: u16, node: u32) -> bool {
+        let Some(set) = self.set_of(scope, node) else {
             return false;
         };
+        let (running, releasing) = (self.running, self.releasing);
+        let workers = &mut self.sets[usize::from(set)];
         match (releasing, running) {
-            (Some((s, w)), _) if s == scope => workers.push_back(w, slot),
+            (Some((s, w)), _) if s == set => workers.push_back(w, slot),
             // Woken while it runs: behind its worker's queue.
-            (_, Some((s, w, running))) if s == scope && running == slot => {
-                workers.push_back(w, slot)
-            }
-            (_, Some((s, w, _))) if s == scope => workers.push_lifo(w, slot),
+            (_, Some((s, w, running))) if s == set && running == slot => workers.push_back(w, slot),
+            (_, Some((s, w, _))) if s == set => workers.push_lifo(w, slot),
             _ => workers.inject(slot),
         }
         true
@@ -191,13 +222,7 @@ impl Scheduler {
         if !self.any_workers {
             return self.ready.len();
         }
-        self.ready.len()
-            + self
-                .workers
-                .iter()
-                .flatten()
-                .map(Workers::queued)
-                .sum::<usize>()
+        self.ready.len() + self.sets.iter().map(Workers::queued).sum::<usize>()
     }
 
     /// A uniform draw in `0..n` from the scheduler's stream (a choice that
@@ -249,10 +274,10 @@ impl Scheduler {
     /// A task of runtime scope `scope` was spawned into `slot`, queued, for
     /// the scheduler (`owner` 0) or a local set. Returns the local set's
     /// waker to wake.
-    pub fn spawned(&mut self, slot: u32, owner: u32, scope: u16) -> Option<Waker> {
+    pub fn spawned(&mut self, slot: u32, owner: u32, scope: u16, node: u32) -> Option<Waker> {
         self.policy.spawned(slot);
         if owner == 0 {
-            if !self.queue_on_workers(slot, scope) {
+            if !self.queue_on_workers(slot, scope, node) {
                 self.ready.push(slot);
             }
             return None;
@@ -267,9 +292,9 @@ impl Scheduler {
 
     /// A task of runtime scope `scope` was woken: queues it. Returns the
     /// local set's waker to wake.
-    pub fn woken(&mut self, slot: u32, owner: u32, scope: u16) -> Option<Waker> {
+    pub fn woken(&mut self, slot: u32, owner: u32, scope: u16, node: u32) -> Option<Waker> {
         if owner == 0 {
-            if !self.queue_on_workers(slot, scope) {
+            if !self.queue_on_workers(slot, scope, node) {
                 self.ready.push(slot);
             }
             return None;
@@ -347,7 +372,7 @@ impl Scheduler {
         if candidates.is_empty() {
             // Only stalled workers have work: their stalls end.
             candidates = self.candidates(runs, true);
-            for workers in self.workers.iter_mut().flatten() {
+            for workers in &mut self.sets {
                 workers.unstall_all();
             }
         }
@@ -377,22 +402,17 @@ impl Scheduler {
                         take(&mut self.ready, at, replaying)
                     });
                 }
-                Thread::Worker { scope, w, source } => {
+                Thread::Worker { set, w, source } => {
                     self.picks += 1;
                     if candidates.len() > 1 && self.stalls.below(STALL_ODDS) == 0 {
                         let until = self.picks + 1 + self.stalls.below(STALL_PICKS_MAX);
-                        self.workers_of(scope)
-                            .expect("a candidate's runtime has workers")
-                            .stall(w, until);
+                        self.sets[usize::from(set)].stall(w, until);
                         candidates.swap_remove(index);
                         continue;
                     }
-                    let workers = self
-                        .workers_of(scope)
-                        .expect("a candidate's runtime has workers");
-                    let taken = workers.take(w, source);
+                    let taken = self.sets[usize::from(set)].take(w, source);
                     debug_assert_eq!(taken, slot, "a worker takes the task it showed");
-                    self.running = Some((scope, w, taken));
+                    self.running = Some((set, w, taken));
                     return Some(taken);
                 }
             }
@@ -410,15 +430,14 @@ impl Scheduler {
             .filter(|(_, &slot)| runs.is_none_or(|runs| runs(slot)))
             .map(|(at, &slot)| (slot, Thread::Main(at)))
             .collect();
-        for (scope, workers) in self.workers.iter().enumerate() {
-            let Some(workers) = workers else { continue };
+        for (set, workers) in self.sets.iter().enumerate() {
             for w in 0..workers.count() {
                 if !stalled && workers.stalled(w, self.picks) {
                     continue;
                 }
                 if let Some((slot, source)) = workers.head(w) {
-                    let scope = scope as u16;
-                    out.push((slot, Thread::Worker { scope, w, source }));
+                    let set = set as u16;
+                    out.push((slot, Thread::Worker { set, w, source }));
                 }
             }
         }
@@ -434,11 +453,9 @@ impl Scheduler {
     /// [`BEHIND_POLLS_MAX`] polls with the ready set never empty, the
     /// yielders run anyway. On a worker, the tasks are its own.
     pub fn yielded(&mut self, waker: &Waker) {
-        if let Some((scope, w, _)) = self.running {
-            if let Some(workers) = self.workers_of(scope) {
-                workers.defer(w, waker);
-                return;
-            }
+        if let Some((set, w, _)) = self.running {
+            self.sets[usize::from(set)].defer(w, waker);
+            return;
         }
         if self.behind.is_empty() {
             self.behind_polls = 0;
@@ -448,21 +465,16 @@ impl Scheduler {
 
     /// Whether some task yielded and waits to run again.
     pub fn has_yielders(&self) -> bool {
-        !self.behind.is_empty()
-            || (self.any_workers && self.workers.iter().flatten().any(Workers::has_deferred))
+        !self.behind.is_empty() || self.sets.iter().any(Workers::has_deferred)
     }
 
-    /// The workers' yielders due to run again, by worker (`(scope,
+    /// The workers' yielders due to run again, by worker (`(set,
     /// worker)`); wake them with [`Scheduler::set_releasing`] set.
     pub fn worker_yielders_due(&mut self) -> Vec<((u16, u16), Vec<Waker>)> {
-        if !self.any_workers {
-            return Vec::new();
-        }
         let mut due = Vec::new();
-        for (scope, workers) in self.workers.iter_mut().enumerate() {
-            let Some(workers) = workers else { continue };
+        for (set, workers) in self.sets.iter_mut().enumerate() {
             for (w, wakers) in workers.deferred_due(BEHIND_POLLS_MAX) {
-                due.push(((scope as u16, w), wakers));
+                due.push(((set as u16, w), wakers));
             }
         }
         due
@@ -484,7 +496,7 @@ impl Scheduler {
     /// Empties the ready set and the workers' queues (a shutdown).
     pub fn clear_ready(&mut self) {
         self.ready.clear();
-        for workers in self.workers.iter_mut().flatten() {
+        for workers in &mut self.sets {
             workers.clear();
         }
     }
@@ -492,7 +504,7 @@ impl Scheduler {
     /// Takes the yielders without waking them (a shutdown).
     pub fn take_yielders(&mut self) -> Vec<Waker> {
         let mut all = std::mem::take(&mut self.behind);
-        for workers in self.workers.iter_mut().flatten() {
+        for workers in &mut self.sets {
             all.extend(workers.take_deferred());
         }
         all
