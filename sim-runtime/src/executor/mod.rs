@@ -444,8 +444,10 @@ impl Core {
 
     // ----- cooperative budget -------------------------------------------------
 
-    /// Spends one unit of the task's budget, or asks it to yield (waking it
-    /// at once) when the budget is spent.
+    /// Spends one unit of the task's budget, or makes it yield when the
+    /// budget is spent: as `yield_now`, behind every task that is ready
+    /// (tokio defers the wake the same way), so the tasks it kept waiting
+    /// run first under every policy, PCT's priorities included.
     #[inline]
     pub fn poll_budget(&self, cx: &mut Context<'_>) -> Poll<()> {
         if self.unconstrained.get() {
@@ -453,7 +455,7 @@ impl Core {
         }
         let budget = self.budget.get();
         if budget == 0 {
-            cx.waker().wake_by_ref();
+            self.scheduler.borrow_mut().yielded(cx.waker());
             return Poll::Pending;
         }
         self.budget.set(budget - 1);

@@ -33,9 +33,12 @@ pub const PORTFOLIO_SHARES: u64 = 4;
 pub const HORIZONS: [u64; 3] = [100, 1_000, 10_000];
 
 /// Whether this process's runs follow the portfolio: the runner asked for
-/// it and nothing (`SIM_POLICY`, a replayed decision file) names a policy.
+/// it, this is one of the runner's own test processes (not a program a
+/// test starts, which inherits the variable), and nothing (`SIM_POLICY`, a
+/// replayed decision file) names a policy.
 pub fn active() -> bool {
     std::env::var(PORTFOLIO_VAR).is_ok_and(|v| v == "1")
+        && super::record::reporting()
         && matches!(crate::decision::var(POLICY_VAR), Ok(None))
 }
 
