@@ -493,3 +493,48 @@ async fn a_cleared_readiness_waits_for_the_next_arrival() {
     assert_eq!(b.try_recv(&mut buf).unwrap(), 3);
     assert_eq!(&buf, b"one");
 }
+
+/// The reads a server on another host needs to take in one 10,000-byte
+/// write, and whether the bytes came intact.
+fn reads_of_one_write(seed: u64) -> (usize, bool) {
+    let result = Rc::new(RefCell::new((0, false)));
+    let out = result.clone();
+    let mut sim = sim(seed);
+    sim.host("server", move || {
+        let out = out.clone();
+        async move {
+            let listener = TcpListener::bind("0.0.0.0:9").await.unwrap();
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut got = Vec::new();
+            let mut reads = 0;
+            let mut buf = [0u8; 65_536];
+            while got.len() < 10_000 {
+                let n = stream.read(&mut buf).await.unwrap();
+                assert!(n > 0, "the whole write arrives");
+                reads += 1;
+                got.extend_from_slice(&buf[..n]);
+            }
+            let intact = got.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8);
+            *out.borrow_mut() = (reads, intact);
+        }
+    });
+    sim.client("client", async move {
+        let data: Vec<u8> = (0..10_000).map(|i| (i % 251) as u8).collect();
+        let mut stream = TcpStream::connect("server:9").await.unwrap();
+        stream.write_all(&data).await.unwrap();
+        sleep(Duration::from_secs(1)).await;
+    });
+    sim.run();
+    let result = *result.borrow();
+    result
+}
+
+#[test]
+fn a_large_write_across_a_link_arrives_in_segments_in_order() {
+    let remote: Vec<(usize, bool)> = (0..10).map(reads_of_one_write).collect();
+    assert!(remote.iter().all(|(_, intact)| *intact), "{remote:?}");
+    assert!(
+        remote.iter().any(|(reads, _)| *reads > 1),
+        "segments of 1,460 bytes arrive apart: {remote:?}"
+    );
+}

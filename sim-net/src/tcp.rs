@@ -26,6 +26,10 @@ use std::task::{Context, Poll, Waker};
 /// The largest segment: a bigger write is split.
 const SEGMENT_BYTES: usize = 16 * 1024;
 
+/// The largest segment across a link: Ethernet's MSS (1500-byte MTU, less
+/// the IP and TCP headers).
+pub const MSS_BYTES: usize = 1_460;
+
 /// Linux's initial retransmission timeout for a SYN (`TCP_TIMEOUT_INIT`).
 pub const SYN_RTO_INITIAL_NS: u64 = 1_000_000_000;
 
@@ -259,13 +263,16 @@ impl Network {
         Ok(id)
     }
 
-    /// The segments a write of `bytes` leaves as: whole (up to
-    /// `SEGMENT_BYTES` each), or, with a segment limit, pieces of drawn
+    /// The segments a write of `bytes` leaves as: across a link, of an
+    /// Ethernet MSS each (each with its own latency draw, so a large write
+    /// arrives in pieces, in order); on loopback, whole (up to
+    /// `SEGMENT_BYTES` each); with a swarm's segment limit, pieces of drawn
     /// sizes.
-    fn cut_segments<'b>(&self, bytes: &'b [u8]) -> Vec<&'b [u8]> {
+    fn cut_segments<'b>(&self, bytes: &'b [u8], loopback: bool) -> Vec<&'b [u8]> {
         let max = self.state.borrow().segment_bytes_max;
         if max == 0 {
-            return bytes.chunks(SEGMENT_BYTES).collect();
+            let size = if loopback { SEGMENT_BYTES } else { MSS_BYTES };
+            return bytes.chunks(size).collect();
         }
         let mut out = Vec::new();
         let mut rest = bytes;
@@ -855,7 +862,7 @@ impl Network {
         };
         let (host, local, peer, peer_id) = segment_base;
         let to_host = self.route(host, peer);
-        for chunk in self.cut_segments(&buf[..n]) {
+        for chunk in self.cut_segments(&buf[..n], to_host == host) {
             self.send_segment(Segment {
                 from_host: host,
                 to_host,
