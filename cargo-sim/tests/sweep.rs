@@ -1211,6 +1211,11 @@ fn pct_finds_a_deep_bug_uniform_misses_and_its_replay_line_carries_the_policy() 
         lines[0].starts_with("SIM_POLICY=pct SIM_SEED="),
         "{lines:?}"
     );
+    assert_eq!(
+        lines[0].matches("SIM_POLICY=").count(),
+        1,
+        "the setting is said once: {lines:?}"
+    );
     // The seed replays alone: its replay measures the same horizon.
     let (replayed, text) = run_replay(&dir, &lines[0]);
     assert!(!replayed.status.success(), "{text}");
