@@ -14,6 +14,8 @@ pub struct Reporter {
     bar: Option<indicatif::ProgressBar>,
     started: Instant,
     last_line: Instant,
+    /// The (done, failed) counts the last progress line showed.
+    last_counts: Option<(u64, u64)>,
 }
 
 impl Reporter {
@@ -34,6 +36,7 @@ impl Reporter {
             bar,
             started: Instant::now(),
             last_line: Instant::now(),
+            last_counts: None,
         }
     }
 
@@ -62,10 +65,17 @@ impl Progress for Reporter {
                 bar.set_message(format!("{failed} failing, {rate:.0} seeds/s"));
             }
             None => {
-                if self.last_line.elapsed() > Duration::from_secs(15) {
+                let rate = done as f64 / self.started.elapsed().as_secs_f64().max(1e-3);
+                let line = progress_line(
+                    (done, total, failed),
+                    self.last_counts,
+                    self.last_line.elapsed(),
+                    rate,
+                );
+                if let Some(line) = line {
                     self.last_line = Instant::now();
-                    let rate = done as f64 / self.started.elapsed().as_secs_f64().max(1e-3);
-                    eprintln!("sim: {done}/{total} seeds, {failed} failing, {rate:.0} seeds/s");
+                    self.last_counts = Some((done, failed));
+                    eprintln!("{line}");
                 }
             }
         }
@@ -295,4 +305,55 @@ pub fn junit(
     }
     xml.push_str("  </testsuite>\n</testsuites>\n");
     xml
+}
+
+/// Off a terminal, a progress line every [`PROGRESS_EVERY`]; when no seed
+/// finished since the last one, only every [`PROGRESS_STILL_EVERY`], saying
+/// so (a seed that waits for its hang limit prints a line a minute, not
+/// the same line four times a minute).
+const PROGRESS_EVERY: Duration = Duration::from_secs(15);
+/// See [`PROGRESS_EVERY`].
+const PROGRESS_STILL_EVERY: Duration = Duration::from_secs(60);
+
+/// The progress line due now, if any: `counts` is (done, total, failed),
+/// `last` the (done, failed) of the last line, `since` the time since it.
+fn progress_line(
+    counts: (u64, u64, u64),
+    last: Option<(u64, u64)>,
+    since: Duration,
+    rate: f64,
+) -> Option<String> {
+    let (done, total, failed) = counts;
+    let still = last == Some((done, failed));
+    if still {
+        return (since > PROGRESS_STILL_EVERY).then(|| {
+            format!(
+                "sim: {done}/{total} seeds, {failed} failing; no seed finished in the last {}s",
+                since.as_secs()
+            )
+        });
+    }
+    (since > PROGRESS_EVERY)
+        .then(|| format!("sim: {done}/{total} seeds, {failed} failing, {rate:.0} seeds/s"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_lines_say_something_new_or_say_that_nothing_moved() {
+        let s = Duration::from_secs;
+        assert_eq!(
+            progress_line((5, 10, 0), Some((3, 0)), s(16), 2.4).as_deref(),
+            Some("sim: 5/10 seeds, 0 failing, 2 seeds/s")
+        );
+        assert_eq!(progress_line((5, 10, 0), Some((3, 0)), s(10), 2.4), None);
+        // Nothing finished: no line before a minute, then one that says so.
+        assert_eq!(progress_line((5, 10, 0), Some((5, 0)), s(16), 2.4), None);
+        assert_eq!(
+            progress_line((5, 10, 0), Some((5, 0)), s(61), 2.4).as_deref(),
+            Some("sim: 5/10 seeds, 0 failing; no seed finished in the last 61s")
+        );
+    }
 }
