@@ -415,17 +415,25 @@ fn shell_word(word: &str) -> String {
     }
 }
 
-fn replay_prefix(binary: &compile::TestBinary, kept: &[String]) -> String {
-    let mut words: Vec<String> = identity::sim_settings();
-    words.extend(["cargo", "sim", "test", "-p"].map(String::from));
+/// The command that replays one of `binary`'s tests (up to `--`), and the
+/// same after the `SIM_*` settings that change a run: the prefix a test
+/// process's own seed line starts with.
+fn replay_command(binary: &compile::TestBinary, kept: &[String]) -> (String, String) {
+    let mut words: Vec<String> = ["cargo", "sim", "test", "-p"].map(String::from).to_vec();
     words.push(binary.package.clone());
     words.extend(kept.iter().cloned());
     words.extend(binary.target_args());
-    words
-        .iter()
-        .map(|w| shell_word(w))
-        .collect::<Vec<_>>()
-        .join(" ")
+    let join = |words: &[String]| {
+        words
+            .iter()
+            .map(|w| shell_word(w))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let command = join(&words);
+    let mut prefixed = identity::sim_settings();
+    prefixed.extend(words);
+    (command, join(&prefixed))
 }
 
 /// `3 tests`, `1 test`, `2 binaries`, `2 tests ran`.
@@ -558,11 +566,13 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
                     seeds.push(seed);
                 }
             }
+            let (replay_command, replay_prefix) = replay_command(binary, &kept);
             cases.push(runner::TestCase {
                 binary: index,
                 name,
                 seeds,
-                replay_prefix: replay_prefix(binary, &kept),
+                replay_prefix,
+                replay_command,
                 whole_binary,
             });
         }

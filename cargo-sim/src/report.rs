@@ -98,12 +98,8 @@ pub fn replay_line(result: &TestResult, seed: u64) -> String {
         .collect();
     // A seed the portfolio ran under PCT names its policy.
     settings.push_str(&sim_runtime::sweep::portfolio::replay_settings(seed));
-    // The prefix starts with the same settings (a test process's own seed
-    // line puts them after the seed): say them once, before the seed.
-    let prefix = &result.case.replay_prefix;
-    let command = prefix
-        .find("cargo sim ")
-        .map_or(prefix.as_str(), |at| &prefix[at..]);
+    // The command without the settings: they come once, before the seed.
+    let command = &result.case.replay_command;
     if result.case.whole_binary {
         return format!("{settings}SIM_SEED={seed:#x} {command}");
     }

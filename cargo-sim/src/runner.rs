@@ -46,8 +46,12 @@ pub struct TestCase {
     pub name: String,
     /// Its seeds, in order: saved regressions first.
     pub seeds: Vec<u64>,
-    /// The command prefix of its replay line (up to `--`).
+    /// The command prefix of its replay line (up to `--`), after the
+    /// `SIM_*` settings.
     pub replay_prefix: String,
+    /// The same command without the settings (a replay line puts them,
+    /// once, before the seed).
+    pub replay_command: String,
     /// The binary is not libtest's (`harness = false`): it runs whole, once
     /// per seed, with `SIM_SEED`.
     pub whole_binary: bool,

@@ -84,23 +84,25 @@ fn round_trips(swarm: Option<Swarm>) -> Vec<u128> {
     trips
 }
 
+/// `swarm` with every dimension off but the link latency's most.
+fn quiet(swarm: Swarm) -> Swarm {
+    swarm
+        .udp_drop_rate(Dim::Off)
+        .udp_dup_rate(Dim::Off)
+        .crash_every_s(Dim::Off)
+        .isolate_every_s(Dim::Off)
+        .latency_min_ms(Dim::Off)
+        .udp_reorder_rate(Dim::Off)
+        .partition_every_s(Dim::Off)
+        .clock_jump_every_s(Dim::Off)
+        .disk_full_every_s(Dim::Off)
+        .disk_error_rate(Dim::Off)
+        .disk_latency_max_us(Dim::Off)
+        .poll_cost_max_us(Dim::Off)
+}
+
 #[test]
 fn the_plan_is_applied_to_the_run() {
-    let quiet = |swarm: Swarm| {
-        swarm
-            .udp_drop_rate(Dim::Off)
-            .udp_dup_rate(Dim::Off)
-            .crash_every_s(Dim::Off)
-            .isolate_every_s(Dim::Off)
-            .latency_min_ms(Dim::Off)
-            .udp_reorder_rate(Dim::Off)
-            .partition_every_s(Dim::Off)
-            .clock_jump_every_s(Dim::Off)
-            .disk_full_every_s(Dim::Off)
-            .disk_error_rate(Dim::Off)
-            .disk_latency_max_us(Dim::Off)
-            .poll_cost_max_us(Dim::Off)
-    };
     // The default link: 0 to 1 ms each way.
     assert!(round_trips(None).iter().all(|ms| *ms <= 2));
     // The swarm's link: 0 to 40 ms each way.
@@ -194,19 +196,8 @@ fn the_reorder_dimension_holds_datagrams_back_past_later_ones() {
 
 /// Only crashes, on the hosts the swarm's `crash_only` keeps, at its pace.
 fn crashes_only(swarm: Swarm) -> Swarm {
-    swarm
-        .udp_drop_rate(Dim::Off)
-        .udp_dup_rate(Dim::Off)
-        .isolate_every_s(Dim::Off)
-        .latency_min_ms(Dim::Off)
+    quiet(swarm)
         .latency_max_ms(Dim::Off)
-        .udp_reorder_rate(Dim::Off)
-        .partition_every_s(Dim::Off)
-        .clock_jump_every_s(Dim::Off)
-        .disk_full_every_s(Dim::Off)
-        .disk_error_rate(Dim::Off)
-        .disk_latency_max_us(Dim::Off)
-        .poll_cost_max_us(Dim::Off)
         .crash_every_s(Dim::Fixed(20))
 }
 

@@ -55,28 +55,32 @@ fn a_seed_replays_the_same_schedule_on_workers() {
     assert_ne!(hash(11).1, hash(12).1);
 }
 
+/// Spawns 16 tasks that yield 4 times each and waits for them; returns
+/// what the run's last task polls name as their worker (`-`: none).
+async fn yielders_name_their_workers() -> std::collections::BTreeSet<String> {
+    let mut tasks = Vec::new();
+    for _ in 0..16 {
+        tasks.push(tokio::spawn(async {
+            for _ in 0..4 {
+                tokio::task::yield_now().await;
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    sim_runtime::context::with_current(|core| core.recent_events())
+        .unwrap()
+        .into_iter()
+        .filter(|line| line.contains(" poll task ") && !line.contains("'root'"))
+        .filter_map(|line| line.split_whitespace().last().map(str::to_string))
+        .collect()
+}
+
 #[test]
 fn a_poll_on_a_worker_names_it_and_tasks_spread_over_the_workers() {
     let rt = runtime(true, 3);
-    let workers: std::collections::BTreeSet<String> = rt.block_on(async {
-        let mut tasks = Vec::new();
-        for _ in 0..16 {
-            tasks.push(tokio::spawn(async {
-                for _ in 0..4 {
-                    tokio::task::yield_now().await;
-                }
-            }));
-        }
-        for t in tasks {
-            t.await.unwrap();
-        }
-        sim_runtime::context::with_current(|core| core.recent_events())
-            .unwrap()
-            .into_iter()
-            .filter(|line| line.contains(" poll task ") && !line.contains("'root'"))
-            .filter_map(|line| line.split_whitespace().last().map(str::to_string))
-            .collect()
-    });
+    let workers = rt.block_on(yielders_name_their_workers());
     assert!(
         workers.len() >= 2,
         "the last polls ran on several workers: {workers:?}"
@@ -129,23 +133,7 @@ fn harness_workers(workers: Option<u16>) -> std::collections::BTreeSet<String> {
         Default::default();
     let out = seen.clone();
     sim.client("app", async move {
-        let mut tasks = Vec::new();
-        for _ in 0..16 {
-            tasks.push(tokio::spawn(async {
-                for _ in 0..4 {
-                    tokio::task::yield_now().await;
-                }
-            }));
-        }
-        for t in tasks {
-            t.await.unwrap();
-        }
-        *out.borrow_mut() = sim_runtime::context::with_current(|core| core.recent_events())
-            .unwrap()
-            .into_iter()
-            .filter(|line| line.contains(" poll task "))
-            .filter_map(|line| line.split_whitespace().last().map(str::to_string))
-            .collect();
+        *out.borrow_mut() = yielders_name_their_workers().await;
     });
     if let Some(n) = workers {
         sim.workers("app", n);

@@ -27,8 +27,6 @@ mod raw;
 ))]
 mod threads;
 
-pub use raw::MONOTONIC_ORIGIN_NS;
-
 use sim_runtime::seams::OsLayer;
 use std::any::Any;
 use std::future::Future;

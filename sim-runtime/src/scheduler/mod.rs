@@ -96,6 +96,10 @@ pub struct Scheduler {
     picks: u64,
     /// Draws of stalls: a stream of its own, so stalls shift no pick.
     stalls: Rng,
+    /// A pick's candidates with workers (their tasks, and where each
+    /// comes from), kept to be reused.
+    pick_slots: Vec<u32>,
+    pick_threads: Vec<Thread>,
 }
 
 impl Scheduler {
@@ -119,6 +123,8 @@ impl Scheduler {
             releasing: None,
             picks: 0,
             stalls,
+            pick_slots: Vec::new(),
+            pick_threads: Vec::new(),
         }
     }
 
@@ -365,34 +371,50 @@ impl Scheduler {
     fn next_with_workers(
         &mut self,
         runs: Option<&dyn Fn(u32) -> bool>,
-        mut log: Option<LogPick<'_>>,
+        log: Option<LogPick<'_>>,
         replaying: bool,
     ) -> Option<u32> {
-        let mut candidates = self.candidates(runs, false);
-        if candidates.is_empty() {
+        // Kept across picks, so a pick allocates nothing.
+        let mut slots = std::mem::take(&mut self.pick_slots);
+        let mut threads = std::mem::take(&mut self.pick_threads);
+        let picked = self.pick_with_workers(runs, log, replaying, &mut slots, &mut threads);
+        self.pick_slots = slots;
+        self.pick_threads = threads;
+        picked
+    }
+
+    fn pick_with_workers(
+        &mut self,
+        runs: Option<&dyn Fn(u32) -> bool>,
+        mut log: Option<LogPick<'_>>,
+        replaying: bool,
+        slots: &mut Vec<u32>,
+        threads: &mut Vec<Thread>,
+    ) -> Option<u32> {
+        self.candidates(runs, false, slots, threads);
+        if slots.is_empty() {
             // Only stalled workers have work: their stalls end.
-            candidates = self.candidates(runs, true);
+            self.candidates(runs, true, slots, threads);
             for workers in &mut self.sets {
                 workers.unstall_all();
             }
         }
         // Bounded: each turn of a stall removes one candidate.
         loop {
-            let index = match candidates.len() {
+            let index = match slots.len() {
                 0 => return None,
                 1 => 0,
                 _ => {
                     self.decisions += 1;
-                    let slots: Vec<u32> = candidates.iter().map(|(slot, _)| *slot).collect();
                     let (policy, rng) = (&mut self.policy, &mut self.rng);
+                    let among: &[u32] = slots;
                     match log.as_mut() {
-                        Some(log) => log(&slots, &mut || policy.choose(&slots, rng)),
-                        None => policy.choose(&slots, rng),
+                        Some(log) => log(among, &mut || policy.choose(among, rng)),
+                        None => policy.choose(among, rng),
                     }
                 }
             };
-            let (slot, thread) = candidates[index];
-            match thread {
+            match threads[index] {
                 Thread::Main(at) => {
                     return Some(if runs.is_some() {
                         // Some ready tasks may not run now: the index is
@@ -404,14 +426,15 @@ impl Scheduler {
                 }
                 Thread::Worker { set, w, source } => {
                     self.picks += 1;
-                    if candidates.len() > 1 && self.stalls.below(STALL_ODDS) == 0 {
+                    if slots.len() > 1 && self.stalls.below(STALL_ODDS) == 0 {
                         let until = self.picks + 1 + self.stalls.below(STALL_PICKS_MAX);
                         self.sets[usize::from(set)].stall(w, until);
-                        candidates.swap_remove(index);
+                        slots.swap_remove(index);
+                        threads.swap_remove(index);
                         continue;
                     }
                     let taken = self.sets[usize::from(set)].take(w, source);
-                    debug_assert_eq!(taken, slot, "a worker takes the task it showed");
+                    debug_assert_eq!(taken, slots[index], "a worker takes the task it showed");
                     self.running = Some((set, w, taken));
                     return Some(taken);
                 }
@@ -419,29 +442,36 @@ impl Scheduler {
         }
     }
 
-    /// The candidates of a pick: the `block_on` thread's ready tasks that
-    /// may run, then each worker's next task (stalled ones too, when
-    /// `stalled`).
-    fn candidates(&self, runs: Option<&dyn Fn(u32) -> bool>, stalled: bool) -> Vec<(u32, Thread)> {
-        let mut out: Vec<(u32, Thread)> = self
-            .ready
-            .iter()
-            .enumerate()
-            .filter(|(_, &slot)| runs.is_none_or(|runs| runs(slot)))
-            .map(|(at, &slot)| (slot, Thread::Main(at)))
-            .collect();
+    /// Fills `slots` and `threads` with the candidates of a pick: the
+    /// `block_on` thread's ready tasks that may run, then each worker's next
+    /// task (stalled ones too, when `stalled`).
+    fn candidates(
+        &self,
+        runs: Option<&dyn Fn(u32) -> bool>,
+        stalled: bool,
+        slots: &mut Vec<u32>,
+        threads: &mut Vec<Thread>,
+    ) {
+        slots.clear();
+        threads.clear();
+        for (at, &slot) in self.ready.iter().enumerate() {
+            if runs.is_none_or(|runs| runs(slot)) {
+                slots.push(slot);
+                threads.push(Thread::Main(at));
+            }
+        }
         for (set, workers) in self.sets.iter().enumerate() {
             for w in 0..workers.count() {
                 if !stalled && workers.stalled(w, self.picks) {
                     continue;
                 }
                 if let Some((slot, source)) = workers.head(w) {
+                    slots.push(slot);
                     let set = set as u16;
-                    out.push((slot, Thread::Worker { set, w, source }));
+                    threads.push(Thread::Worker { set, w, source });
                 }
             }
         }
-        out
     }
 
     // ----- yielders ----------------------------------------------------------

@@ -11,6 +11,8 @@
 //!   the first failure.
 //! - `SIM_SWEEP_TRACE_DIR`: write every run's trace into this directory (the
 //!   determinism check compares two of them).
+//! - `SIM_SWEEP_PORTFOLIO`: `1` when each seed's policy comes from the
+//!   portfolio (`portfolio.rs`).
 //!
 //! A `#[tokio::test]` expands to a call of [`run_test`]: with the variables
 //! set, it runs the body once per seed in this process, each on a fresh
