@@ -161,3 +161,39 @@ fn std_clocks_read_virtual_time_during_a_run() {
     let since_epoch = wall.duration_since(UNIX_EPOCH).unwrap();
     assert_eq!(since_epoch, Duration::from_secs(1_735_689_600 + 86_400));
 }
+
+#[test]
+fn a_spent_budget_lets_the_other_tasks_run_under_pct_too() {
+    // tokio's cooperative budget makes a task that keeps finding ready
+    // resources yield, behind every ready task: PCT's priorities must not
+    // pick it again at once.
+    for seed in 0..20 {
+        let mut config = SimConfig::with_seed(seed);
+        config.policy = sim_runtime::config::Policy::Pct {
+            depth: 3,
+            horizon: 10_000,
+        };
+        let ran_first = runtime(config).block_on(async {
+            let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let flag = ran.clone();
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            for i in 0..1_000 {
+                tx.send(i).unwrap();
+            }
+            let other = tokio::spawn(async move {
+                flag.store(true, std::sync::atomic::Ordering::Relaxed);
+            });
+            let mut received = 0;
+            while received < 1_000 && !ran.load(std::sync::atomic::Ordering::Relaxed) {
+                rx.recv().await.unwrap();
+                received += 1;
+            }
+            other.await.unwrap();
+            received < 1_000
+        });
+        assert!(
+            ran_first,
+            "seed {seed}: the other task waited out 1,000 ready receives"
+        );
+    }
+}

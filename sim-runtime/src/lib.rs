@@ -21,7 +21,7 @@
 //!    and [`context`], which simulation the thread is in).
 //! 4. Above the core: [`decision`] (the decision log: `SIM_RECORD`,
 //!    `SIM_REPLAY`), [`sweep`] (what a test process does under `cargo sim
-//!    test`), [`seed`] (the seed and hash lines) and [`launch`] (a run
+//!    test`), [`seed`] (the seed and hash lines) and [`mod@launch`] (a run
 //!    built from the environment).
 //!
 //! The OS layer (libc interposition, `std::fs`, OS threads, `tracing`
