@@ -341,3 +341,53 @@ async fn try_io_would_block_clears_readiness_until_new_data() {
     }
     assert_eq!(&buf, b"ab");
 }
+
+/// `SO_LINGER` of zero makes a close abortive: the peer's next read fails
+/// with `ConnectionReset` instead of seeing the end of the stream.
+#[tokio::test]
+async fn a_zero_linger_close_resets_the_peer() {
+    let (listener, addr) = listener().await;
+    let client = TcpStream::connect(addr).await.unwrap();
+    let (mut server, _) = listener.accept().await.unwrap();
+    client.set_zero_linger().unwrap();
+    assert_eq!(client.linger().unwrap(), Some(std::time::Duration::ZERO));
+    drop(client);
+    let mut buf = [0u8; 8];
+    let err = server.read(&mut buf).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ConnectionReset);
+}
+
+/// Small writes with Nagle on (the default) and off all arrive, in order,
+/// whatever the ACKs do; a shutdown sends what Nagle held before its FIN.
+#[tokio::test]
+async fn small_writes_arrive_in_order_with_nagle_on_and_off() {
+    for nodelay in [false, true] {
+        let (listener, addr) = listener().await;
+        let mut client = TcpStream::connect(addr).await.unwrap();
+        client.set_nodelay(nodelay).unwrap();
+        assert_eq!(client.nodelay().unwrap(), nodelay);
+        let (mut server, _) = listener.accept().await.unwrap();
+        for i in 0..50u8 {
+            client.write_all(&[i]).await.unwrap();
+        }
+        client.shutdown().await.unwrap();
+        let mut got = Vec::new();
+        server.read_to_end(&mut got).await.unwrap();
+        assert_eq!(got, (0..50u8).collect::<Vec<_>>());
+    }
+}
+
+/// `TCP_QUICKACK` can be set both ways; reading it back says whether the
+/// connection acknowledges at once right now, which Linux's own traffic
+/// heuristics may change, so only a set-then-read without traffic is
+/// asserted.
+#[tokio::test]
+async fn quickack_set_then_read() {
+    let (listener, addr) = listener().await;
+    let client = TcpStream::connect(addr).await.unwrap();
+    let _server = listener.accept().await.unwrap();
+    client.set_quickack(true).unwrap();
+    assert!(client.quickack().unwrap());
+    client.set_quickack(false).unwrap();
+    assert!(!client.quickack().unwrap());
+}

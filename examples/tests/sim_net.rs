@@ -538,3 +538,130 @@ fn a_large_write_across_a_link_arrives_in_segments_in_order() {
         "segments of 1,460 bytes arrive apart: {remote:?}"
     );
 }
+
+/// Answers each 8-byte request on port 9 with one byte.
+async fn request_server() {
+    let listener = TcpListener::bind("0.0.0.0:9").await.unwrap();
+    let (mut stream, _) = listener.accept().await.unwrap();
+    let mut request = [0u8; 8];
+    while stream.read_exact(&mut request).await.is_ok() {
+        stream.write_all(b"k").await.unwrap();
+    }
+}
+
+/// Sends 10 requests, each in two small writes (a header, then a body),
+/// over a 1 ms link, and returns how long each took to be answered.
+fn two_write_requests(nodelay: bool) -> Vec<Duration> {
+    let mut sim = sim(21);
+    sim.default_link(LinkConfig {
+        latency_min: Duration::from_millis(1),
+        latency_max: Duration::from_millis(1),
+        ..LinkConfig::default()
+    });
+    sim.host("server", request_server);
+    let took = Rc::new(RefCell::new(Vec::new()));
+    let out = took.clone();
+    sim.client("client", async move {
+        let mut stream = TcpStream::connect("server:9").await.unwrap();
+        stream.set_nodelay(nodelay).unwrap();
+        for _ in 0..10 {
+            let started = Instant::now();
+            stream.write_all(b"head").await.unwrap();
+            stream.write_all(b"body").await.unwrap();
+            let mut answer = [0u8; 1];
+            stream.read_exact(&mut answer).await.unwrap();
+            out.borrow_mut().push(started.elapsed());
+        }
+    });
+    sim.run();
+    took.take()
+}
+
+/// Linux's classic stall: with Nagle on (the default), the body waits for
+/// the ACK of the header, and a server that answered a request before
+/// delays that ACK by 40 ms, hoping to carry it on a reply. `TCP_NODELAY`
+/// sends the body at once.
+#[test]
+fn nagle_and_delayed_acks_stall_a_two_write_request_until_nodelay() {
+    let nagle = two_write_requests(false);
+    let nodelay = two_write_requests(true);
+    let ms = Duration::from_millis;
+    // The first request meets a fresh connection: its header is
+    // acknowledged at once (Linux's quick ACKs), so only round trips.
+    assert!(nagle[0] < ms(10), "{nagle:?}");
+    for took in &nagle[1..] {
+        assert!(*took >= ms(40) && *took < ms(50), "{nagle:?}");
+    }
+    for took in &nodelay {
+        assert!(*took < ms(10), "{nodelay:?}");
+    }
+}
+
+/// Setting `TCP_NODELAY` sends what Nagle held at once, as on Linux.
+#[test]
+fn setting_nodelay_sends_what_nagle_holds() {
+    let mut sim = sim(22);
+    sim.default_link(LinkConfig {
+        latency_min: Duration::from_millis(1),
+        latency_max: Duration::from_millis(1),
+        ..LinkConfig::default()
+    });
+    sim.host("server", request_server);
+    sim.client("client", async {
+        let mut stream = TcpStream::connect("server:9").await.unwrap();
+        let mut answer = [0u8; 1];
+        // A first request makes the server answer data with data.
+        stream.write_all(b"12345678").await.unwrap();
+        stream.read_exact(&mut answer).await.unwrap();
+        let started = Instant::now();
+        stream.write_all(b"head").await.unwrap();
+        stream.write_all(b"body").await.unwrap();
+        // The body is held behind the header's ACK, due in 40 ms.
+        sleep(Duration::from_millis(5)).await;
+        stream.set_nodelay(true).unwrap();
+        stream.read_exact(&mut answer).await.unwrap();
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_millis(5) && took < Duration::from_millis(10),
+            "{took:?}"
+        );
+    });
+    sim.run();
+}
+
+/// A quick ACK asked for with `TCP_QUICKACK` releases the peer's held
+/// bytes without the 40 ms wait.
+#[test]
+fn quickack_on_the_server_releases_the_held_body() {
+    let mut sim = sim(23);
+    sim.default_link(LinkConfig {
+        latency_min: Duration::from_millis(1),
+        latency_max: Duration::from_millis(1),
+        ..LinkConfig::default()
+    });
+    sim.host("server", || async {
+        let listener = TcpListener::bind("0.0.0.0:9").await.unwrap();
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut request = [0u8; 8];
+        while stream.read_exact(&mut request[..4]).await.is_ok() {
+            // Between the two halves: acknowledge the header now.
+            stream.set_quickack(true).unwrap();
+            stream.read_exact(&mut request[4..]).await.unwrap();
+            stream.write_all(b"k").await.unwrap();
+            assert!(!stream.quickack().unwrap(), "answering data: ping-pong");
+        }
+    });
+    sim.client("client", async {
+        let mut stream = TcpStream::connect("server:9").await.unwrap();
+        let mut answer = [0u8; 1];
+        for _ in 0..5 {
+            let started = Instant::now();
+            stream.write_all(b"head").await.unwrap();
+            stream.write_all(b"body").await.unwrap();
+            stream.read_exact(&mut answer).await.unwrap();
+            let took = started.elapsed();
+            assert!(took < Duration::from_millis(10), "{took:?}");
+        }
+    });
+    sim.run();
+}

@@ -76,7 +76,12 @@ impl Network {
         // The budget runs out in this segment: what fits goes, the link
         // holds, and the rest waits behind it.
         self.state.borrow_mut().controls.hold_after.remove(&key);
-        let SegmentKind::Data { msg, bytes: data } = segment.kind else {
+        let SegmentKind::Data {
+            msg,
+            bytes: data,
+            ack,
+        } = segment.kind
+        else {
             unreachable!("matched above")
         };
         let (first, rest) = data.split_at(budget as usize);
@@ -84,6 +89,7 @@ impl Network {
             kind: SegmentKind::Data {
                 msg,
                 bytes: first.to_vec(),
+                ack,
             },
             ..segment
         };
@@ -106,7 +112,11 @@ impl Network {
                 to: to_id,
                 src,
                 dst,
-                kind: SegmentKind::Data { msg, bytes: rest },
+                kind: SegmentKind::Data {
+                    msg,
+                    bytes: rest,
+                    ack,
+                },
             });
         }
         None

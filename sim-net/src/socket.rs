@@ -87,6 +87,38 @@ pub(crate) struct TcpEnd {
     /// not ready again until the count moves.
     pub(crate) read_cleared_at: Option<u64>,
     pub(crate) write_cleared_at: Option<u64>,
+    /// Nagle's algorithm and delayed ACKs (`tcp/ack.rs`).
+    pub(crate) ack: Box<AckState>,
+}
+
+/// One end's counts of both streams of its connection, in bytes, and what
+/// Nagle's algorithm and the delayed ACK keep (see `tcp/ack.rs`).
+#[derive(Default)]
+pub(crate) struct AckState {
+    /// Bytes of this end's stream sent so far (`SND.NXT`).
+    pub(crate) sent: u64,
+    /// How many of them the peer acknowledged (`SND.UNA`).
+    pub(crate) acked: u64,
+    /// Where the last small segment (less than an MSS) sent ended: until
+    /// the peer acknowledges it, Nagle holds the next small one back.
+    pub(crate) small_end: u64,
+    /// Written bytes Nagle holds back (less than an MSS).
+    pub(crate) held: Vec<u8>,
+    /// Bytes of the peer's stream received (`RCV.NXT`).
+    pub(crate) received: u64,
+    /// How many of them this end acknowledged.
+    pub(crate) received_acked: u64,
+    /// The delayed ACK's timer, while an ACK is owed.
+    pub(crate) delack_timer: Option<sim_runtime::EventKey>,
+    /// Quick ACKs used (Linux acknowledges a connection's first segments
+    /// at once).
+    pub(crate) quick_acks_used: u32,
+    /// Linux's "ping-pong" mode: this end answered data with data, so its
+    /// ACKs wait to ride on its replies.
+    pub(crate) interactive: bool,
+    /// When data last arrived (0: never): data sent within
+    /// `DELAYED_ACK_NS` of it is an answer.
+    pub(crate) received_at_ns: u64,
 }
 
 impl TcpEnd {
@@ -117,6 +149,7 @@ impl TcpEnd {
             write_events: 0,
             read_cleared_at: None,
             write_cleared_at: None,
+            ack: Box::default(),
         }
     }
 
@@ -144,7 +177,7 @@ impl TcpEnd {
 
 pub(crate) enum SegmentKind {
     /// A connection request; `attempt` 0 is the first, then Linux's
-    /// retransmissions (see `tcp.rs`).
+    /// retransmissions (see `tcp/handshake.rs`).
     Syn {
         listener_addr: SocketAddr,
         attempt: u32,
@@ -152,9 +185,17 @@ pub(crate) enum SegmentKind {
     SynAck,
     /// Bytes, with the network's message number (the trace pairs a send
     /// with its delivery by it).
+    /// `ack`: the sender's count of the receiver's stream it received,
+    /// an acknowledgement riding on the data.
     Data {
         msg: u64,
         bytes: Vec<u8>,
+        ack: u64,
+    },
+    /// An acknowledgement alone: the sender received `upto` bytes of the
+    /// receiver's stream.
+    Ack {
+        upto: u64,
     },
     Fin,
     Rst,
@@ -186,6 +227,7 @@ impl Segment {
             SegmentKind::Syn { .. } => "syn",
             SegmentKind::SynAck => "syn-ack",
             SegmentKind::Data { .. } => "data",
+            SegmentKind::Ack { .. } => "ack",
             SegmentKind::Fin => "fin",
             SegmentKind::Rst => "rst",
         }

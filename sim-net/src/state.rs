@@ -1,6 +1,6 @@
 //! The network's shared state: hosts, the socket slab, links, the scripted
 //! controls in force and the signal registrations. The network's core
-//! (`net.rs`) and every protocol file (`tcp.rs`, `udp.rs`, `unix.rs`,
+//! (`net.rs`) and every protocol file (`tcp/`, `udp.rs`, `unix.rs`,
 //! `control.rs`, `signal.rs`) work on it; it imports none of them.
 
 use crate::link::{LinkConfig, LinkMode};

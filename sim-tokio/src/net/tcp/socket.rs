@@ -342,8 +342,19 @@ impl TcpSocket {
             .local_addr()
             .map(|a| a.is_ipv6())
             .unwrap_or(false);
+        // The options with an effect here carry over, as they would on the
+        // real socket (hyper-util's connector sets TCP_NODELAY through
+        // socket2 before handing the socket over).
+        let nodelay = std_stream.nodelay().unwrap_or(false);
+        let linger = real_linger(&std_stream);
         drop(std_stream);
-        TcpSocket::new(v6)
+        let socket = TcpSocket::new(v6);
+        {
+            let mut options = socket.opts();
+            options.nodelay = nodelay;
+            options.linger = linger;
+        }
+        socket
     }
 }
 
@@ -387,6 +398,26 @@ impl AsFd for TcpSocket {
         // Safety: the placeholder lives as long as the socket.
         unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
     }
+}
+
+/// `SO_LINGER` of a real socket, read from the kernel.
+fn real_linger(stream: &std::net::TcpStream) -> Option<Duration> {
+    let mut value = libc_dep::linger {
+        l_onoff: 0,
+        l_linger: 0,
+    };
+    let mut len = std::mem::size_of::<libc_dep::linger>() as libc_dep::socklen_t;
+    // Safety: `value` and `len` describe a writable `linger` of its size.
+    let done = unsafe {
+        libc_dep::getsockopt(
+            stream.as_raw_fd(),
+            libc_dep::SOL_SOCKET,
+            libc_dep::SO_LINGER,
+            (&mut value as *mut libc_dep::linger).cast(),
+            &mut len,
+        )
+    };
+    (done == 0 && value.l_onoff != 0).then(|| Duration::from_secs(value.l_linger.max(0) as u64))
 }
 
 fn with_net_linger(stream: &TcpStream, linger: Option<Duration>) -> io::Result<()> {

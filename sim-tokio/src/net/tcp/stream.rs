@@ -10,7 +10,6 @@ use std::io;
 use std::net::SocketAddr;
 use std::os::unix::io::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{ready, Context, Poll, Waker};
 use std::time::Duration;
 
@@ -18,7 +17,6 @@ use std::time::Duration;
 /// with seeded latency and flow control.
 pub struct TcpStream {
     pub(crate) id: SocketId,
-    quickack: AtomicBool,
     fd: Placeholder,
 }
 
@@ -36,7 +34,6 @@ impl TcpStream {
     pub(crate) fn from_id(id: SocketId) -> TcpStream {
         TcpStream {
             id,
-            quickack: AtomicBool::new(false),
             fd: Placeholder::default(),
         }
     }
@@ -120,7 +117,9 @@ impl TcpStream {
         with_socket_net(|net| net.tcp_nodelay(self.id))
     }
 
-    /// Sets `TCP_NODELAY` (recorded; segments are never delayed here).
+    /// Sets `TCP_NODELAY`. Off (the default), Nagle's algorithm holds a
+    /// small write back while an earlier small segment is unacknowledged,
+    /// and the peer delays its ACKs, as on Linux; on, writes leave at once.
     ///
     /// # Errors
     /// When the socket is gone.
@@ -128,21 +127,23 @@ impl TcpStream {
         with_socket_net(|net| net.tcp_set_nodelay(self.id, nodelay))
     }
 
-    /// `TCP_QUICKACK`.
+    /// `TCP_QUICKACK`: whether the connection acknowledges at once rather
+    /// than delaying its ACKs for a reply to carry them.
     ///
     /// # Errors
-    /// Never.
+    /// When the socket is gone.
     pub fn quickack(&self) -> io::Result<bool> {
-        Ok(self.quickack.load(Ordering::Relaxed))
+        with_socket_net(|net| net.tcp_quickack(self.id))
     }
 
-    /// Sets `TCP_QUICKACK` (recorded).
+    /// Sets `TCP_QUICKACK`: on, owed ACKs leave now and the next ones are
+    /// not delayed; off, ACKs wait for a reply. As on Linux, the setting is
+    /// not permanent: the connection's traffic changes it again.
     ///
     /// # Errors
-    /// Never.
+    /// When the socket is gone.
     pub fn set_quickack(&self, quickack: bool) -> io::Result<()> {
-        self.quickack.store(quickack, Ordering::Relaxed);
-        Ok(())
+        with_socket_net(|net| net.tcp_set_quickack(self.id, quickack))
     }
 
     /// `SO_LINGER`.
@@ -163,7 +164,8 @@ impl TcpStream {
         with_socket_net(|net| net.tcp_set_linger(self.id, dur))
     }
 
-    /// Sets `SO_LINGER` to zero (recorded).
+    /// Sets `SO_LINGER` to zero: dropping the stream then resets the
+    /// connection (an RST) instead of closing it gracefully.
     ///
     /// # Errors
     /// When the socket is gone.

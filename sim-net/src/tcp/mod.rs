@@ -7,15 +7,16 @@
 //! pushes back. Shutting the write side sends a FIN after the data. Closing
 //! with unread data, or sending to a socket that is gone, brings an RST.
 //!
-//! Connecting costs a round trip: a SYN, then a SYN-ACK. A listener
-//! completes connections into its backlog before `accept` is called, as the
-//! kernel does.
+//! Connecting costs a round trip: a SYN, then a SYN-ACK (`handshake.rs`,
+//! with Linux's SYN retransmissions). A listener completes connections into
+//! its backlog before `accept` is called, as the kernel does. Nagle's
+//! algorithm and delayed ACKs are `ack.rs`.
 
 use crate::link::LinkMode;
 use crate::socket::{add_waker, wait_on, Segment, SegmentKind, TcpEnd, TcpListenerState};
 pub use crate::socket::{Phase, BACKLOG_DEFAULT, WINDOW_BYTES};
 use crate::state::Throttle;
-use crate::state::{source_ip, ConnectPolicy, HostId, NetState, Network, Parked, Socket, SocketId};
+use crate::state::{source_ip, HostId, NetState, Network, Parked, Socket, SocketId};
 use sim_runtime::decision;
 use std::collections::VecDeque;
 use std::io;
@@ -23,22 +24,19 @@ use std::net::{IpAddr, SocketAddr};
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
+mod ack;
+mod close;
+mod handshake;
+
+pub use ack::{DELAYED_ACK_NS, MSS_LOOPBACK_BYTES, QUICK_ACKS};
+pub use handshake::{SYN_RETRIES_MAX, SYN_RTO_INITIAL_NS};
+
 /// The largest segment: a bigger write is split.
 const SEGMENT_BYTES: usize = 16 * 1024;
 
 /// The largest segment across a link: Ethernet's MSS (1500-byte MTU, less
 /// the IP and TCP headers).
 pub const MSS_BYTES: usize = 1_460;
-
-/// Linux's initial retransmission timeout for a SYN (`TCP_TIMEOUT_INIT`).
-pub const SYN_RTO_INITIAL_NS: u64 = 1_000_000_000;
-
-/// How often Linux resends an unanswered SYN before a connect fails with
-/// `ETIMEDOUT` (`net.ipv4.tcp_syn_retries`, default 6).
-pub const SYN_RETRIES_MAX: u32 = 6;
-
-/// Linux's `ETIMEDOUT`.
-const ETIMEDOUT: i32 = 110;
 
 fn not_connected() -> io::Error {
     io::Error::new(
@@ -290,67 +288,6 @@ impl Network {
         out
     }
 
-    /// Arms the retransmission timer of a connecting socket's `attempt`-th
-    /// SYN: Linux's initial RTO, doubled after each retransmission.
-    fn arm_syn_timer(self: &Rc<Self>, id: SocketId, attempt: u32) {
-        let at = self.now_ns() + (SYN_RTO_INITIAL_NS << attempt);
-        let net = self.clone();
-        let key = self.schedule(
-            at,
-            "tcp-syn-timeout",
-            Box::new(move || net.syn_timeout(id, attempt)),
-        );
-        if let Some(Socket::Tcp(end)) = self.state.borrow_mut().get_mut(id) {
-            end.syn_timer = Some(key);
-        }
-    }
-
-    /// No SYN-ACK came for the `attempt`-th SYN: send it again, or, after
-    /// the last retransmission, fail the connect with `ETIMEDOUT`, as Linux
-    /// does (`tcp_syn_retries` = 6: at 1, 3, 7, 15, 31 and 63 s, then
-    /// giving up at 127 s). A SYN that reaches a restarted host completes
-    /// the connection.
-    fn syn_timeout(self: &Rc<Self>, id: SocketId, attempt: u32) {
-        let ends = {
-            let mut st = self.state.borrow_mut();
-            let end = match st.get_mut(id) {
-                Some(Socket::Tcp(end)) if end.phase == Phase::Connecting && !end.closed => end,
-                _ => return,
-            };
-            end.syn_timer = None;
-            if attempt >= SYN_RETRIES_MAX {
-                end.phase = Phase::Failed(io::ErrorKind::TimedOut);
-                end.wake_all();
-                None
-            } else {
-                Some((end.host, end.local, end.peer))
-            }
-        };
-        let Some((host, local, peer)) = ends else {
-            self.note(&format!(
-                "tcp-connect timed out after {} SYNs",
-                SYN_RETRIES_MAX + 1
-            ));
-            return;
-        };
-        let Some(to_host) = self.host_of_ip(HostId(host), peer.ip()) else {
-            return;
-        };
-        self.send_segment(Segment {
-            from_host: host,
-            to_host: to_host.0,
-            from: id,
-            to: None,
-            src: local,
-            dst: peer,
-            kind: SegmentKind::Syn {
-                listener_addr: peer,
-                attempt: attempt + 1,
-            },
-        });
-        self.arm_syn_timer(id, attempt + 1);
-    }
-
     /// Waits for a connection attempt to complete.
     pub fn tcp_poll_connect(&self, id: SocketId, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let mut st = self.state.borrow_mut();
@@ -358,7 +295,7 @@ impl Network {
             Some(Socket::Tcp(end)) => match end.phase {
                 Phase::Established => Poll::Ready(Ok(())),
                 Phase::Failed(io::ErrorKind::TimedOut) => {
-                    Poll::Ready(Err(io::Error::from_raw_os_error(ETIMEDOUT)))
+                    Poll::Ready(Err(io::Error::from_raw_os_error(handshake::ETIMEDOUT)))
                 }
                 Phase::Failed(kind) => Poll::Ready(Err(io::Error::new(
                     kind,
@@ -410,6 +347,7 @@ impl Network {
         if let SegmentKind::Data {
             msg,
             bytes: ref data,
+            ..
         } = segment.kind
         {
             self.note_message("send", msg, Some((segment.src, segment.dst)), Some(data));
@@ -419,6 +357,7 @@ impl Network {
             SegmentKind::Syn { .. } => "tcp-syn",
             SegmentKind::SynAck => "tcp-syn-ack",
             SegmentKind::Data { .. } => "tcp-deliver",
+            SegmentKind::Ack { .. } => "tcp-ack",
             SegmentKind::Fin => "tcp-fin",
             SegmentKind::Rst => "tcp-rst",
         };
@@ -485,6 +424,7 @@ impl Network {
             SegmentKind::Data {
                 msg,
                 bytes: ref data,
+                ack,
             } => {
                 let len = data.len();
                 // The send line has the addresses: the number pairs them.
@@ -501,6 +441,11 @@ impl Network {
                         };
                         end.recv.extend(data);
                         end.read_event();
+                        drop(st);
+                        let link = (segment.from_host, segment.to_host);
+                        if let Some(to) = segment.to {
+                            self.data_received(to, link, len, ack);
+                        }
                     }
                     _ => {
                         drop(st);
@@ -511,6 +456,11 @@ impl Network {
                         ));
                         self.reply_rst(&segment);
                     }
+                }
+            }
+            SegmentKind::Ack { upto } => {
+                if let Some(to) = segment.to {
+                    self.ack_received(to, upto);
                 }
             }
             SegmentKind::Fin => {
@@ -542,117 +492,6 @@ impl Network {
                 ));
             }
         }
-    }
-
-    fn deliver_syn(self: &Rc<Self>, segment: Segment, dst: SocketAddr) {
-        // A retransmitted SYN of a connection the host already accepted is
-        // answered again, not accepted twice.
-        if let SegmentKind::Syn { attempt: 1.., .. } = segment.kind {
-            let accepted = {
-                let st = self.state.borrow();
-                st.sockets
-                    .iter()
-                    .enumerate()
-                    .find_map(|(index, slot)| match &slot.socket {
-                        Some(Socket::Tcp(end))
-                            if end.host == segment.to_host
-                                && end.peer_id == Some(segment.from)
-                                && end.local == dst
-                                && !end.closed =>
-                        {
-                            Some(SocketId {
-                                index: index as u32,
-                                generation: slot.generation,
-                            })
-                        }
-                        _ => None,
-                    })
-            };
-            if let Some(server) = accepted {
-                self.syn_ack(&segment, server, dst);
-                return;
-            }
-        }
-        let policy = self.state.borrow().hosts[segment.to_host as usize].policy;
-        match policy {
-            ConnectPolicy::BlackHole => {
-                self.note(&format!(
-                    "drop tcp-syn {}>{}: black hole",
-                    self.describe(&segment.src),
-                    self.describe(&dst)
-                ));
-                return;
-            }
-            ConnectPolicy::Refuse => {
-                self.reply_rst(&segment);
-                return;
-            }
-            ConnectPolicy::Normal => {}
-        }
-        if self.is_silent(segment.to_host, dst.port()) {
-            // Accepted by a process that never reads or answers: the
-            // connection completes, and its bytes pile up unread.
-            let server = {
-                let mut end = TcpEnd::new(segment.to_host, dst, segment.src, Phase::Established);
-                end.peer_id = Some(segment.from);
-                self.state.borrow_mut().insert(Socket::Tcp(end))
-            };
-            self.note(&format!(
-                "accept {}>{}: a silent port",
-                self.describe(&segment.src),
-                self.describe(&dst)
-            ));
-            self.syn_ack(&segment, server, dst);
-            return;
-        }
-        let accepted = {
-            let mut st = self.state.borrow_mut();
-            let host = &st.hosts[segment.to_host as usize];
-            let listener_id = host.tcp_ports.get(&dst.port()).map(|index| SocketId {
-                index: *index,
-                generation: st.sockets[*index as usize].generation,
-            });
-            let listening = listener_id.and_then(|id| match st.get(id) {
-                Some(Socket::Listener(l))
-                    if (l.local.ip().is_unspecified()
-                        || l.local.ip() == dst.ip()
-                        || (l.local.ip().is_loopback() && dst.ip().is_loopback()))
-                        && l.backlog.len() < l.backlog_max =>
-                {
-                    Some(id)
-                }
-                _ => None,
-            });
-            listening.map(|listener_id| {
-                let mut end = TcpEnd::new(segment.to_host, dst, segment.src, Phase::Established);
-                end.peer_id = Some(segment.from);
-                let server = st.insert(Socket::Tcp(end));
-                if let Some(Socket::Listener(l)) = st.get_mut(listener_id) {
-                    l.backlog.push_back((server, segment.src));
-                    for w in std::mem::take(&mut l.wakers) {
-                        w.wake();
-                    }
-                }
-                server
-            })
-        };
-        match accepted {
-            Some(server) => self.syn_ack(&segment, server, dst),
-            None => self.reply_rst(&segment),
-        }
-    }
-
-    /// Answers `syn` from the new endpoint `server`, bound at `dst`.
-    fn syn_ack(self: &Rc<Self>, syn: &Segment, server: SocketId, dst: SocketAddr) {
-        self.send_segment(Segment {
-            from_host: syn.to_host,
-            to_host: syn.from_host,
-            from: server,
-            to: Some(syn.from),
-            src: dst,
-            dst: syn.src,
-            kind: SegmentKind::SynAck,
-        });
     }
 
     /// Reads received bytes; end of stream after a FIN; `ConnectionReset`
@@ -830,7 +669,7 @@ impl Network {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        let (n, segment_base) = {
+        let n = {
             let mut st = self.state.borrow_mut();
             let window = match st.get(id) {
                 Some(Socket::Tcp(end)) => Self::window(&st, end),
@@ -858,152 +697,10 @@ impl Network {
             }
             let n = buf.len().min(window);
             end.in_flight += n;
-            (n, (end.host, end.local, end.peer, end.peer_id))
+            n
         };
-        let (host, local, peer, peer_id) = segment_base;
-        let to_host = self.route(host, peer);
-        for chunk in self.cut_segments(&buf[..n], to_host == host) {
-            self.send_segment(Segment {
-                from_host: host,
-                to_host,
-                from: id,
-                to: peer_id,
-                src: local,
-                dst: peer,
-                kind: SegmentKind::Data {
-                    msg: self.next_msg(),
-                    bytes: chunk.to_vec(),
-                },
-            });
-        }
+        self.send_written(id, &buf[..n]);
         Poll::Ready(Ok(n))
-    }
-
-    /// Shuts the write side: a FIN follows the data.
-    pub fn tcp_shutdown_write(self: &Rc<Self>, id: SocketId) -> io::Result<()> {
-        let segment = {
-            let mut st = self.state.borrow_mut();
-            let Some(Socket::Tcp(end)) = st.get_mut(id) else {
-                return Err(not_connected());
-            };
-            if end.write_shut || end.phase != Phase::Established {
-                return Ok(());
-            }
-            end.write_shut = true;
-            Segment {
-                from_host: end.host,
-                to_host: 0,
-                from: id,
-                to: end.peer_id,
-                src: end.local,
-                dst: end.peer,
-                kind: SegmentKind::Fin,
-            }
-        };
-        let to_host = self.route(segment.from_host, segment.dst);
-        self.send_segment(Segment { to_host, ..segment });
-        Ok(())
-    }
-
-    /// The application closed the socket (dropped it). A listener frees its
-    /// port, and resets connections nobody accepted. A connection with
-    /// unread data resets the peer; otherwise it sends a FIN. The endpoint
-    /// stays as a tombstone that answers later data with an RST.
-    pub fn tcp_close(self: &Rc<Self>, id: SocketId) {
-        // A connect given up: its SYN is not sent again.
-        let syn_timer = match self.state.borrow_mut().get_mut(id) {
-            Some(Socket::Tcp(end)) => end.syn_timer.take(),
-            _ => None,
-        };
-        if let Some(timer) = syn_timer {
-            self.cancel(timer);
-        }
-        let segment = {
-            let mut st = self.state.borrow_mut();
-            match st.get_mut(id) {
-                Some(Socket::Listener(l)) => {
-                    let (host, port, path) = (l.host, l.local.port(), l.path.take());
-                    let pending: Vec<SocketId> = l.backlog.drain(..).map(|(s, _)| s).collect();
-                    match path {
-                        // The socket file stays, as on Linux: a connect is
-                        // refused until something binds the path again.
-                        Some(path) => {
-                            st.hosts[host as usize].unix_paths.remove(&path);
-                            st.hosts[host as usize].unix_stale.insert(path);
-                        }
-                        None => {
-                            st.hosts[host as usize].tcp_ports.remove(&port);
-                        }
-                    }
-                    st.free_slot(id.index);
-                    drop(st);
-                    for pending in pending {
-                        self.tcp_close(pending);
-                    }
-                    return;
-                }
-                Some(Socket::Tcp(end)) if end.phase != Phase::Established => {
-                    // Never connected: nothing to tell anyone. A late SYN-ACK
-                    // finds no socket and answers with an RST.
-                    let (host, port) = (end.host, end.local.port());
-                    debug_assert!(end.unix.is_none(), "unix streams connect at once");
-                    let ports = &mut st.hosts[host as usize].tcp_ports;
-                    if ports.get(&port) == Some(&id.index) {
-                        ports.remove(&port);
-                    }
-                    st.free_slot(id.index);
-                    return;
-                }
-                Some(Socket::Tcp(end)) => {
-                    end.closed = true;
-                    let peer_done = end.fin_received || end.reset;
-                    let kind = if end.reset {
-                        None
-                    } else if !end.recv.is_empty() {
-                        Some(SegmentKind::Rst)
-                    } else if !end.write_shut {
-                        end.write_shut = true;
-                        Some(SegmentKind::Fin)
-                    } else {
-                        None
-                    };
-                    let segment = kind.map(|kind| Segment {
-                        from_host: end.host,
-                        to_host: end.host,
-                        from: id,
-                        to: end.peer_id,
-                        src: end.local,
-                        dst: end.peer,
-                        kind,
-                    });
-                    // The port is free for new binds; the tombstone keeps its
-                    // slot so that late segments still find it.
-                    let (host, port) = (end.host, end.local.port());
-                    let ports = &mut st.hosts[host as usize].tcp_ports;
-                    if ports.get(&port) == Some(&id.index) {
-                        ports.remove(&port);
-                    }
-                    if peer_done && segment.is_none() {
-                        // Both sides are done: nothing more can arrive that
-                        // needs this tombstone.
-                        st.free_slot(id.index);
-                    }
-                    segment
-                }
-                _ => return,
-            }
-        };
-        if let Some(segment) = segment {
-            if matches!(segment.kind, SegmentKind::Rst) {
-                self.note(&format!(
-                    "reset {}>{}: closed with unread data",
-                    self.describe(&segment.src),
-                    self.describe(&segment.dst)
-                ));
-            }
-            let to_host = self.route(segment.from_host, segment.dst);
-            self.send_segment(Segment { to_host, ..segment });
-        }
     }
 
     /// The host a segment from `from_host` to `dst` goes to.
@@ -1012,9 +709,14 @@ impl Network {
             .map_or(from_host, |h| h.0)
     }
 
-    /// Socket options of a connection: `TCP_NODELAY`.
-    pub fn tcp_set_nodelay(&self, id: SocketId, on: bool) -> io::Result<()> {
-        self.with_end(id, |end| end.nodelay = on)
+    /// `TCP_NODELAY`: on, Nagle's algorithm holds nothing back, and what it
+    /// held leaves now, as on Linux (see `ack.rs`).
+    pub fn tcp_set_nodelay(self: &Rc<Self>, id: SocketId, on: bool) -> io::Result<()> {
+        self.with_end(id, |end| end.nodelay = on)?;
+        if on {
+            self.flush_held(id);
+        }
+        Ok(())
     }
 
     /// `TCP_NODELAY`.
@@ -1032,7 +734,8 @@ impl Network {
         self.with_end(id, |end| end.ttl)
     }
 
-    /// `SO_LINGER`.
+    /// `SO_LINGER`. Of zero, a close is abortive: it sends an RST, and the
+    /// peer's reads fail with `ConnectionReset`.
     pub fn tcp_set_linger(
         &self,
         id: SocketId,

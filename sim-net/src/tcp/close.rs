@@ -1,0 +1,156 @@
+//! The end of a connection: a shutdown of the write side (a FIN after the
+//! data), and a close, graceful (a FIN) or abortive (an RST: unread data,
+//! or `SO_LINGER` of zero).
+
+use super::not_connected;
+use crate::socket::{Phase, Segment, SegmentKind};
+use crate::state::{Network, Socket, SocketId};
+use std::io;
+use std::rc::Rc;
+use std::time::Duration;
+
+impl Network {
+    /// Shuts the write side: a FIN follows the data.
+    pub fn tcp_shutdown_write(self: &Rc<Self>, id: SocketId) -> io::Result<()> {
+        // What Nagle holds leaves first: the FIN follows the last byte.
+        self.flush_held(id);
+        let segment = {
+            let mut st = self.state.borrow_mut();
+            let Some(Socket::Tcp(end)) = st.get_mut(id) else {
+                return Err(not_connected());
+            };
+            if end.write_shut || end.phase != Phase::Established {
+                return Ok(());
+            }
+            end.write_shut = true;
+            Segment {
+                from_host: end.host,
+                to_host: 0,
+                from: id,
+                to: end.peer_id,
+                src: end.local,
+                dst: end.peer,
+                kind: SegmentKind::Fin,
+            }
+        };
+        let to_host = self.route(segment.from_host, segment.dst);
+        self.send_segment(Segment { to_host, ..segment });
+        Ok(())
+    }
+
+    /// The application closed the socket (dropped it). A listener frees its
+    /// port, and resets connections nobody accepted. A connection with
+    /// unread data resets the peer; otherwise it sends a FIN. The endpoint
+    /// stays as a tombstone that answers later data with an RST.
+    pub fn tcp_close(self: &Rc<Self>, id: SocketId) {
+        // A connect given up: its SYN is not sent again.
+        let syn_timer = match self.state.borrow_mut().get_mut(id) {
+            Some(Socket::Tcp(end)) => end.syn_timer.take(),
+            _ => None,
+        };
+        if let Some(timer) = syn_timer {
+            self.cancel(timer);
+        }
+        // A graceful close sends what Nagle holds before its FIN; an
+        // abortive one (unread data, or `SO_LINGER` of zero) drops it.
+        let abortive = match self.state.borrow_mut().get_mut(id) {
+            Some(Socket::Tcp(end)) => {
+                let abortive = !end.recv.is_empty() || end.linger == Some(Duration::ZERO);
+                if abortive {
+                    end.ack.held.clear();
+                }
+                abortive
+            }
+            _ => false,
+        };
+        if !abortive {
+            self.flush_held(id);
+        }
+        let segment = {
+            let mut st = self.state.borrow_mut();
+            match st.get_mut(id) {
+                Some(Socket::Listener(l)) => {
+                    let (host, port, path) = (l.host, l.local.port(), l.path.take());
+                    let pending: Vec<SocketId> = l.backlog.drain(..).map(|(s, _)| s).collect();
+                    match path {
+                        // The socket file stays, as on Linux: a connect is
+                        // refused until something binds the path again.
+                        Some(path) => {
+                            st.hosts[host as usize].unix_paths.remove(&path);
+                            st.hosts[host as usize].unix_stale.insert(path);
+                        }
+                        None => {
+                            st.hosts[host as usize].tcp_ports.remove(&port);
+                        }
+                    }
+                    st.free_slot(id.index);
+                    drop(st);
+                    for pending in pending {
+                        self.tcp_close(pending);
+                    }
+                    return;
+                }
+                Some(Socket::Tcp(end)) if end.phase != Phase::Established => {
+                    // Never connected: nothing to tell anyone. A late SYN-ACK
+                    // finds no socket and answers with an RST.
+                    let (host, port) = (end.host, end.local.port());
+                    debug_assert!(end.unix.is_none(), "unix streams connect at once");
+                    let ports = &mut st.hosts[host as usize].tcp_ports;
+                    if ports.get(&port) == Some(&id.index) {
+                        ports.remove(&port);
+                    }
+                    st.free_slot(id.index);
+                    return;
+                }
+                Some(Socket::Tcp(end)) => {
+                    end.closed = true;
+                    let peer_done = end.fin_received || end.reset;
+                    let kind = if end.reset {
+                        None
+                    } else if !end.recv.is_empty() || end.linger == Some(Duration::ZERO) {
+                        Some(SegmentKind::Rst)
+                    } else if !end.write_shut {
+                        end.write_shut = true;
+                        Some(SegmentKind::Fin)
+                    } else {
+                        None
+                    };
+                    let segment = kind.map(|kind| Segment {
+                        from_host: end.host,
+                        to_host: end.host,
+                        from: id,
+                        to: end.peer_id,
+                        src: end.local,
+                        dst: end.peer,
+                        kind,
+                    });
+                    // The port is free for new binds; the tombstone keeps its
+                    // slot so that late segments still find it.
+                    let (host, port) = (end.host, end.local.port());
+                    let ports = &mut st.hosts[host as usize].tcp_ports;
+                    if ports.get(&port) == Some(&id.index) {
+                        ports.remove(&port);
+                    }
+                    if peer_done && segment.is_none() {
+                        // Both sides are done: nothing more can arrive that
+                        // needs this tombstone.
+                        st.free_slot(id.index);
+                    }
+                    segment
+                }
+                _ => return,
+            }
+        };
+        if let Some(segment) = segment {
+            if matches!(segment.kind, SegmentKind::Rst) {
+                self.note(&format!(
+                    "reset {}>{}: closed with unread data or a zero linger",
+                    self.describe(&segment.src),
+                    self.describe(&segment.dst)
+                ));
+            }
+            let to_host = self.route(segment.from_host, segment.dst);
+            self.send_segment(Segment { to_host, ..segment });
+        }
+    }
+}
