@@ -271,6 +271,102 @@ fn a_cluster_that_fails_after_a_partition() {
 }
 "#;
 
+const SWARMED: &str = r#"
+//! A 2-second harness test under the default swarm (disk faults off):
+//! the store keeps its count in memory, so a crash early in the test
+//! loses acknowledged writes; its twin appends each write to a synced log
+//! (in a synced directory: without that, a crash may lose the new file).
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sim::swarm::{Dim, Swarm};
+use tokio::sim::Sim;
+
+async fn store(durable: bool) {
+    let path = std::env::temp_dir().join("count.log");
+    let mut log = None;
+    let mut count = 0u32;
+    if durable {
+        count = tokio::fs::read(&path).await.map_or(0, |b| b.len() as u32);
+        let mut options = tokio::fs::OpenOptions::new();
+        options.create(true).append(true);
+        log = Some(options.open(&path).await.unwrap());
+        // A new file's name is durable once its directory is synced.
+        let dir = tokio::fs::File::open(std::env::temp_dir()).await.unwrap();
+        dir.sync_all().await.unwrap();
+    }
+    let listener = tokio::net::TcpListener::bind("0.0.0.0:9").await.unwrap();
+    loop {
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut op = [0u8; 1];
+        if stream.read_exact(&mut op).await.is_err() {
+            continue;
+        }
+        if op[0] == 1 {
+            if let Some(log) = &mut log {
+                log.write_all(&[1]).await.unwrap();
+                log.sync_all().await.unwrap();
+            }
+            count += 1;
+        }
+        let _ = stream.write_all(&count.to_be_bytes()).await;
+    }
+}
+
+async fn request(op: u8) -> std::io::Result<u32> {
+    let mut stream = tokio::net::TcpStream::connect("store:9").await?;
+    stream.write_all(&[op]).await?;
+    let mut count = [0u8; 4];
+    stream.read_exact(&mut count).await?;
+    Ok(u32::from_be_bytes(count))
+}
+
+fn run(durable: bool) {
+    let mut sim = Sim::new();
+    sim.swarm(
+        Swarm::new(&["store"])
+            .disk_error_rate(Dim::Off)
+            .disk_full_every_s(Dim::Off)
+            .disk_corruption_rate(Dim::Off),
+    );
+    sim.host("store", move || store(durable));
+    sim.client("client", async {
+        let mut acknowledged = 0;
+        for _ in 0..20 {
+            // Bounded: a fault lasts a fraction of this short test.
+            for _ in 0..1_000 {
+                match tokio::time::timeout(Duration::from_millis(200), request(1)).await {
+                    Ok(Ok(_)) => {
+                        acknowledged += 1;
+                        break;
+                    }
+                    _ => tokio::time::sleep(Duration::from_millis(50)).await,
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        for _ in 0..1_000 {
+            if let Ok(Ok(count)) = tokio::time::timeout(Duration::from_millis(200), request(0)).await {
+                assert!(count >= acknowledged, "the planted crash bug: {acknowledged} acknowledged, {count} kept");
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the store never answered");
+    });
+    sim.run();
+}
+
+#[test]
+fn counts_in_memory() {
+    run(false);
+}
+
+#[test]
+fn counts_in_a_synced_log() {
+    run(true);
+}
+"#;
+
 const SHRINKABLE: &str = r#"
 use std::time::Duration;
 use tokio::sim::{Fault, Nemesis, Sim};
@@ -539,6 +635,7 @@ fn fixture(name: &str) -> PathBuf {
     write(&dir.join("tests/deep.rs"), DEEP);
     write(&dir.join("tests/cluster.rs"), CLUSTER);
     write(&dir.join("tests/shrinkable.rs"), SHRINKABLE);
+    write(&dir.join("tests/swarmed.rs"), SWARMED);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .args(["generate-lockfile", "--quiet"])
@@ -1268,6 +1365,22 @@ fn a_one_host_cancel_safety_bug_is_found_under_swarm_and_its_twin_passes() {
     let (replayed, text) = run_replay(&dir, &lines[0]);
     assert!(!replayed.status.success(), "{text}");
     assert!(text.contains("the planted frame bug"), "{text}");
+}
+
+#[test]
+fn a_short_harness_test_whose_bug_needs_an_early_crash_is_found_by_the_swarm() {
+    let dir = fixture("swarmed");
+    let (output, _, stderr) = sim(&dir, "test --test swarmed --seeds 100 --no-save", &[]);
+    assert!(!output.status.success(), "the crash bug is found: {stderr}");
+    assert!(stderr.contains("FAIL counts_in_memory "), "{stderr}");
+    assert!(stderr.contains("the planted crash bug"), "{stderr}");
+    assert!(!stderr.contains("FAIL counts_in_a_synced_log"), "{stderr}");
+    // The failing seed's plan says what the faults were paced for.
+    assert!(stderr.contains("(its measured length)"), "{stderr}");
+    let lines = replay_lines(&stderr, "counts_in_memory");
+    let (replayed, text) = run_replay(&dir, &lines[0]);
+    assert!(!replayed.status.success(), "{text}");
+    assert!(text.contains("the planted crash bug"), "{text}");
 }
 
 /// Debian's Chromium, installed through the package manager when missing.

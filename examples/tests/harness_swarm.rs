@@ -266,7 +266,10 @@ fn loses_writes(seed: u64, swarm: Swarm) -> bool {
 fn a_horizon_brings_faults_into_a_short_test_and_groups_keep_hosts_out() {
     let swarm = || crashes_only(Swarm::new(&["store", "witness"])).crash_only(&["store"]);
     // Paced for a minute, the first crash comes after the 2 s test is over.
-    let unpaced = (0..30).filter(|&seed| loses_writes(seed, swarm())).count();
+    let minute = Duration::from_secs(60);
+    let unpaced = (0..30)
+        .filter(|&seed| loses_writes(seed, swarm().horizon(minute)))
+        .count();
     assert_eq!(unpaced, 0);
     let paced = (0..30)
         .filter(|&seed| loses_writes(seed, swarm().horizon(Duration::from_secs(2))))
@@ -283,4 +286,20 @@ fn a_horizon_brings_faults_into_a_short_test_and_groups_keep_hosts_out() {
         plan.describe()
     );
     assert_eq!(swarm().plan(1).time_scale, 1.0);
+}
+
+/// Without a horizon, the swarm measures the test's length (a run of its
+/// own without the swarm, in a child process) and paces its faults to it:
+/// the 2 s test gets its crashes. (In the measuring child, these runs go
+/// without the swarm, so none loses a write there; the lengths are
+/// recorded before the assertion.)
+#[test]
+fn without_a_horizon_the_pacing_fits_the_measured_length() {
+    let swarm = || crashes_only(Swarm::new(&["store", "witness"])).crash_only(&["store"]);
+    let found = (0..30).filter(|&seed| loses_writes(seed, swarm())).count();
+    let measuring = std::env::var_os("SIM_SWARM_MEASURE").is_some();
+    assert!(
+        found > 0 || measuring,
+        "a crash lands in the 2 s test on some seed of 30"
+    );
 }

@@ -10,6 +10,8 @@
 //! - `liveness.rs`: the liveness phase ([`Sim::eventually`]).
 //! - [`nemesis`]: fault generators at seeded times ([`Nemesis`]).
 //! - [`swarm`]: per-seed fault settings ([`swarm::Swarm`]).
+//! - `horizon.rs`: the swarm's horizon, measured from a run of the test
+//!   without it.
 //! - [`one_host`]: the swarm of a plain one-host test (`SIM_SWARM=1`).
 //! - [`control`]: which connections a scripted reset takes
 //!   ([`control::Conns`]).
@@ -23,6 +25,7 @@
 mod checker;
 pub mod control;
 pub mod fault;
+mod horizon;
 mod host;
 mod liveness;
 pub mod nemesis;

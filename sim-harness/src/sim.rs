@@ -264,6 +264,18 @@ impl Sim {
         // std::fs under the temporary directory goes to the simulated disk.
         sim_os::install();
         sim_fs::install();
+        // A swarm paced by the test's measured length: in the measuring
+        // child this run goes without it; otherwise it takes the length.
+        let mut measuring = None;
+        if let Some(swarm) = self.swarm.take() {
+            if !swarm.paces_by_measure() {
+                self.swarm = Some(swarm);
+            } else if let Some(path) = crate::horizon::measuring() {
+                measuring = Some(path);
+            } else {
+                self.swarm = Some(swarm.measured_horizon(crate::horizon::next()));
+            }
+        }
         let plan = self
             .swarm
             .as_ref()
@@ -444,6 +456,9 @@ impl Sim {
         }));
         Core::close(id);
         drop(core);
+        if let (Some(path), Some(run)) = (&measuring, sim_runtime::last_run()) {
+            crate::horizon::record(path, Duration::from_nanos(run.end_ns));
+        }
         if let Err(payload) = result {
             std::panic::resume_unwind(payload);
         }

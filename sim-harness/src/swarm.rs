@@ -66,9 +66,8 @@ pub struct Swarm {
     disk_latency_max_us: Dim<u64>,
     poll_cost_max_us: Dim<u64>,
     workers: Dim<u64>,
-    /// How long the test runs, in virtual time, when it said so: fault
-    /// pacing scales to it.
-    horizon: Option<Duration>,
+    /// How long the test runs, in virtual time: fault pacing scales to it.
+    pacing: Pacing,
     /// Per fault dimension, the hosts it may act on (all the swarm's hosts
     /// when unset).
     groups: Groups,
@@ -87,6 +86,27 @@ struct Groups {
 /// The fault pacing's reference length: the `every_s` ranges and fault
 /// durations are written for a run of this long, and a horizon scales them.
 const PACING_REFERENCE: Duration = Duration::from_secs(60);
+
+/// What the fault pacing of a swarm is scaled to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Pacing {
+    /// To the test's length, measured when the run starts.
+    Measure,
+    /// To a length the test gave ([`Swarm::horizon`]).
+    Given(Duration),
+    /// To the length measured from a run of the test without the swarm.
+    Measured(Duration),
+}
+
+impl Pacing {
+    /// The length the pacing is scaled to, once known.
+    pub fn horizon(self) -> Option<Duration> {
+        match self {
+            Pacing::Measure => None,
+            Pacing::Given(d) | Pacing::Measured(d) => Some(d),
+        }
+    }
+}
 
 /// What the swarm drew for one seed.
 #[derive(Clone, Debug, PartialEq)]
@@ -120,9 +140,10 @@ pub struct Plan {
     /// Each poll of a task takes up to this long in virtual time.
     pub poll_cost_max_us: u64,
     /// What fault times (every `*_every_s`, and how long each fault lasts)
-    /// are multiplied by: `horizon / 60 s` when the test gave a horizon
-    /// (`Swarm::horizon`), 1 otherwise.
+    /// are multiplied by: `horizon / 60 s` (see [`Swarm::horizon`]).
     pub time_scale: f64,
+    /// What the pacing is scaled to.
+    pub pacing: Pacing,
     /// Each host's simulated workers (`Sim::workers`), when drawn.
     pub workers: Option<u16>,
 }
@@ -184,7 +205,7 @@ impl Swarm {
             poll_cost_max_us: Dim::range(0, 200),
             // Off unless asked for: `.workers(Dim::range(1, 8))`.
             workers: Dim::Off,
-            horizon: None,
+            pacing: Pacing::Measure,
             groups: Groups::default(),
         }
     }
@@ -194,6 +215,11 @@ impl Swarm {
     /// short test gets its first faults early and several of them: with a
     /// 6 s horizon, a crash every 0.5-6 s, down for 0.1-0.5 s.
     ///
+    /// Without it, the horizon is measured: the test's length in a run of
+    /// its own without the swarm (see `horizon.rs`), from 100 ms to a
+    /// minute. `horizon(Duration::from_secs(60))` keeps a minute's pacing
+    /// whatever the test's length, with no measuring run.
+    ///
     /// # Panics
     /// For a zero horizon.
     pub fn horizon(mut self, horizon: Duration) -> Swarm {
@@ -201,7 +227,22 @@ impl Swarm {
             !horizon.is_zero(),
             "swarm: a horizon must be longer than zero"
         );
-        self.horizon = Some(horizon);
+        self.pacing = Pacing::Given(horizon);
+        self
+    }
+
+    /// Whether the pacing waits for the test's measured length.
+    pub(crate) fn paces_by_measure(&self) -> bool {
+        self.pacing == Pacing::Measure
+    }
+
+    /// The horizon measured from a run of the test without the swarm
+    /// (`horizon.rs`), or a minute's pacing when it could not be measured.
+    pub(crate) fn measured_horizon(mut self, horizon: Option<Duration>) -> Swarm {
+        self.pacing = match horizon {
+            Some(horizon) => Pacing::Measured(horizon),
+            None => Pacing::Given(PACING_REFERENCE),
+        };
         self
     }
 
@@ -370,8 +411,10 @@ impl Swarm {
                 .unwrap_or(0),
             poll_cost_max_us: draw_u64(seed, "poll cost", self.poll_cost_max_us).unwrap_or(0),
             time_scale: self
-                .horizon
+                .pacing
+                .horizon()
                 .map_or(1.0, |h| h.as_secs_f64() / PACING_REFERENCE.as_secs_f64()),
+            pacing: self.pacing,
             workers: draw_u64(seed, "workers", self.workers)
                 .filter(|n| *n > 0)
                 .map(|n| n.min(u64::from(sim_runtime::scheduler::WORKERS_MAX)) as u16),
@@ -486,6 +529,19 @@ impl Plan {
         );
         if let Some(workers) = self.workers {
             let _ = write!(text, ", {workers} workers per host");
+        }
+        match self.pacing {
+            Pacing::Measure => {}
+            Pacing::Given(h) => {
+                let _ = write!(text, ", faults paced for a {}s test", trim_secs(h));
+            }
+            Pacing::Measured(h) => {
+                let _ = write!(
+                    text,
+                    ", faults paced for a {}s test (its measured length)",
+                    trim_secs(h)
+                );
+            }
         }
         text
     }
