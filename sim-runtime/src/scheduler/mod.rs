@@ -23,6 +23,7 @@ pub use pct::Pct;
 pub use policy::{SchedulePolicy, UniformRandom};
 pub use workers::{GLOBAL_QUEUE_INTERVAL, LIFO_POLLS_MAX, WORKERS_DEFAULT, WORKERS_MAX};
 
+use policy::worker_key;
 use workers::{Source, Workers};
 
 use crate::rng::Rng;
@@ -52,6 +53,13 @@ pub const STALL_PICKS_MAX: u64 = 512;
 enum Thread {
     Main(usize),
     Worker { set: u16, w: u16, source: Source },
+}
+
+/// The buffers of a pick among workers, kept across picks.
+struct Candidates<'a> {
+    slots: &'a mut Vec<u32>,
+    threads: &'a mut Vec<Thread>,
+    keys: &'a mut Vec<u32>,
 }
 
 /// A local set's ready queue (`LocalSet`: its tasks run only while it is
@@ -100,6 +108,9 @@ pub struct Scheduler {
     /// comes from), kept to be reused.
     pick_slots: Vec<u32>,
     pick_threads: Vec<Thread>,
+    /// What the policy chooses among: a main-thread task's slot, or a
+    /// worker's key (`policy::worker_key`).
+    pick_keys: Vec<u32>,
 }
 
 impl Scheduler {
@@ -125,6 +136,7 @@ impl Scheduler {
             stalls,
             pick_slots: Vec::new(),
             pick_threads: Vec::new(),
+            pick_keys: Vec::new(),
         }
     }
 
@@ -377,9 +389,20 @@ impl Scheduler {
         // Kept across picks, so a pick allocates nothing.
         let mut slots = std::mem::take(&mut self.pick_slots);
         let mut threads = std::mem::take(&mut self.pick_threads);
-        let picked = self.pick_with_workers(runs, log, replaying, &mut slots, &mut threads);
+        let mut keys = std::mem::take(&mut self.pick_keys);
+        let picked = self.pick_with_workers(
+            runs,
+            log,
+            replaying,
+            Candidates {
+                slots: &mut slots,
+                threads: &mut threads,
+                keys: &mut keys,
+            },
+        );
         self.pick_slots = slots;
         self.pick_threads = threads;
+        self.pick_keys = keys;
         picked
     }
 
@@ -388,9 +411,13 @@ impl Scheduler {
         runs: Option<&dyn Fn(u32) -> bool>,
         mut log: Option<LogPick<'_>>,
         replaying: bool,
-        slots: &mut Vec<u32>,
-        threads: &mut Vec<Thread>,
+        candidates: Candidates<'_>,
     ) -> Option<u32> {
+        let Candidates {
+            slots,
+            threads,
+            keys,
+        } = candidates;
         self.candidates(runs, false, slots, threads);
         if slots.is_empty() {
             // Only stalled workers have work: their stalls end.
@@ -406,11 +433,21 @@ impl Scheduler {
                 1 => 0,
                 _ => {
                     self.decisions += 1;
+                    // The policy sees a worker as one runner: PCT's
+                    // priorities are the workers' (a worker's drops at a
+                    // change point), as the threads' in PCT's paper.
+                    keys.clear();
+                    keys.extend(threads.iter().zip(slots.iter()).map(
+                        |(thread, &slot)| match *thread {
+                            Thread::Main(_) => slot,
+                            Thread::Worker { set, w, .. } => worker_key(set, w),
+                        },
+                    ));
                     let (policy, rng) = (&mut self.policy, &mut self.rng);
-                    let among: &[u32] = slots;
+                    let (among, keys): (&[u32], &[u32]) = (slots, keys);
                     match log.as_mut() {
-                        Some(log) => log(among, &mut || policy.choose(among, rng)),
-                        None => policy.choose(among, rng),
+                        Some(log) => log(among, &mut || policy.choose(keys, rng)),
+                        None => policy.choose(keys, rng),
                     }
                 }
             };

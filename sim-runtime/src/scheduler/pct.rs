@@ -1,7 +1,10 @@
 //! PCT, probabilistic concurrency testing (Burckhardt et al., ASPLOS
-//! 2010): priorities per task and `depth - 1` change points.
+//! 2010): priorities per task and `depth - 1` change points. On a
+//! `multi_thread` runtime's workers, a worker is what has a priority (as
+//! the threads of the paper): the worker of highest priority runs its next
+//! task, and at a change point that worker drops.
 
-use super::policy::SchedulePolicy;
+use super::policy::{SchedulePolicy, WORKER_KEY_BASE};
 use crate::rng::Rng;
 use crate::task::ROOT_SLOT;
 
@@ -11,6 +14,8 @@ pub struct Pct {
     /// Priority by slot (0: not drawn yet). First draws are at least
     /// `depth`; demoted tasks get `1..depth`.
     priorities: Vec<u64>,
+    /// Priority by worker (by key less `WORKER_KEY_BASE`; 0: not drawn).
+    worker_priorities: Vec<u64>,
     root_priority: u64,
     /// The decisions at which the running task is demoted, ascending.
     change_points: Vec<u64>,
@@ -29,6 +34,7 @@ impl Pct {
         change_points.sort_unstable();
         Pct {
             priorities: Vec::new(),
+            worker_priorities: Vec::new(),
             root_priority: 0,
             change_points,
             decisions: 0,
@@ -42,21 +48,31 @@ impl Pct {
         (self.rng.next_u64() >> 1) + u64::from(self.depth)
     }
 
-    fn priority(&mut self, slot: u32) -> u64 {
-        if slot == ROOT_SLOT {
-            if self.root_priority == 0 {
-                self.root_priority = self.draw();
-            }
-            return self.root_priority;
+    /// The cell of `key`'s priority: the root's, a task's or a worker's.
+    fn cell(&mut self, key: u32) -> &mut u64 {
+        if key == ROOT_SLOT {
+            return &mut self.root_priority;
         }
-        let index = slot as usize;
-        if index >= self.priorities.len() {
-            self.priorities.resize(index + 1, 0);
+        let (table, index) = if key >= WORKER_KEY_BASE {
+            (
+                &mut self.worker_priorities,
+                (key - WORKER_KEY_BASE) as usize,
+            )
+        } else {
+            (&mut self.priorities, key as usize)
+        };
+        if index >= table.len() {
+            table.resize(index + 1, 0);
         }
-        if self.priorities[index] == 0 {
-            self.priorities[index] = self.draw();
+        &mut table[index]
+    }
+
+    fn priority(&mut self, key: u32) -> u64 {
+        if *self.cell(key) == 0 {
+            let drawn = self.draw();
+            *self.cell(key) = drawn;
         }
-        self.priorities[index]
+        *self.cell(key)
     }
 }
 
@@ -76,12 +92,7 @@ impl SchedulePolicy for Pct {
         // i-th change point gives priority depth - i).
         if let Some(i) = self.change_points.iter().position(|&c| c == self.decisions) {
             let low = u64::from(self.depth) - 1 - i as u64;
-            let slot = ready[best];
-            if slot == ROOT_SLOT {
-                self.root_priority = low.max(1);
-            } else {
-                self.priorities[slot as usize] = low.max(1);
-            }
+            *self.cell(ready[best]) = low.max(1);
         }
         best
     }
@@ -91,5 +102,44 @@ impl SchedulePolicy for Pct {
         if let Some(p) = self.priorities.get_mut(slot as usize) {
             *p = 0;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scheduler::policy::worker_key;
+
+    /// Two workers, each with work at every pick: the one of higher
+    /// priority runs every time until the change point, where it drops
+    /// below the other for good.
+    #[test]
+    fn a_worker_runs_while_its_priority_is_highest_and_drops_at_the_change_point() {
+        let (a, b) = (worker_key(0, 0), worker_key(0, 1));
+        for seed in 0..20 {
+            let mut pct = Pct::new(seed, 2, 10);
+            let change = pct.change_points[0] as usize;
+            let mut rng = Rng::named(seed, "unused");
+            let picks: Vec<u32> = (0..12)
+                .map(|_| [a, b][pct.choose(&[a, b], &mut rng)])
+                .collect();
+            let first = picks[0];
+            let switch = picks.iter().position(|&p| p != first);
+            assert_eq!(switch, Some(change), "seed {seed}: {picks:?}");
+            assert!(picks[change..].iter().all(|&p| p != first), "{picks:?}");
+        }
+    }
+
+    /// Workers' priorities are apart from tasks': a task slot with the
+    /// number of a worker's offset does not share its priority.
+    #[test]
+    fn workers_and_tasks_have_priorities_of_their_own() {
+        let mut pct = Pct::new(3, 1, 10);
+        let worker = worker_key(0, 5);
+        let task = 5;
+        let p_worker = pct.priority(worker);
+        let p_task = pct.priority(task);
+        assert_ne!(p_worker, p_task);
+        assert_eq!(pct.priority(worker), p_worker, "drawn once");
     }
 }

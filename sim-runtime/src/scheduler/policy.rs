@@ -7,11 +7,26 @@ use crate::rng::Rng;
 /// (PCT, for one) plug in here.
 pub trait SchedulePolicy {
     /// Returns an index into `ready` (the slots of the ready tasks, in queue
-    /// order; `ROOT_SLOT` is the root future).
+    /// order; `ROOT_SLOT` is the root future; with workers, a worker's key
+    /// (see [`worker_key`]) stands for the task it would run next).
     fn choose(&mut self, ready: &[u32], rng: &mut Rng) -> usize;
 
     /// A task was spawned into `slot` (which an ended task may have held).
     fn spawned(&mut self, _slot: u32) {}
+}
+
+/// The first key of a worker in a pick's list: task slots are below it
+/// (`ROOT_SLOT` included).
+pub const WORKER_KEY_BASE: u32 = 0x0100_0000;
+
+/// The key that stands for worker `w` of worker set `set` in a pick's
+/// list, one per worker of the run.
+pub fn worker_key(set: u16, w: u16) -> u32 {
+    debug_assert!(
+        w < super::WORKERS_MAX,
+        "a worker's number is below WORKERS_MAX"
+    );
+    WORKER_KEY_BASE + u32::from(set) * u32::from(super::WORKERS_MAX) + u32::from(w)
 }
 
 /// The default policy: every ready task is equally likely.
