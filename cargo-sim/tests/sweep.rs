@@ -365,6 +365,67 @@ fn counts_in_memory() {
 fn counts_in_a_synced_log() {
     run(true);
 }
+
+/// One request: a byte out, the same byte back.
+async fn echo(stream: &mut tokio::net::TcpStream, byte: u8) -> std::io::Result<()> {
+    stream.write_all(&[byte]).await?;
+    let mut back = [0u8; 1];
+    stream.read_exact(&mut back).await?;
+    assert_eq!(back[0], byte);
+    Ok(())
+}
+
+/// A client of a server the swarm crashes and restarts. The planted bug
+/// keeps its first connection for good; the twin reconnects, and its
+/// connect goes through the crash: its SYN is resent until the restarted
+/// server answers.
+fn requests(reconnect: bool) {
+    let mut sim = Sim::new();
+    sim.swarm(
+        Swarm::new(&["server"])
+            .disk_error_rate(Dim::Off)
+            .disk_full_every_s(Dim::Off)
+            .disk_corruption_rate(Dim::Off),
+    );
+    sim.host("server", || async {
+        let listener = tokio::net::TcpListener::bind("0.0.0.0:7").await.unwrap();
+        loop {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            tokio::spawn(async move {
+                let (mut r, mut w) = stream.split();
+                let _ = tokio::io::copy(&mut r, &mut w).await;
+            });
+        }
+    });
+    sim.client("client", async move {
+        let mut stream = tokio::net::TcpStream::connect("server:7").await.ok();
+        for i in 0..20u8 {
+            // Bounded: a crash lasts a fraction of this short test.
+            for _ in 0..1_000 {
+                if let Some(s) = stream.as_mut() {
+                    if let Ok(Ok(())) = tokio::time::timeout(Duration::from_millis(300), echo(s, i)).await {
+                        break;
+                    }
+                }
+                assert!(reconnect, "the planted reconnect bug: request {i} failed and the client keeps its broken connection");
+                let connect = tokio::net::TcpStream::connect("server:7");
+                stream = tokio::time::timeout(Duration::from_secs(5), connect).await.ok().and_then(Result::ok);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    sim.run();
+}
+
+#[test]
+fn keeps_one_connection() {
+    requests(false);
+}
+
+#[test]
+fn reconnects_through_a_restart() {
+    requests(true);
+}
 "#;
 
 const SHRINKABLE: &str = r#"
@@ -1368,7 +1429,7 @@ fn a_one_host_cancel_safety_bug_is_found_under_swarm_and_its_twin_passes() {
 }
 
 #[test]
-fn a_short_harness_test_whose_bug_needs_an_early_crash_is_found_by_the_swarm() {
+fn short_harness_tests_whose_bugs_need_an_early_crash_are_found_by_the_swarm() {
     let dir = fixture("swarmed");
     let (output, _, stderr) = sim(&dir, "test --test swarmed --seeds 100 --no-save", &[]);
     assert!(!output.status.success(), "the crash bug is found: {stderr}");
@@ -1381,6 +1442,11 @@ fn a_short_harness_test_whose_bug_needs_an_early_crash_is_found_by_the_swarm() {
     let (replayed, text) = run_replay(&dir, &lines[0]);
     assert!(!replayed.status.success(), "{text}");
     assert!(text.contains("the planted crash bug"), "{text}");
+    // A client that never reconnects fails; its twin's connect rides out
+    // the crash (SYN retransmission) and reaches the restarted server.
+    assert!(stderr.contains("FAIL keeps_one_connection "), "{stderr}");
+    assert!(stderr.contains("the planted reconnect bug"), "{stderr}");
+    assert!(!stderr.contains("FAIL reconnects_through_a_restart"), "{stderr}");
 }
 
 /// Debian's Chromium, installed through the package manager when missing.
