@@ -1446,7 +1446,10 @@ fn short_harness_tests_whose_bugs_need_an_early_crash_are_found_by_the_swarm() {
     // the crash (SYN retransmission) and reaches the restarted server.
     assert!(stderr.contains("FAIL keeps_one_connection "), "{stderr}");
     assert!(stderr.contains("the planted reconnect bug"), "{stderr}");
-    assert!(!stderr.contains("FAIL reconnects_through_a_restart"), "{stderr}");
+    assert!(
+        !stderr.contains("FAIL reconnects_through_a_restart"),
+        "{stderr}"
+    );
 }
 
 /// Debian's Chromium, installed through the package manager when missing.

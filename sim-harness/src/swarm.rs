@@ -83,6 +83,11 @@ struct Groups {
     disk_full: Option<Vec<String>>,
 }
 
+/// The least time a swarm's link takes: a real network's round trip is
+/// tens of microseconds even on one rack, and the swarm's disks (5-100 µs
+/// an operation) and polls (up to 200 µs) take time too.
+pub const LINK_LATENCY_FLOOR: Duration = Duration::from_micros(20);
+
 /// The fault pacing's reference length: the `every_s` ranges and fault
 /// durations are written for a run of this long, and a horizon scales them.
 const PACING_REFERENCE: Duration = Duration::from_secs(60);
@@ -429,10 +434,16 @@ impl Swarm {
 
 impl Plan {
     /// The link every pair of hosts gets.
+    ///
+    /// A link never takes less than [`LINK_LATENCY_FLOOR`], even with the
+    /// latency dimensions off: a network that takes no time is faster than
+    /// a poll or a disk operation, and a loop bounded by virtual time
+    /// would never see the clock move.
     pub fn link(&self) -> LinkConfig {
+        let floor = |ms: u64| Duration::from_millis(ms).max(LINK_LATENCY_FLOOR);
         LinkConfig {
-            latency_min: Duration::from_millis(self.latency_min_ms),
-            latency_max: Duration::from_millis(self.latency_max_ms),
+            latency_min: floor(self.latency_min_ms),
+            latency_max: floor(self.latency_max_ms),
             udp_drop_rate: self.udp_drop_rate,
             udp_dup_rate: self.udp_dup_rate,
             udp_reorder_rate: self.udp_reorder_rate,
@@ -505,9 +516,17 @@ impl Plan {
                 format!("~{}s", trim_secs(every))
             })
         };
+        let ms = |ms: u64| {
+            if ms == 0 {
+                format!("{}us", LINK_LATENCY_FLOOR.as_micros())
+            } else {
+                format!("{ms}ms")
+            }
+        };
         let mut text = format!(
-            "swarm: latency {}-{}ms",
-            self.latency_min_ms, self.latency_max_ms
+            "swarm: latency {}-{}",
+            ms(self.latency_min_ms),
+            ms(self.latency_max_ms)
         );
         let _ = write!(
             text,

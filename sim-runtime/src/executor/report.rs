@@ -154,8 +154,9 @@ impl Core {
     pub(super) fn livelock_message(&self) -> String {
         format!(
             "sim: livelock: {} polls at virtual time {:?} without the clock moving (seed {:#x}). \
-             Tasks keep waking each other (a retry or yield loop with no sleep), so no timer can \
-             ever fire. Raise the limit with {}=<count> if the run really does that much work \
+             Tasks keep waking each other (a retry or yield loop with no sleep, or messages over \
+             links of zero latency: a loop bounded by virtual time never ends when nothing takes \
+             time), so no timer can ever fire. Raise the limit with {}=<count> if the run really does that much work \
              in one instant.\n{}",
             self.config.instant_step_limit,
             Duration::from_nanos(self.time.now_ns()),
