@@ -250,6 +250,10 @@ fn disk_crash_child() {
         )
         .apply();
         assert!(fs::read(scratch("traced")).await.is_err());
+        // Not made durable (no directory sync): the crash takes it back.
+        fs::rename(scratch("traced"), scratch("renamed"))
+            .await
+            .unwrap();
         std::future::pending::<()>().await;
     });
     sim.at(Duration::from_millis(30), Fault::Crash("db".into()));
@@ -264,8 +268,29 @@ fn crash_resolution_and_faults_are_in_the_trace_and_replay() {
     let a = common::child_trace("disk_crash_child", "0x5d", "disk-a.trace");
     let b = common::child_trace("disk_crash_child", "0x5d", "disk-b.trace");
     let text = String::from_utf8_lossy(&a);
-    for words in ["fs eio read", "fs crash host=1", "dirty sectors kept"] {
-        assert!(text.contains(words), "the trace records {words:?}");
+    let traced = scratch("traced").display().to_string();
+    let renamed = scratch("renamed").display().to_string();
+    let tmp = std::env::temp_dir().display().to_string();
+    // Each disk operation, by path, with its outcome; the crash's
+    // resolution per path, and the namespace change it lost.
+    for words in [
+        format!("fs open {traced} write,truncate,create -> ok"),
+        format!("fs fsync {tmp} (dir) -> ok"),
+        format!("fs write {traced} @0 +700 -> 700"),
+        format!("fs write {traced} @700 +700 -> 700"),
+        format!("fs fsync {traced} -> ok"),
+        format!("fs eio read {traced} (injected)"),
+        format!("fs read {traced} @0 +"),
+        format!("fs rename {traced} -> {renamed}: ok"),
+        format!(
+            "fs crash host=1: namespace changes kept 0 of 1; lost: rename {traced} -> {renamed}"
+        ),
+        format!("fs crash {traced}: len "),
+    ] {
+        assert!(
+            text.contains(&words),
+            "the trace records {words:?}:\n{text}"
+        );
     }
     assert!(a == b, "one seed, two processes, two different traces");
 }

@@ -5,7 +5,29 @@
 
 use super::*;
 
+/// How many lost namespace changes a crash's note names.
+const LOST_SHOWN_MAX: usize = 8;
+
 impl Disk {
+    /// A namespace change in words, by path.
+    fn describe_change(&self, op: &NsOp) -> String {
+        let at = |dir: Ino, name: &OsStr| {
+            let dir = self.name_of(dir);
+            let sep = if dir.ends_with('/') { "" } else { "/" };
+            format!("{dir}{sep}{}", name.to_string_lossy())
+        };
+        match op {
+            NsOp::Link { dir, name, .. } => format!("create {}", at(*dir, name)),
+            NsOp::Unlink { dir, name } => format!("remove {}", at(*dir, name)),
+            NsOp::Rename {
+                from_dir,
+                from,
+                to_dir,
+                to,
+            } => format!("rename {} -> {}", at(*from_dir, from), at(*to_dir, to)),
+        }
+    }
+
     /// Forgets inodes that no tree, journal entry or handle can reach.
     pub(super) fn collect_garbage(&mut self) {
         let mut live: BTreeSet<Ino> = BTreeSet::new();
@@ -20,6 +42,8 @@ impl Disk {
         }
         self.inodes
             .retain(|ino, inode| live.contains(ino) || inode.nlink > 0 || inode.open > 0);
+        let inodes = &self.inodes;
+        self.names.retain(|ino, _| inodes.contains_key(ino));
         self.durable_dirs.retain(|ino, _| live.contains(ino));
     }
 
@@ -35,12 +59,28 @@ impl Disk {
             &mut self.rng,
             pending as u64 + 1,
         ) as usize;
+        // Named before the names change: what the crash takes away.
+        let lost: Vec<String> = self
+            .journal
+            .iter()
+            .skip(kept)
+            .take(LOST_SHOWN_MAX)
+            .map(|op| self.describe_change(op))
+            .collect();
         self.commit(kept);
         self.journal.clear();
-        self.notes.push(format!(
+        let mut note = format!(
             "fs crash host={}: namespace changes kept {kept} of {pending}",
             self.node
-        ));
+        );
+        if !lost.is_empty() {
+            note.push_str("; lost: ");
+            note.push_str(&lost.join(", "));
+            if pending - kept > lost.len() {
+                note.push_str(&format!(" and {} more", pending - kept - lost.len()));
+            }
+        }
+        self.notes.push(note);
         // The current tree becomes the durable one.
         let reachable = self.durable_reachable();
         self.inodes.retain(|ino, _| reachable.contains(ino));
@@ -73,6 +113,7 @@ impl Disk {
             }
             *self.entries_mut(dir) = entries;
         }
+        self.refresh_names();
         self.used_bytes = 0;
         let files: Vec<Ino> = self.inodes.keys().copied().collect();
         for ino in files {
@@ -86,8 +127,9 @@ impl Disk {
                 if outcome.sectors_lost + outcome.sectors_kept > 0
                     || outcome.len_before != outcome.len_after
                 {
+                    let name = self.name_of(ino);
                     self.notes.push(format!(
-                        "fs crash ino={ino}: len {}->{}, dirty sectors kept {} lost {}",
+                        "fs crash {name}: len {}->{}, unsynced sectors kept {} lost {}",
                         outcome.len_before,
                         outcome.len_after,
                         outcome.sectors_kept,
@@ -97,6 +139,26 @@ impl Disk {
             }
         }
         self.durable_dirs.retain(|ino, _| reachable.contains(ino));
+    }
+
+    /// After a crash, names files by the tree that survived (a rename the
+    /// crash took back gives the file its old name again).
+    fn refresh_names(&mut self) {
+        let mut names = BTreeMap::new();
+        let mut queue = vec![(ROOT, PathBuf::from("/"))];
+        // Bounded: each inode enters once.
+        while let Some((ino, path)) = queue.pop() {
+            if names.contains_key(&ino) {
+                continue;
+            }
+            if let Ok(entries) = self.entries(ino) {
+                for (name, child) in entries {
+                    queue.push((*child, path.join(name)));
+                }
+            }
+            names.insert(ino, path);
+        }
+        self.names = names;
     }
 
     pub(super) fn durable_reachable(&self) -> BTreeSet<Ino> {

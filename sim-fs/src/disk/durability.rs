@@ -13,7 +13,7 @@ impl Disk {
 
     /// `fsync` (and `fdatasync`): a file's data becomes durable; a
     /// directory's entries do.
-    pub fn sync(&mut self, h: &Handle) -> io::Result<()> {
+    pub(super) fn sync_inner(&mut self, h: &Handle) -> io::Result<()> {
         self.check(h)?;
         let ino = h.ino;
         match self.inode(ino).kind() {
@@ -27,8 +27,10 @@ impl Disk {
                 let dirty = matches!(&self.inode(ino).body, Body::File(f) if f.is_dirty());
                 if dirty && self.chance(self.config.sync_error_rate) {
                     self.file_mut(ino)?.drop_dirty();
-                    self.notes
-                        .push(format!("fs eio fsync ino={ino} (dirty pages dropped)"));
+                    let name = self.name_of(ino);
+                    self.notes.push(format!(
+                        "fs eio fsync {name} (injected; dirty pages dropped)"
+                    ));
                     return Err(errno(libc::EIO));
                 }
                 self.file_mut(ino)?.sync();

@@ -13,7 +13,7 @@ impl Disk {
     }
 
     /// `open`, with std's checks of the flag combination.
-    pub fn open(&mut self, path: &Path, flags: &OpenFlags) -> io::Result<Handle> {
+    pub(super) fn open_inner(&mut self, path: &Path, flags: &OpenFlags) -> io::Result<Handle> {
         if flags.write || flags.append || flags.truncate || flags.create || flags.create_new {
             self.changing(path);
         }
@@ -103,7 +103,7 @@ impl Disk {
         };
         self.inode_mut(ino).open += 1;
         if truncate && self.inode(ino).kind() == Kind::File {
-            self.set_len(&handle, 0)?;
+            self.set_len_inner(&handle, 0)?;
         }
         Ok(handle)
     }
@@ -139,14 +139,20 @@ impl Disk {
     }
 
     /// `pread`.
-    pub fn read_at(&mut self, h: &Handle, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+    pub(super) fn read_at_inner(
+        &mut self,
+        h: &Handle,
+        offset: u64,
+        buf: &mut [u8],
+    ) -> io::Result<usize> {
         self.check(h)?;
         if !h.read {
             return Err(errno(libc::EBADF));
         }
         self.file_mut(h.ino)?;
         if self.chance(self.config.read_error_rate) {
-            self.notes.push(format!("fs eio read ino={}", h.ino));
+            self.notes
+                .push(format!("fs eio read {} (injected)", self.name_of(h.ino)));
             return Err(errno(libc::EIO));
         }
         let n = match &self.inode(h.ino).body {
@@ -162,8 +168,8 @@ impl Disk {
             );
             buf[(bit / 8) as usize] ^= 1 << (bit % 8);
             self.notes.push(format!(
-                "fs corrupt read ino={} bit={}",
-                h.ino,
+                "fs corrupt read {} bit={} (injected)",
+                self.name_of(h.ino),
                 offset * 8 + bit
             ));
         }
@@ -173,7 +179,12 @@ impl Disk {
 
     /// `pwrite`, or an append when the handle appends. Returns the bytes
     /// written and the offset after them.
-    pub fn write_at(&mut self, h: &Handle, offset: u64, bytes: &[u8]) -> io::Result<(usize, u64)> {
+    pub(super) fn write_at_inner(
+        &mut self,
+        h: &Handle,
+        offset: u64,
+        bytes: &[u8],
+    ) -> io::Result<(usize, u64)> {
         self.check(h)?;
         if !h.write {
             return Err(errno(libc::EBADF));
@@ -181,7 +192,8 @@ impl Disk {
         let len = self.file_mut(h.ino)?.len();
         let offset = if h.append { len } else { offset };
         if self.chance(self.config.write_error_rate) {
-            self.notes.push(format!("fs eio write ino={}", h.ino));
+            self.notes
+                .push(format!("fs eio write {} (injected)", self.name_of(h.ino)));
             return Err(errno(libc::EIO));
         }
         let end = offset.saturating_add(bytes.len() as u64);
@@ -191,7 +203,10 @@ impl Disk {
             // A short write up to the space there is.
             let fits = (len + room).saturating_sub(offset) as usize;
             if fits == 0 {
-                self.notes.push(format!("fs enospc ino={}", h.ino));
+                self.notes.push(format!(
+                    "fs enospc {}: the disk is full",
+                    self.name_of(h.ino)
+                ));
                 return Err(errno(libc::ENOSPC));
             }
             fits.min(bytes.len())
@@ -207,7 +222,7 @@ impl Disk {
         inode.mtime_ns = now;
         inode.ctime_ns = now;
         if h.sync_writes {
-            self.sync(h)?;
+            self.sync_inner(h)?;
         }
         Ok((n, offset + n as u64))
     }
@@ -219,7 +234,7 @@ impl Disk {
     }
 
     /// `ftruncate`.
-    pub fn set_len(&mut self, h: &Handle, len: u64) -> io::Result<()> {
+    pub(super) fn set_len_inner(&mut self, h: &Handle, len: u64) -> io::Result<()> {
         self.check(h)?;
         if !h.write {
             return Err(errno(libc::EINVAL));

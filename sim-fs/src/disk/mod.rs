@@ -15,6 +15,7 @@ mod durability;
 mod file;
 mod mirror;
 mod namespace;
+mod trace;
 
 use crate::config::DiskConfig;
 use crate::data::FileData;
@@ -264,6 +265,9 @@ pub struct Disk {
     /// False while the fresh disk makes its skeleton (not the host's
     /// changes: the working directory is real).
     records_changes: bool,
+    /// The path each inode was last opened, created or renamed under: how
+    /// notes name files (`trace.rs`).
+    names: BTreeMap<Ino, PathBuf>,
 }
 
 fn now_ns() -> u64 {
@@ -296,6 +300,7 @@ impl Disk {
             whiteouts: BTreeSet::new(),
             changed_outside: BTreeSet::new(),
             records_changes: false,
+            names: BTreeMap::new(),
         };
         let root = disk.alloc(Body::Dir(BTreeMap::new()), 0o755);
         debug_assert_eq!(root, ROOT);

@@ -175,7 +175,7 @@ impl Disk {
     }
 
     /// `mkdir`.
-    pub fn create_dir(&mut self, path: &Path, mode: u32) -> io::Result<()> {
+    pub(super) fn create_dir_inner(&mut self, path: &Path, mode: u32) -> io::Result<()> {
         self.see(path);
         let (dir, name) = self.parent_of(path)?;
         if self.entries(dir)?.contains_key(&name) {
@@ -191,7 +191,7 @@ impl Disk {
     }
 
     /// `mkdir -p`.
-    pub fn create_dir_all(&mut self, path: &Path, mode: u32) -> io::Result<()> {
+    pub(super) fn create_dir_all_inner(&mut self, path: &Path, mode: u32) -> io::Result<()> {
         self.see(path);
         match self.lookup(path, true) {
             Ok(ino) if self.inode(ino).kind() == Kind::Dir => return Ok(()),
@@ -199,9 +199,9 @@ impl Disk {
             Err(_) => {}
         }
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            self.create_dir_all(parent, mode)?;
+            self.create_dir_all_inner(parent, mode)?;
         }
-        match self.create_dir(path, mode) {
+        match self.create_dir_inner(path, mode) {
             // Someone made it in between, or it ends in "..".
             Err(e) if e.raw_os_error() == Some(libc::EEXIST) => match self.lookup(path, true) {
                 Ok(ino) if self.inode(ino).kind() == Kind::Dir => Ok(()),
@@ -212,7 +212,7 @@ impl Disk {
     }
 
     /// `rmdir`.
-    pub fn remove_dir(&mut self, path: &Path) -> io::Result<()> {
+    pub(super) fn remove_dir_inner(&mut self, path: &Path) -> io::Result<()> {
         self.changing(path);
         self.see(path);
         let (dir, name) = self.parent_of(path)?;
@@ -228,7 +228,7 @@ impl Disk {
     }
 
     /// `unlink`.
-    pub fn remove_file(&mut self, path: &Path) -> io::Result<()> {
+    pub(super) fn remove_file_inner(&mut self, path: &Path) -> io::Result<()> {
         self.changing(path);
         self.see(path);
         let (dir, name) = self.parent_of(path)?;
@@ -243,7 +243,7 @@ impl Disk {
 
     /// `rm -r`: what `std::fs::remove_dir_all` does (symlinks are removed,
     /// never followed).
-    pub fn remove_dir_all(&mut self, path: &Path) -> io::Result<()> {
+    pub(super) fn remove_dir_all_inner(&mut self, path: &Path) -> io::Result<()> {
         self.changing(path);
         self.see(path);
         let ino = self.lookup(path, false)?;
@@ -269,15 +269,15 @@ impl Disk {
             if kind == Kind::Dir {
                 self.remove_tree(child, budget)?;
             } else {
-                self.remove_file(&child)?;
+                self.remove_file_inner(&child)?;
             }
         }
-        self.remove_dir(&path)
+        self.remove_dir_inner(&path)
     }
 
     /// `rename`: atomic while the host runs; replaces a file, or an empty
     /// directory, at the destination.
-    pub fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
+    pub(super) fn rename_inner(&mut self, from: &Path, to: &Path) -> io::Result<()> {
         self.changing(from);
         self.changing(to);
         self.see(from);
@@ -340,7 +340,7 @@ impl Disk {
     }
 
     /// `link`: a second name for a file.
-    pub fn hard_link(&mut self, src: &Path, dst: &Path) -> io::Result<()> {
+    pub(super) fn hard_link_inner(&mut self, src: &Path, dst: &Path) -> io::Result<()> {
         self.changing(dst);
         self.see(src);
         self.see(dst);
@@ -359,7 +359,7 @@ impl Disk {
     }
 
     /// `symlink`: `link` points at `target` (not checked to exist).
-    pub fn symlink(&mut self, target: &Path, link: &Path) -> io::Result<()> {
+    pub(super) fn symlink_inner(&mut self, target: &Path, link: &Path) -> io::Result<()> {
         self.changing(link);
         self.see(link);
         let (dir, name) = self.parent_of(link)?;
