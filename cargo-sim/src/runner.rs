@@ -826,7 +826,9 @@ fn tail_of(path: &Path, lines: usize, cut_panic: bool) -> String {
     // message already carries it.
     let end = all
         .iter()
-        .rposition(|l| l.starts_with("thread '") && l.contains(" panicked at "))
+        .rposition(|l| {
+            l.starts_with("thread '") && (l.contains(" panicked at ") || l.contains("' failed ("))
+        })
         .filter(|_| cut_panic)
         .unwrap_or(all.len());
     let start = end.saturating_sub(lines);

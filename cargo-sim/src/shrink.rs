@@ -45,10 +45,14 @@ const LATER_UNITS_MAX: usize = 8;
 const LATER_STEPS_MAX: usize = 6;
 
 /// What must stay the same for a smaller run to count: the class, and the
-/// checker's name or the panic's site.
+/// checker's or liveness property's name, or the panic's site.
 fn key(failure: &(FailureClass, String)) -> (FailureClass, String) {
     let (class, message) = failure;
-    let detail = if let Some(rest) = message.split("checker `").nth(1) {
+    let detail = if let Some(rest) = message
+        .split("checker `")
+        .nth(1)
+        .or_else(|| message.split("liveness: `").nth(1))
+    {
         rest.split('`').next().unwrap_or("").to_string()
     } else if let Some(rest) = message.split(" panicked at ").nth(1) {
         rest.split('\n')

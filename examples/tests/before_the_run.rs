@@ -50,3 +50,27 @@ fn randomness_drawn_before_the_run_follows_the_seed() {
     assert_eq!(a, probe("0x7"), "one seed, the same draws in two processes");
     assert_ne!(a, probe("0x8"), "another seed, other draws");
 }
+
+/// A future made while the test builds its `Sim` that makes a timer as it
+/// is constructed cannot bind to a run that has not started: the panic
+/// says so and shows the fix.
+#[test]
+fn a_timer_made_before_the_run_says_why_and_how_to_fix_it() {
+    let payload = std::panic::catch_unwind(|| {
+        let mut sim = tokio::sim::Sim::new();
+        sim.client("w", tokio::time::sleep(std::time::Duration::from_millis(1)));
+        sim.run();
+    })
+    .unwrap_err();
+    let text = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    assert!(text.starts_with("there is no reactor running"), "{text}");
+    assert!(text.contains("while the test builds its Sim"), "{text}");
+    assert!(
+        text.contains("async move { tokio::time::sleep(d).await }"),
+        "{text}"
+    );
+}

@@ -124,6 +124,161 @@ fn the_liveness_phase_heals_the_core_and_checks_its_properties() {
     liveness_sim(Duration::ZERO, false).run();
 }
 
+/// A liveness failure says what the property read, host by host, and
+/// names the host that never came back.
+#[test]
+fn a_liveness_failure_shows_what_it_read_and_who_never_came_back() {
+    let mut sim = Sim::with_config(SimConfig::with_seed(4));
+    for (name, fenced) in [("w1", false), ("w2", true)] {
+        sim.host(name, move || async move {
+            // The fenced worker stops heartbeating at 1 s, for good.
+            let mut beat = 0u64;
+            loop {
+                if fenced && tokio::sim::now() >= Duration::from_secs(1) {
+                    std::future::pending::<()>().await;
+                }
+                beat += 1;
+                tokio::sim::publish("heartbeat", beat);
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        });
+    }
+    sim.client("workload", async {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    });
+    sim.eventually("every worker heartbeats", Duration::from_secs(1), |obs| {
+        let now = obs.now();
+        ["w1", "w2"].iter().all(|w| {
+            obs.history("heartbeat")
+                .iter()
+                .any(|p| p.host == *w && now - p.time < Duration::from_millis(500))
+        })
+    });
+    let text = panic_text(
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run())).unwrap_err(),
+    );
+    assert!(
+        text.starts_with("sim: liveness: `every worker heartbeats` did not hold"),
+        "{text}"
+    );
+    assert!(
+        text.contains("heartbeat on w2: 10 at 900ms: nothing since, so it never came back"),
+        "{text}"
+    );
+    assert!(text.contains("heartbeat on w1: "), "{text}");
+    assert!(
+        !text.contains("heartbeat on w1: 1 "),
+        "the last value: {text}"
+    );
+    assert!(text.contains("What happened before it:"), "{text}");
+    assert!(text.contains("w1: publish w1 heartbeat="), "{text}");
+}
+
+/// A checker's report tells what happened before the violation by name:
+/// the fault (which hosts), and each message with its ends, its first
+/// bytes and how long it took, not a bare callback label.
+#[test]
+fn a_checker_report_names_the_fault_and_the_late_message() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut sim = Sim::with_config(SimConfig::with_seed(5));
+    sim.host("store", || async {
+        let listener = tokio::net::TcpListener::bind("0.0.0.0:9").await.unwrap();
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut buf = [0u8; 13];
+        stream.read_exact(&mut buf).await.unwrap();
+        tokio::sim::publish("applied", String::from_utf8_lossy(&buf));
+    });
+    sim.at(
+        Duration::from_millis(10),
+        Fault::Partition("client".into(), "store".into()),
+    );
+    sim.at(
+        Duration::from_millis(500),
+        Fault::Heal("client".into(), "store".into()),
+    );
+    sim.check("nothing is applied late", |obs| {
+        match obs.get("store", "applied") {
+            Some(op) if obs.now() > Duration::from_millis(100) => Err(format!("{op} applied late")),
+            _ => Ok(()),
+        }
+    });
+    sim.client("client", async {
+        let mut stream = tokio::net::TcpStream::connect("store:9").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        stream.write_all(b"ADD client0 2").await.unwrap();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    });
+    let text = panic_text(
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run())).unwrap_err(),
+    );
+    assert!(text.contains("ADD client0 2 applied late"), "{text}");
+    for words in [
+        "partition client->store",
+        "client: hold tcp-data",
+        "heal client->store",
+        "deliver #1 client:49152>store:9 len=13 fnv=36235603 data=\"ADD client0 2\" after \
+         479.136014ms, held from 21ms",
+        "store: publish store applied=ADD client0 2",
+    ] {
+        assert!(text.contains(words), "the report names {words:?}: {text}");
+    }
+    assert!(
+        !text.contains(" tcp-deliver"),
+        "no bare callback labels: {text}"
+    );
+}
+
+/// `Observations::history` gives every publication of a key in order, with
+/// its host, time and value: two equal values are two entries.
+#[test]
+fn history_gives_every_publication_in_order() {
+    let mut sim = Sim::with_config(SimConfig::with_seed(6));
+    sim.host("a", || async {
+        for term in [1, 1, 2] {
+            tokio::sim::publish("term", term);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        std::future::pending::<()>().await;
+    });
+    sim.host("b", || async {
+        tokio::time::sleep(Duration::from_millis(15)).await;
+        tokio::sim::publish("term", 3);
+        tokio::sim::publish("term", 1);
+        std::future::pending::<()>().await;
+    });
+    sim.client("workload", async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    });
+    sim.check("a host's term never goes back", |obs| {
+        let mut last = std::collections::BTreeMap::new();
+        for p in obs.history("term") {
+            let term: u64 = p.value.parse().unwrap();
+            let before = last.insert(p.host.as_str(), term).unwrap_or(0);
+            if term < before {
+                let seen: Vec<String> = obs
+                    .history("term")
+                    .iter()
+                    .map(|p| format!("{}:{}@{:?}", p.host, p.value, p.time))
+                    .collect();
+                return Err(format!(
+                    "{} went back to {term}: {}",
+                    p.host,
+                    seen.join(" ")
+                ));
+            }
+        }
+        Ok(())
+    });
+    let text = panic_text(
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run())).unwrap_err(),
+    );
+    assert!(
+        text.contains("b went back to 1: a:1@0ns a:1@10ms a:2@20ms b:3@15ms b:1@15ms")
+            || text.contains("b went back to 1: a:1@0ns a:1@10ms b:3@15ms b:1@15ms"),
+        "{text}"
+    );
+}
+
 fn nemesis_sim(seed: u64) -> (Sim, Rc<Cell<u32>>) {
     let boots = Rc::new(Cell::new(0u32));
     let mut sim = Sim::with_config(SimConfig::with_seed(seed));

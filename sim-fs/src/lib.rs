@@ -176,7 +176,7 @@ pub fn current_node() -> u32 {
 
 #[track_caller]
 fn no_runtime() -> ! {
-    panic!("there is no reactor running, must be called from the context of a Tokio 1.x runtime")
+    sim_runtime::context::no_runtime()
 }
 
 /// Runs `f` on the disk of the current task's host (made on first use),

@@ -1,24 +1,19 @@
 //! Checkers: the run's invariants, checked after every harness event (a
 //! network delivery, a fault, a lifecycle event, a publication) and once
 //! more at the end. A violation fails the run with class `correctness`,
-//! naming the checker, with its message, the virtual time and the last
-//! harness events before it.
+//! naming the checker, with its message, the virtual time and the story
+//! of what happened before it (`story.rs`).
 
 use crate::observe::{now, subscribe, with_observations, Observations};
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::rc::Rc;
 
 /// An invariant over the published observations.
 pub(crate) type CheckFn = Rc<dyn Fn(&Observations<'_>) -> Result<(), String>>;
 
-/// How many recent harness events a violation report shows.
-const RECENT_MAX: usize = 16;
-
 #[derive(Default)]
 struct Checks {
     checkers: RefCell<Vec<(String, CheckFn)>>,
-    recent: RefCell<VecDeque<String>>,
     /// Set while checkers run: one that publishes does not re-enter.
     running: Cell<bool>,
 }
@@ -41,20 +36,14 @@ pub(crate) fn install(checkers: Vec<(String, CheckFn)>) {
     });
     // A publication is a harness event too.
     subscribe(Rc::new(after_event));
+    crate::story::install();
 }
 
-/// A harness event happened: remember it, and check every invariant.
-fn after_event(what: &str) {
+/// A harness event happened: check every invariant.
+fn after_event(_what: &str) {
     let Some(checks) = checks() else { return };
     if checks.checkers.borrow().is_empty() || checks.running.get() {
         return;
-    }
-    {
-        let mut recent = checks.recent.borrow_mut();
-        if recent.len() == RECENT_MAX {
-            recent.pop_front();
-        }
-        recent.push_back(format!("t={:?} {what}", now()));
     }
     check_all(&checks);
 }
@@ -79,14 +68,16 @@ fn check_all(checks: &Checks) {
     .flatten();
     checks.running.set(false);
     if let Some((name, message)) = failure {
-        let recent: Vec<String> = checks.recent.borrow().iter().cloned().collect();
+        let story = crate::story::lines();
         sim_runtime::context::with_current(|core| {
             let report = format!(
                 "sim: correctness: checker `{name}` failed at virtual time {:?} (seed {:#x}): \
-                 {message}\nThe last harness events before it:\n  {}",
+                 {}\nWhat happened before it (faults, messages, disk operations, \
+                 publications):\n  {}",
                 now(),
                 core.config().seed,
-                recent.join("\n  ")
+                crate::story::elide(&message),
+                story.join("\n  ")
             );
             // The run stops at once, wherever the event happened (in a
             // task, a panic would only end that task).

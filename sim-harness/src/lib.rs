@@ -8,6 +8,7 @@
 //! - [`observe`]: [`publish`], what service code tells the checkers.
 //! - `checker.rs`: invariants after every harness event ([`Sim::check`]).
 //! - `liveness.rs`: the liveness phase ([`Sim::eventually`]).
+//! - `story.rs`: what a failure report tells of the run's last events.
 //! - [`nemesis`]: fault generators at seeded times ([`Nemesis`]).
 //! - [`swarm`]: per-seed fault settings ([`swarm::Swarm`]).
 //! - `horizon.rs`: the swarm's horizon, measured from a run of the test
@@ -34,11 +35,12 @@ pub mod one_host;
 pub mod rollout;
 pub mod shrink;
 pub mod sim;
+mod story;
 pub mod swarm;
 
 pub use fault::Fault;
 pub use nemesis::Nemesis;
-pub use observe::{publish, Observations};
+pub use observe::{publish, Observations, Publication};
 pub use sim::{Sim, SimReport};
 pub use sim_fs::DiskConfig;
 pub use sim_net::LinkConfig;

@@ -3,10 +3,13 @@
 //! controls, stops the core's disks from failing (error and corruption
 //! rates to zero) and restarts the crashed hosts in it. Then each `eventually` property must hold within its
 //! bound of virtual time; one that does not fails the run with class
-//! `liveness`, naming the property.
+//! `liveness`, naming the property, what it read (each host's last
+//! publication of each key, and the hosts that published nothing since the
+//! phase began), the hosts down, and the story of the run's last events.
 
-use crate::observe::{now, with_observations, Observations};
+use crate::observe::{now, with_observations, with_observations_read, Observations, Publication};
 use sim_net::{with_net, ConnectPolicy, HostId};
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -52,6 +55,70 @@ fn sleep(delay: Duration) -> Sleep {
     Sleep {
         deadline_ns: now.saturating_add(delay.as_nanos() as u64),
         armed: false,
+    }
+}
+
+/// How many hosts per key a liveness report lists.
+const HOSTS_SHOWN_MAX: usize = 16;
+
+/// What `property` read at the end, by key and host: each host's last
+/// publication, and whether it came before the liveness phase (`start`)
+/// and never again: a host that never came back.
+fn observed(property: &Property, start: Duration) -> Vec<String> {
+    let Some((_, keys)) = with_observations_read(|obs| (property.holds)(obs)) else {
+        return Vec::new();
+    };
+    if keys.is_empty() {
+        return vec!["(no published key)".to_string()];
+    }
+    with_observations(|obs| {
+        let mut lines = Vec::new();
+        for key in &keys {
+            let mut last: BTreeMap<&str, &Publication> = BTreeMap::new();
+            for publication in obs.history(key) {
+                last.insert(publication.host.as_str(), publication);
+            }
+            if last.is_empty() {
+                lines.push(format!("{key}: never published"));
+            }
+            for (host, p) in last.iter().take(HOSTS_SHOWN_MAX) {
+                let stale = if p.time < start {
+                    ": nothing since, so it never came back in the liveness phase"
+                } else {
+                    ""
+                };
+                lines.push(format!(
+                    "{key} on {host}: {} at {:?}{stale}",
+                    crate::story::elide(&p.value),
+                    p.time
+                ));
+            }
+            if last.len() > HOSTS_SHOWN_MAX {
+                lines.push(format!(
+                    "{key}: and {} more hosts",
+                    last.len() - HOSTS_SHOWN_MAX
+                ));
+            }
+        }
+        lines
+    })
+    .unwrap_or_default()
+}
+
+/// `\nHosts down at the end: a, b` when some host is not running.
+fn hosts_down() -> String {
+    let down: Vec<String> = sim_net::try_with_net(|net| {
+        (1..net.host_count())
+            .map(HostId)
+            .filter(|&h| !net.is_alive(h))
+            .map(|h| net.host_name(h))
+            .collect()
+    })
+    .unwrap_or_default();
+    if down.is_empty() {
+        String::new()
+    } else {
+        format!("\nHosts down at the end: {}", down.join(", "))
     }
 }
 
@@ -105,12 +172,19 @@ pub(crate) async fn phase(core: Vec<HostId>, properties: Vec<Property>) {
         }
         if let Some(late) = pending.iter().find(|p| elapsed > p.bound) {
             let seed = sim_runtime::context::with_current(|core| core.config().seed).unwrap_or(0);
+            let observed = observed(late, start);
+            let down = hosts_down();
+            let story = crate::story::lines();
             sim_runtime::sweep::set_failure_class(sim_runtime::sweep::FailureClass::Liveness);
             panic!(
                 "sim: liveness: `{}` did not hold within {:?} of the liveness phase (it began \
                  at virtual time {start:?}, with faults stopped and the core healed; seed \
-                 {seed:#x})",
-                late.name, late.bound
+                 {seed:#x})\nWhat it read, by host (the last publication of each key):\n  \
+                 {}{down}\nWhat happened before it:\n  {}",
+                late.name,
+                late.bound,
+                observed.join("\n  "),
+                story.join("\n  ")
             );
         }
         // Look again at the next poll or just past the nearest bound.

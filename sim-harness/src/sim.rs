@@ -76,6 +76,9 @@ pub struct SimReport {
 /// A simulation of named hosts and clients. See the module docs.
 pub struct Sim {
     config: SimConfig,
+    /// Says, while the test builds this simulation, why a timer or socket
+    /// made outside the run has nothing to bind to.
+    _building: sim_runtime::context::BuildingSim,
     hosts: Vec<(String, Factory, &'static Location<'static>)>,
     clients: Vec<(String, BoxFuture, &'static Location<'static>)>,
     faults: Vec<(Duration, Fault)>,
@@ -110,6 +113,7 @@ impl Sim {
     pub fn with_config(config: SimConfig) -> Sim {
         Sim {
             config,
+            _building: sim_runtime::context::BuildingSim::start(),
             hosts: Vec::new(),
             clients: Vec::new(),
             faults: Vec::new(),
@@ -400,6 +404,10 @@ impl Sim {
                     client_ids
                 });
                 crate::checker::install(checkers);
+                if !properties.is_empty() {
+                    // A liveness failure tells the run's last events too.
+                    crate::story::install();
+                }
                 crate::nemesis::start(nemesis);
                 // Hosts boot before clients start: run until every host
                 // task has gone idle at this instant (its listeners bound),

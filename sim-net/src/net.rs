@@ -32,9 +32,7 @@ pub fn with_net<R>(f: impl FnOnce(&Rc<Network>) -> R) -> R {
     });
     match net {
         Some(net) => f(&net),
-        None => panic!(
-            "there is no reactor running, must be called from the context of a Tokio 1.x runtime"
-        ),
+        None => sim_runtime::context::no_runtime(),
     }
 }
 
@@ -54,9 +52,7 @@ pub fn try_with_net<R>(f: impl FnOnce(&Rc<Network>) -> R) -> Option<R> {
 pub fn with_socket_net<R>(f: impl FnOnce(&Rc<Network>) -> R) -> R {
     match try_with_socket_net(f) {
         Some(r) => r,
-        None => panic!(
-            "there is no reactor running, must be called from the context of a Tokio 1.x runtime"
-        ),
+        None => sim_runtime::context::no_runtime(),
     }
 }
 

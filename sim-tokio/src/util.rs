@@ -12,7 +12,7 @@ pub(crate) const NO_RUNTIME: &str =
 pub(crate) fn with_runtime<R>(f: impl FnOnce(&Core) -> R) -> R {
     match sim_runtime::context::with_current(f) {
         Some(r) => r,
-        None => panic!("{NO_RUNTIME}"),
+        None => sim_runtime::context::no_runtime(),
     }
 }
 

@@ -68,6 +68,8 @@ impl Core {
             os_guard: RefCell::new(None),
             hooks: RefCell::new(RuntimeHooks::default()),
             after_call: RefCell::new(None),
+            note_watch: RefCell::new(None),
+            watching_notes: Cell::new(false),
             wait_describer: RefCell::new(None),
             extensions: RefCell::new(Vec::new()),
             config,

@@ -210,3 +210,46 @@ impl Drop for Enter {
         let _ = CURRENT.try_with(|c| c.set(self.previous));
     }
 }
+
+thread_local! {
+    /// Harness simulations being built on this thread (made, not yet run):
+    /// a future given to one was made outside any run.
+    static SIMS_BUILDING: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Held by a harness simulation from its making to the end of its run (see
+/// [`no_runtime`]).
+pub struct BuildingSim(());
+
+impl BuildingSim {
+    /// A simulation is being built on this thread.
+    pub fn start() -> BuildingSim {
+        SIMS_BUILDING.with(|n| n.set(n.get() + 1));
+        BuildingSim(())
+    }
+}
+
+impl Drop for BuildingSim {
+    fn drop(&mut self) {
+        SIMS_BUILDING.with(|n| n.set(n.get().saturating_sub(1)));
+    }
+}
+
+/// Panics with tokio's message for a call that needs a runtime and has
+/// none; while a harness simulation is being built on the thread, it says
+/// why (a future made before the run) and how to fix it.
+#[track_caller]
+pub fn no_runtime() -> ! {
+    const TOKIO: &str =
+        "there is no reactor running, must be called from the context of a Tokio 1.x runtime";
+    if SIMS_BUILDING.with(Cell::get) > 0 {
+        panic!(
+            "{TOKIO}\nsim: this call came while the test builds its Sim, before the run. A \
+             future given to `sim.client` or `sim.host` that makes a timer or a socket as it \
+             is constructed (`tokio::time::sleep(d)`, `TcpStream::connect(..)` called there) \
+             has no simulation to bind to yet. Make it inside the run with an async block: \
+             `sim.client(\"name\", async move {{ tokio::time::sleep(d).await }})`."
+        );
+    }
+    panic!("{TOKIO}")
+}

@@ -67,6 +67,10 @@ pub struct RuntimeHooks {
 /// [`Core::set_after_call`]).
 pub type AfterCall = Rc<dyn Fn(&'static str)>;
 
+/// What hears each note's text as it is recorded (see
+/// [`Core::watch_notes`]).
+pub type NoteWatch = Rc<dyn Fn(&str)>;
+
 /// What a task waits on, for reports (see [`Core::set_wait_describer`]).
 pub type WaitDescriber = Rc<dyn Fn(u64) -> Option<String>>;
 
@@ -124,6 +128,10 @@ pub struct Core {
     hooks: RefCell<RuntimeHooks>,
     /// Called after every scheduled callback (see [`Core::set_after_call`]).
     after_call: RefCell<Option<AfterCall>>,
+    /// Told each note's text (see [`Core::watch_notes`]); the flag keeps
+    /// the check off the trace's hot path.
+    note_watch: RefCell<Option<NoteWatch>>,
+    watching_notes: Cell<bool>,
     wait_describer: RefCell<Option<WaitDescriber>>,
     /// State of subsystems above the runtime (the network), one value per
     /// type, created on first use.
@@ -367,6 +375,26 @@ impl Core {
         self.trace
             .borrow_mut()
             .record(self.time.now_ns(), kind, task, label);
+        if self.watching_notes.get() && kind == EventKind::Note {
+            self.tell_note(&label);
+        }
+    }
+
+    #[cold]
+    fn tell_note(&self, label: &Label<'_>) {
+        let text = self.trace.borrow().label_text(label);
+        let watch = self.note_watch.borrow().clone();
+        if let Some(watch) = watch {
+            watch(&text);
+        }
+    }
+
+    /// Has `watch` told the text of every note from now on (the network's
+    /// messages with their ends and first bytes, faults, disk operations,
+    /// publications): what a failure report tells. `None` stops it.
+    pub fn watch_notes(&self, watch: Option<NoteWatch>) {
+        self.watching_notes.set(watch.is_some());
+        *self.note_watch.borrow_mut() = watch;
     }
 
     /// Writes a line of the service's log into the trace file (not an

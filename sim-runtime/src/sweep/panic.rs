@@ -49,10 +49,22 @@ pub(crate) fn install_panic_hook() {
                 .unwrap_or_else(|| "an unknown place".to_string());
             let thread = std::thread::current();
             let name = thread.name().unwrap_or("<unnamed>");
-            let mut text = format!(
-                "thread '{name}' panicked at {location}:\n{}",
-                payload_text(info.payload())
-            );
+            // A failure the simulator raises (a checker, a liveness
+            // property, a deadlock, a limit) has no place in the user's
+            // code worth naming: the simulator's own line would only
+            // mislead. It says its class instead.
+            let raised = crate::failure::failure_class();
+            let mut text = match raised {
+                Some(class) => format!(
+                    "thread '{name}' failed ({}):\n{}",
+                    class.as_str(),
+                    payload_text(info.payload())
+                ),
+                None => format!(
+                    "thread '{name}' panicked at {location}:\n{}",
+                    payload_text(info.payload())
+                ),
+            };
             // Inside a run: what happened just before.
             // Inside a run: what happened just before; after one: how the
             // last run on this thread ended.
@@ -72,8 +84,12 @@ pub(crate) fn install_panic_hook() {
             } else {
                 format!("\nThe last events {when}:\n  {}", recent.join("\n  "))
             };
+            if raised.is_some() {
+                eprintln!("{text}");
+            } else {
+                previous(info);
+            }
             text.push_str(&recent_text);
-            previous(info);
             if SWEEP_THREAD.with(Cell::get) {
                 // The sweep's record carries it, with the seed; the output
                 // (above) goes to the runner's log of this process.

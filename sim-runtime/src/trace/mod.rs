@@ -142,6 +142,32 @@ impl Trace {
         String::from_utf8_lossy(&text).into_owned()
     }
 
+    /// A label's text as a trace file's line shows it (a message with its
+    /// ends and its first `SIM_TRACE_BYTES` bytes).
+    pub fn label_text(&self, label: &Label<'_>) -> String {
+        match label {
+            Label::None => String::new(),
+            Label::Str(text) => (*text).to_string(),
+            Label::Num(n) => n.to_string(),
+            Label::Timer { id, at_ns } => format!("timer={id} at={at_ns}"),
+            Label::Msg(message) => {
+                let mut line = Vec::new();
+                push_message_text(
+                    &mut line,
+                    &self.addr_names,
+                    message.verb,
+                    message.msg,
+                    message.ends,
+                    message.payload(),
+                );
+                if let Some(data) = message.data {
+                    push_payload(&mut line, data);
+                }
+                String::from_utf8_lossy(&line).into_owned()
+            }
+        }
+    }
+
     /// The last events (at most 16), oldest first, one line each:
     /// `#<seq> <seconds>s <kind> task <id> <label>`, decoded from the last
     /// two chunks of encoded events (a text label is cut at 40 bytes; a

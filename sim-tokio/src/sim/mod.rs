@@ -46,7 +46,7 @@ pub use buggify::buggify;
 pub use rng::{rng, Stream};
 pub use sim_harness::{control, rollout, swarm};
 pub use sim_harness::{
-    publish, DiskConfig, Fault, LinkConfig, Nemesis, Observations, Sim, SimReport,
+    publish, DiskConfig, Fault, LinkConfig, Nemesis, Observations, Publication, Sim, SimReport,
 };
 
 /// Virtual time since the current run started: what `tokio::time::Instant`
