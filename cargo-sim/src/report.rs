@@ -201,7 +201,15 @@ pub fn failure_report(result: &TestResult, keep_going: bool, saved: Option<&str>
             "" => String::new(),
             settings => format!(" ({settings})"),
         };
-        text.push_str(&format!("  seed {seed:#x}{policy}: {}\n", class.as_str()));
+        // The failing run's trace hash: what a replay must print again.
+        let hash = match result.failing_hashes.get(index).and_then(|h| h.last()) {
+            Some(hash) => format!(", trace sha256 {hash}"),
+            None => String::new(),
+        };
+        text.push_str(&format!(
+            "  seed {seed:#x}{policy}: {}{hash}\n",
+            class.as_str()
+        ));
         text.push_str(&indent(message.trim_end(), "    "));
         text.push('\n');
         if i == 0 && !output.trim().is_empty() {

@@ -97,6 +97,9 @@ pub struct TestResult {
     pub outcomes: BTreeMap<usize, Outcome>,
     /// Wall time spent in its processes.
     pub elapsed: Duration,
+    /// The trace hashes of each failing seed's runs (the last is the run
+    /// that failed), by seed index.
+    pub failing_hashes: BTreeMap<usize, Vec<String>>,
 }
 
 impl TestResult {
@@ -207,6 +210,7 @@ pub fn run(
                     mode: Mode::Unknown,
                     outcomes: BTreeMap::new(),
                     elapsed: Duration::ZERO,
+                    failing_hashes: BTreeMap::new(),
                 },
                 shares,
                 next_share: 0,
@@ -715,6 +719,8 @@ fn record_outcome(
     let failing = matches!(outcome, Outcome::Fail { .. });
     if failing {
         *failed += 1;
+        let hashes = state.swept_hashes.get(&index).cloned().unwrap_or_default();
+        state.result.failing_hashes.insert(index, hashes);
         if state.first_failure.is_none_or(|f| index < f) {
             state.first_failure = Some(index);
             if !config.keep_going {

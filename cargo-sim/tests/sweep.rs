@@ -1442,6 +1442,15 @@ fn short_harness_tests_whose_bugs_need_an_early_crash_are_found_by_the_swarm() {
     let (replayed, text) = run_replay(&dir, &lines[0]);
     assert!(!replayed.status.success(), "{text}");
     assert!(text.contains("the planted crash bug"), "{text}");
+    // The report gives the failing run's trace hash; the replay's run has
+    // the same one.
+    let hash = stderr
+        .split("FAIL counts_in_memory ")
+        .nth(1)
+        .and_then(|report| report.split(", trace sha256 ").nth(1))
+        .map(|rest| rest[..64].to_string())
+        .unwrap_or_else(|| panic!("the report gives the failing run's hash: {stderr}"));
+    assert!(text.contains(&format!("trace sha256 {hash}")), "{hash}: {text}");
     // A client that never reconnects fails; its twin's connect rides out
     // the crash (SYN retransmission) and reaches the restarted server.
     assert!(stderr.contains("FAIL keeps_one_connection "), "{stderr}");
