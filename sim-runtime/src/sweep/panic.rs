@@ -84,7 +84,16 @@ pub(crate) fn install_panic_hook() {
             } else {
                 format!("\nThe last events {when}:\n  {}", recent.join("\n  "))
             };
-            if raised.is_some() {
+            // In a sweep, only a process's first failing seed shows the
+            // default report (with a backtrace under RUST_BACKTRACE): the
+            // sweep's report shows one failure's output, and symbolizing a
+            // backtrace for every failing seed made failing seeds many times
+            // slower than passing ones.
+            static DEFAULT_SHOWN: std::sync::atomic::AtomicBool =
+                std::sync::atomic::AtomicBool::new(false);
+            let quiet = SWEEP_THREAD.with(Cell::get)
+                && DEFAULT_SHOWN.swap(true, std::sync::atomic::Ordering::Relaxed);
+            if raised.is_some() || quiet {
                 eprintln!("{text}");
             } else {
                 previous(info);
