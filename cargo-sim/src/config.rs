@@ -116,6 +116,25 @@ fn facade_path() -> Result<PathBuf, String> {
     Ok(path)
 }
 
+/// Whether the user chose the release profile's debug info (in the
+/// workspace's manifest or the environment): then it stays theirs.
+fn release_debug_is_set(root: &Path) -> bool {
+    if std::env::var_os("CARGO_PROFILE_RELEASE_DEBUG").is_some() {
+        return true;
+    }
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap_or_default();
+    let mut in_release = false;
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_release = line == "[profile.release]";
+        } else if in_release && line.split('=').next().is_some_and(|k| k.trim() == "debug") {
+            return true;
+        }
+    }
+    false
+}
+
 fn toml_string(text: &str) -> String {
     format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
 }
@@ -153,7 +172,7 @@ impl SimBuild {
             .map_err(|e| format!("cannot create {}: {e}", target.display()))?;
         let flags: Vec<String> = sim_flags().iter().map(|f| toml_string(f)).collect();
         let flags = flags.join(", ");
-        let text = format!(
+        let mut text = format!(
             "# Written by cargo sim; rewritten on every run.\n\
              [patch.crates-io]\n\
              tokio = {{ path = {} }}\n\n\
@@ -164,6 +183,13 @@ impl SimBuild {
             toml_string(&facade.display().to_string()),
             toml_string(&target.display().to_string()),
         );
+        if !release_debug_is_set(&root) {
+            // Reports name the user's lines from backtraces (where a task
+            // waits for a lock): a release build without line tables names
+            // none. Line tables cost little, and the simulation build has a
+            // target directory of its own.
+            text.push_str("\n[profile.release]\ndebug = \"line-tables-only\"\n");
+        }
         let config = target.join("sim-config.toml");
         std::fs::write(&config, text)
             .map_err(|e| format!("cannot write {}: {e}", config.display()))?;

@@ -428,6 +428,32 @@ fn reconnects_through_a_restart() {
 }
 "#;
 
+const LOCKS: &str = r#"
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Mutex;
+
+/// Two tasks take two locks in opposite orders.
+#[tokio::test]
+async fn lock_order() {
+    let accounts = Arc::new(Mutex::new(0u64));
+    let ledger = Arc::new(Mutex::new(0u64));
+    let (a, l) = (accounts.clone(), ledger.clone());
+    let transfer = tokio::spawn(async move {
+        let _accounts = a.lock().await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        let _ledger = l.lock().await; // transfer waits here
+    });
+    let audit = tokio::spawn(async move {
+        let _ledger = ledger.lock().await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        let _accounts = accounts.lock().await; // audit waits here
+    });
+    let _ = transfer.await;
+    let _ = audit.await;
+}
+"#;
+
 const SHRINKABLE: &str = r#"
 use std::time::Duration;
 use tokio::sim::{Fault, Nemesis, Sim};
@@ -697,6 +723,7 @@ fn fixture(name: &str) -> PathBuf {
     write(&dir.join("tests/cluster.rs"), CLUSTER);
     write(&dir.join("tests/shrinkable.rs"), SHRINKABLE);
     write(&dir.join("tests/swarmed.rs"), SWARMED);
+    write(&dir.join("tests/locks.rs"), LOCKS);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .args(["generate-lockfile", "--quiet"])
@@ -1450,7 +1477,10 @@ fn short_harness_tests_whose_bugs_need_an_early_crash_are_found_by_the_swarm() {
         .and_then(|report| report.split(", trace sha256 ").nth(1))
         .map(|rest| rest[..64].to_string())
         .unwrap_or_else(|| panic!("the report gives the failing run's hash: {stderr}"));
-    assert!(text.contains(&format!("trace sha256 {hash}")), "{hash}: {text}");
+    assert!(
+        text.contains(&format!("trace sha256 {hash}")),
+        "{hash}: {text}"
+    );
     // A client that never reconnects fails; its twin's connect rides out
     // the crash (SYN retransmission) and reaches the restarted server.
     assert!(stderr.contains("FAIL keeps_one_connection "), "{stderr}");
@@ -1459,6 +1489,31 @@ fn short_harness_tests_whose_bugs_need_an_early_crash_are_found_by_the_swarm() {
         !stderr.contains("FAIL reconnects_through_a_restart"),
         "{stderr}"
     );
+}
+
+/// A release build (what the README recommends for long sweeps) names the
+/// user's line where each task of a lock cycle waits: `cargo sim` builds
+/// its release profile with line tables.
+#[test]
+fn a_release_build_names_the_lines_where_a_lock_cycle_waits() {
+    let dir = fixture("locks");
+    let (output, _, stderr) = sim(&dir, "test --release --test locks --seeds 1 --no-save", &[]);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("FAIL lock_order "), "{stderr}");
+    assert!(
+        stderr.contains("sim: deadlock: tasks wait for each other's locks"),
+        "{stderr}"
+    );
+    for marker in ["// transfer waits here", "// audit waits here"] {
+        let line = LOCKS
+            .lines()
+            .position(|l| l.contains(marker))
+            .expect("the marker is in the fixture")
+            + 1;
+        let at = format!("tests/locks.rs:{line}:");
+        assert!(stderr.contains(&at), "{at}: {stderr}");
+    }
+    assert!(!stderr.contains("pthread_create"), "{stderr}");
 }
 
 /// Debian's Chromium, installed through the package manager when missing.

@@ -120,7 +120,14 @@ fn user_frame(bt: &Backtrace) -> Option<String> {
     text.lines()
         .filter_map(|line| line.trim().strip_prefix("at "))
         .find(|location| {
-            !location.starts_with("/rustc/")
+            // A frame of C (libc's thread start, in a build without line
+            // tables for the user's code) is never the place to name.
+            let file = location.rsplitn(3, ':').last().unwrap_or(location);
+            let c_source = [".c", ".S", ".s", ".h"]
+                .iter()
+                .any(|ext| file.ends_with(ext));
+            !c_source
+                && !location.starts_with("/rustc/")
                 && !location.contains("/library/core/")
                 && !location.contains("/library/std/")
                 && !own.iter().any(|dir| location.starts_with(dir))
