@@ -69,11 +69,17 @@ fn check_all(checks: &Checks) {
     checks.running.set(false);
     if let Some((name, message)) = failure {
         let story = crate::story::lines();
+        let crashes = crate::story::crash_lines();
         sim_runtime::context::with_current(|core| {
+            let crashes = if crashes.is_empty() {
+                String::new()
+            } else {
+                format!("\nThe last crashes:\n  {}", crashes.join("\n  "))
+            };
             let report = format!(
                 "sim: correctness: checker `{name}` failed at virtual time {:?} (seed {:#x}): \
                  {}\nWhat happened before it (faults, messages, disk operations, \
-                 publications):\n  {}",
+                 publications):\n  {}{crashes}",
                 now(),
                 core.config().seed,
                 crate::story::elide(&message),

@@ -175,12 +175,18 @@ pub(crate) async fn phase(core: Vec<HostId>, properties: Vec<Property>) {
             let observed = observed(late, start);
             let down = hosts_down();
             let story = crate::story::lines();
+            let crashes = crate::story::crash_lines();
+            let crashes = if crashes.is_empty() {
+                String::new()
+            } else {
+                format!("\nThe last crashes:\n  {}", crashes.join("\n  "))
+            };
             sim_runtime::sweep::set_failure_class(sim_runtime::sweep::FailureClass::Liveness);
             panic!(
                 "sim: liveness: `{}` did not hold within {:?} of the liveness phase (it began \
                  at virtual time {start:?}, with faults stopped and the core healed; seed \
                  {seed:#x})\nWhat it read, by host (the last publication of each key):\n  \
-                 {}{down}\nWhat happened before it:\n  {}",
+                 {}{down}\nWhat happened before it:\n  {}{crashes}",
                 late.name,
                 late.bound,
                 observed.join("\n  "),

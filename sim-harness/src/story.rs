@@ -30,9 +30,29 @@ struct Sent {
     held: bool,
 }
 
+/// How many disk operations of each host a crash report shows before the
+/// crash.
+const DISK_OPS_BEFORE_CRASH: usize = 6;
+
+/// How many crashes the report describes (the last ones).
+const CRASHES_MAX: usize = 4;
+
+/// A crash, the disk operations of its host just before it, and what its
+/// disk kept.
+struct Crash {
+    head: String,
+    before: Vec<String>,
+    resolution: Vec<String>,
+}
+
 #[derive(Default)]
 struct Story {
     lines: RefCell<VecDeque<String>>,
+    /// Each host's last disk operations (`fs ...` notes of its tasks).
+    disk_ops: RefCell<BTreeMap<String, VecDeque<String>>>,
+    crashes: RefCell<VecDeque<Crash>>,
+    /// The notes right after a crash that resolve its disk (`fs crash`).
+    resolving: std::cell::Cell<bool>,
     /// Unpaired sends: message number -> when it was first written (held
     /// by a partition, or sent), what the send said after its number, and
     /// whether a link held it.
@@ -59,6 +79,31 @@ pub(crate) fn install() {
 /// The story so far, oldest first (empty when it was not installed).
 pub(crate) fn lines() -> Vec<String> {
     story().map_or_else(Vec::new, |s| s.lines.borrow().iter().cloned().collect())
+}
+
+/// The run's last crashes, each with the disk operations its host made
+/// just before it and what its disk kept: where a crash fell between two
+/// operations (a truncate, then the crash, before a rename).
+pub(crate) fn crash_lines() -> Vec<String> {
+    let Some(story) = story() else {
+        return Vec::new();
+    };
+    let crashes = story.crashes.borrow();
+    let mut lines = Vec::new();
+    for crash in crashes.iter() {
+        lines.push(crash.head.clone());
+        if crash.before.is_empty() {
+            lines.push("  no disk operation of the host before it".to_string());
+        } else {
+            lines.push("  the host's last disk operations before it:".to_string());
+            lines.extend(crash.before.iter().map(|op| format!("    {op}")));
+        }
+        if !crash.resolution.is_empty() {
+            lines.push("  what its disk kept:".to_string());
+            lines.extend(crash.resolution.iter().map(|r| format!("    {r}")));
+        }
+    }
+    lines
 }
 
 /// `text` cut to `LINE_BYTES_MAX` bytes, saying how long it was.
@@ -98,6 +143,44 @@ fn delivered(head: &str, rest: &str, sent: &Sent, now: Duration) -> String {
 }
 
 impl Story {
+    /// Keeps each host's last disk operations, and a crash with them.
+    fn follow_disk(&self, host: &str, now: Duration, text: &str) {
+        if let Some(rest) = text.strip_prefix("fs crash ") {
+            if self.resolving.get() {
+                if let Some(crash) = self.crashes.borrow_mut().back_mut() {
+                    crash.resolution.push(elide(&format!("fs crash {rest}")));
+                }
+            }
+            return;
+        }
+        self.resolving.set(false);
+        if text.starts_with("fs ") {
+            let mut ops = self.disk_ops.borrow_mut();
+            let ops = ops.entry(host.to_string()).or_default();
+            if ops.len() == DISK_OPS_BEFORE_CRASH {
+                ops.pop_front();
+            }
+            ops.push_back(format!("t={now:?} {}", elide(text)));
+        } else if let Some(name) = text.strip_prefix("crash ") {
+            let before = self
+                .disk_ops
+                .borrow_mut()
+                .remove(name)
+                .map(Vec::from)
+                .unwrap_or_default();
+            let mut crashes = self.crashes.borrow_mut();
+            if crashes.len() == CRASHES_MAX {
+                crashes.pop_front();
+            }
+            crashes.push_back(Crash {
+                head: format!("crash {name} at t={now:?}"),
+                before,
+                resolution: Vec::new(),
+            });
+            self.resolving.set(true);
+        }
+    }
+
     fn tell(&self, text: &str) {
         let now = crate::observe::now();
         let host = sim_net::try_with_net(|net| net.host_name(net.current_host()))
@@ -144,6 +227,7 @@ impl Story {
         } else {
             text.to_string()
         };
+        self.follow_disk(&host, now, text);
         let line = if host == "main" {
             format!("t={now:?} {}", elide(&told))
         } else {
