@@ -710,3 +710,137 @@ fn a_host_whose_main_task_returns_exits_closing_its_connections() {
     assert!(seen[0].1 >= Duration::from_secs(1) && seen[0].1 < Duration::from_millis(1_010));
     assert_eq!(seen[1].0, 1, "refused after the exit: {seen:?}");
 }
+
+/// A planted bug that needs a late datagram: the client applies whatever
+/// configuration arrives, so an old version held back by the link lands
+/// after a newer one. The report names the datagram that came late, with
+/// its bytes and how long it took.
+#[test]
+fn a_report_names_the_late_datagram() {
+    let found = (0..50u64).find_map(|seed| {
+        let mut sim = Sim::with_config(SimConfig::with_seed(seed));
+        sim.default_link(tokio::sim::LinkConfig {
+            latency_min: Duration::from_millis(1),
+            latency_max: Duration::from_millis(5),
+            udp_reorder_rate: 0.3,
+            ..tokio::sim::LinkConfig::default()
+        });
+        sim.host("config", || async {
+            let socket = tokio::net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+            for version in 1..=5u8 {
+                socket
+                    .send_to(format!("v{version}").as_bytes(), "app:9")
+                    .await
+                    .unwrap();
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            std::future::pending::<()>().await;
+        });
+        sim.host("app", || async {
+            let socket = tokio::net::UdpSocket::bind("0.0.0.0:9").await.unwrap();
+            let mut buf = [0u8; 8];
+            loop {
+                let (n, _) = socket.recv_from(&mut buf).await.unwrap();
+                // The planted bug: no check that the version is newer.
+                tokio::sim::publish("applied", String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        sim.check("the applied version never goes back", |obs| {
+            let applied = obs.history("applied");
+            for pair in applied.windows(2) {
+                if pair[1].value < pair[0].value {
+                    return Err(format!("{} after {}", pair[1].value, pair[0].value));
+                }
+            }
+            Ok(())
+        });
+        sim.client("clock", async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        });
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run()))
+            .err()
+            .map(panic_text)
+    });
+    let text = found.expect("a late datagram on some seed of 50");
+    assert!(
+        text.contains("the applied version never goes back"),
+        "{text}"
+    );
+    // Which version went back, and the datagram that carried it: held
+    // back by the link, then delivered after the newer one.
+    let (late, _) = text
+        .split("failed at virtual time ")
+        .nth(1)
+        .and_then(|t| t.split("): ").nth(1))
+        .and_then(|t| t.split_once(" after "))
+        .expect("the message names the versions");
+    let late = late.to_string();
+    let reorder = text
+        .lines()
+        .find(|l| l.contains("reorder udp #") && l.contains("config:"))
+        .unwrap_or_else(|| panic!("the report names the reordered datagram: {text}"));
+    let number = reorder
+        .split("reorder udp #")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap();
+    let delivery = format!("deliver udp #{number} config:");
+    let delivered = text
+        .lines()
+        .find(|l| l.contains(&delivery))
+        .unwrap_or_else(|| panic!("the report names its delivery: {text}"));
+    assert!(
+        delivered.contains(&format!("data=\"{late}\" after ")),
+        "{delivered}\n{text}"
+    );
+}
+
+/// A planted bug that needs an isolated host: a follower that hears no
+/// heartbeat for 300 ms makes itself leader while the old leader, cut off
+/// but alive, still is one. The report names the isolation.
+#[test]
+fn a_report_names_the_isolated_host() {
+    let mut sim = Sim::with_config(SimConfig::with_seed(7));
+    sim.host("a", || async {
+        tokio::sim::publish("leader", "a");
+        let socket = tokio::net::UdpSocket::bind("0.0.0.0:9").await.unwrap();
+        loop {
+            let _ = socket.send_to(b"beat", "b:9").await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    sim.host("b", || async {
+        let socket = tokio::net::UdpSocket::bind("0.0.0.0:9").await.unwrap();
+        let mut buf = [0u8; 8];
+        loop {
+            let beat = tokio::time::timeout(Duration::from_millis(300), socket.recv_from(&mut buf));
+            if beat.await.is_err() {
+                // The planted bug: no lease keeps the old leader from leading.
+                tokio::sim::publish("leader", "b");
+                std::future::pending::<()>().await;
+            }
+        }
+    });
+    sim.at(Duration::from_secs(1), Fault::isolate("a"));
+    sim.check("at most one leader", |obs| {
+        let leaders = obs.all("leader");
+        if leaders.len() > 1 {
+            return Err(format!("leaders: {leaders:?}"));
+        }
+        Ok(())
+    });
+    sim.client("clock", async {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    });
+    let text = panic_text(
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run())).unwrap_err(),
+    );
+    assert!(text.contains("at most one leader"), "{text}");
+    assert!(
+        text.contains("t=1s isolate a: cut off from every host"),
+        "{text}"
+    );
+    assert!(text.contains("b: publish b leader=b"), "{text}");
+}

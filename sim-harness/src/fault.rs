@@ -247,12 +247,14 @@ impl Fault {
                 sim_fs::set_disk_config(host(net, h).0, config.clone());
             }
             Fault::Isolate(h) => {
+                net.note(&format!("isolate {h}: cut off from every host"));
                 let cut = host(net, h);
                 for other in (1..net.host_count()).map(HostId).filter(|&o| o != cut) {
                     net.partition(cut, other);
                 }
             }
             Fault::Split(a, b) => {
+                net.note(&format!("split [{}] | [{}]", a.join(","), b.join(",")));
                 for x in a {
                     for y in b {
                         net.partition(host(net, x), host(net, y));
