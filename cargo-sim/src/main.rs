@@ -160,10 +160,21 @@ and saved to sim-regressions/<target>.txt in the package, which every later
 `cargo sim test` runs first. Exit code: 0 when every seed passed, 101 otherwise."
 )]
 struct TestOptions {
-    /// The seeds: a count N (seeds 0..N), a range A..B or A..=B, or a list
-    /// 0x2a,7. Default: SIM_SEED, or one fresh seed.
+    /// The seeds: a count N (seeds 0..N, decimal), a range A..B or A..=B,
+    /// or a list 0x2a,7. Default: SIM_SEED, or one fresh seed.
     #[arg(long, value_name = "SPEC")]
     seeds: Option<String>,
+    /// Run one seed (hex or decimal), as a replay does: the saved seeds
+    /// are not run first.
+    #[arg(long, value_name = "SEED", conflicts_with = "seeds")]
+    seed: Option<String>,
+    /// Write each seed's trace into DIR as `<test>-<seed>.trace` (with
+    /// `--trace-failing`, only the failing seeds', run once more).
+    #[arg(long, value_name = "DIR")]
+    trace: Option<PathBuf>,
+    /// With `--trace`: only the failing seeds' traces.
+    #[arg(long, requires = "trace")]
+    trace_failing: bool,
     /// Test processes at once (default: the number of cores).
     #[arg(long, short = 'j', value_name = "N")]
     jobs: Option<usize>,
@@ -207,6 +218,8 @@ struct TestOptions {
 /// The options of `TestOptions` that take a value.
 const VALUE_OPTIONS: &[&str] = &[
     "--seeds",
+    "--seed",
+    "--trace",
     "--jobs",
     "-j",
     "--junit",
@@ -217,6 +230,7 @@ const VALUE_OPTIONS: &[&str] = &[
 /// The options of `TestOptions` that are flags.
 const FLAG_OPTIONS: &[&str] = &[
     "--keep-going",
+    "--trace-failing",
     "--check-determinism",
     "--no-doc",
     "--no-save",
@@ -478,7 +492,14 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
     }
     let started = std::time::Instant::now();
     let replay_file = std::env::var_os(sim_runtime::decision::REPLAY_VAR).filter(|f| !f.is_empty());
+    let one_seed = options
+        .seed
+        .as_deref()
+        .map(sim_runtime::config::parse_seed)
+        .transpose()
+        .map_err(|e| format!("--seed: {e}"))?;
     let mut seed_list = match (&options.seeds, std::env::var("SIM_SEED")) {
+        _ if one_seed.is_some() => vec![one_seed.expect("checked")],
         (Some(spec), _) => seeds::parse_seeds(spec)?,
         // A decision file's replay runs the seed it was recorded with.
         (None, _) if replay_file.is_some() => vec![sim_runtime::decision::file_seed(
@@ -556,8 +577,9 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
             let mut seeds: Vec<u64> = Vec::new();
             // A replay (`SIM_SEED=... cargo sim test`) runs its one seed,
             // exactly; a sweep or a plain run starts with the saved ones.
-            let replay = options.seeds.is_none()
-                && (std::env::var_os("SIM_SEED").is_some() || replay_file.is_some());
+            let replay = options.seed.is_some()
+                || (options.seeds.is_none()
+                    && (std::env::var_os("SIM_SEED").is_some() || replay_file.is_some()));
             if !replay && partition.is_none_or(|p| p.index == 1) {
                 seeds.extend(regressions::load(binary, &name));
             }
@@ -592,12 +614,33 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
             .map(|p| format!(" (share {}/{})", p.index, p.count))
             .unwrap_or_default()
     );
+    if options.trace.is_some() && options.check_determinism {
+        return Err(
+            "--trace and --check-determinism both write the sweep's traces: use one".to_string(),
+        );
+    }
+    // Trace files go where the user said, wherever the tests run.
+    let cwd = std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?;
+    let traces = match &options.trace {
+        Some(dir) => {
+            let dir = cwd.join(dir);
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| format!("cannot create --trace {}: {e}", dir.display()))?;
+            Some(dir)
+        }
+        None => None,
+    };
+    let sim_trace = std::env::var_os("SIM_TRACE")
+        .filter(|p| !p.is_empty())
+        .map(|p| cwd.join(p));
     let config = runner::SweepConfig {
         jobs,
         keep_going: options.keep_going,
         check_determinism: options.check_determinism,
         verbose: options.verbose || single,
         work_dir: work_dir.clone(),
+        traces: traces.clone().filter(|_| !options.trace_failing),
+        sim_trace,
     };
     let mut reporter = report::Reporter::new();
     let results = match runner::run(&config, &binaries, cases, &mut reporter) {
@@ -710,7 +753,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         }
         eprint!(
             "{}",
-            report::failure_report(result, options.keep_going, saved.as_deref())
+            report::failure_report(result, options.keep_going, saved.as_deref(), single)
         );
         if let Some(dir) = &options.shrink {
             if let Some((index, _)) = result.failures().into_iter().next() {
@@ -720,6 +763,22 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
                     Err(message) => {
                         eprintln!("cargo sim: cannot shrink {}: {message}", result.case.name)
                     }
+                }
+            }
+        }
+        if let (true, Some(dir)) = (options.trace_failing, &traces) {
+            for (index, _) in result
+                .failures()
+                .into_iter()
+                .take(regressions::SEEDS_PER_TEST_MAX)
+            {
+                let seed = result.case.seeds[index];
+                match runner::trace_failing(&config, &binaries, &result.case, seed, dir) {
+                    Ok(path) => eprintln!("  trace of seed {seed:#x}: {}", path.display()),
+                    Err(message) => eprintln!(
+                        "cargo sim: no trace of {} seed {seed:#x}: {message}",
+                        result.case.name
+                    ),
                 }
             }
         }

@@ -144,10 +144,41 @@ pub fn classes(result: &TestResult) -> String {
 }
 
 /// The report of one failing test.
-pub fn failure_report(result: &TestResult, keep_going: bool, saved: Option<&str>) -> String {
+///
+/// `output_shown`: the test's whole output was printed already (a replay of
+/// one test at one seed), so one line says the failure.
+pub fn failure_report(
+    result: &TestResult,
+    keep_going: bool,
+    saved: Option<&str>,
+    output_shown: bool,
+) -> String {
     let failures = result.failures();
     let ran = result.outcomes.len();
     let planned = result.case.seeds.len();
+    if output_shown && planned == 1 && failures.len() == 1 {
+        // One seed (a replay): its whole output, with the message, the
+        // last events and the replay line, was printed just above.
+        let (index, outcome) = failures[0];
+        let class = match outcome {
+            Outcome::Fail { class, .. } => class.as_str(),
+            Outcome::Pass(_) => "pass",
+        };
+        let hash = match result.failing_hashes.get(&index).and_then(|h| h.last()) {
+            Some(hash) => format!(", trace sha256 {hash}"),
+            None => String::new(),
+        };
+        let mut text = format!(
+            "FAIL {} [{}]: seed {:#x} failed ({class}){hash}\n",
+            result.case.name, result.case.replay_prefix, result.case.seeds[index]
+        );
+        if let Some(saved) = saved {
+            text.push_str(&format!(
+                "  saved to {saved}: every later cargo sim test runs it first (commit the file)\n"
+            ));
+        }
+        return text;
+    }
     let mut text = if keep_going || failures.len() != 1 {
         format!(
             "FAIL {} [{}]: {} of {ran} seeds failed ({})\n",
@@ -298,7 +329,7 @@ pub fn junit(
                     .map(|s| format!("; first failing seed {s:#x}"))
                     .unwrap_or_default()
             ));
-            xml.push_str(&xml_escape(&failure_report(result, true, None)));
+            xml.push_str(&xml_escape(&failure_report(result, true, None, false)));
             xml.push_str("</failure>\n");
         }
         xml.push_str(&format!(

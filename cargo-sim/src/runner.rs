@@ -35,6 +35,12 @@ pub struct SweepConfig {
     pub verbose: bool,
     /// Where the runner keeps its files (records, logs, traces).
     pub work_dir: PathBuf,
+    /// `--trace DIR`: every seed's trace goes there, named by test and
+    /// seed.
+    pub traces: Option<PathBuf>,
+    /// `SIM_TRACE` (absolute): a test that runs one seed writes it, as a
+    /// plain run would.
+    pub sim_trace: Option<PathBuf>,
 }
 
 /// One test to sweep.
@@ -524,6 +530,32 @@ pub fn trace_seed(
         .ok_or_else(|| "the seed's run wrote no trace".to_string())
 }
 
+/// Runs `seed` of `case` once more, writing its trace into `dir` as a
+/// `--trace` sweep names it; returns the trace's path.
+pub fn trace_failing(
+    config: &SweepConfig,
+    binaries: &[TestBinary],
+    case: &TestCase,
+    seed: u64,
+    dir: &Path,
+) -> Result<PathBuf, String> {
+    let env = [
+        (sweep::TRACE_DIR_VAR.to_string(), dir.display().to_string()),
+        (sweep::TRACE_NAMED_VAR.to_string(), "1".to_string()),
+    ];
+    run_one(config, binaries, case, seed, &env)?;
+    let name = sweep::trace_file_name((!case.whole_binary).then_some(case.name.as_str()), seed, 1);
+    let path = dir.join(name);
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "the seed's run wrote no trace at {}",
+            path.display()
+        ))
+    }
+}
+
 fn hex_list(seeds: &[u64]) -> String {
     seeds
         .iter()
@@ -579,6 +611,19 @@ fn spawn(
         .stdin(Stdio::null())
         .stdout(log_file.try_clone().map_err(|e| e.to_string())?)
         .stderr(log_file);
+    match (&config.sim_trace, &config.traces) {
+        // One seed for the test: SIM_TRACE means what it means in a plain
+        // run (the README's file names).
+        (Some(path), None) if case.seeds.len() == 1 => {
+            command.env("SIM_TRACE", path);
+        }
+        (_, Some(dir)) => {
+            command
+                .env(sweep::TRACE_DIR_VAR, dir)
+                .env(sweep::TRACE_NAMED_VAR, "1");
+        }
+        _ => {}
+    }
     if config.keep_going {
         command.env(sweep::KEEP_GOING_VAR, "1");
     }

@@ -6,8 +6,9 @@ use sim_runtime::config::parse_seed;
 /// The most seeds one sweep takes: a bound on every queue of the runner.
 pub const SEEDS_MAX: u64 = 100_000_000;
 
-/// Parses `--seeds`: `N` (the seeds 0 to N-1), `A..B` (A included, B not),
-/// `A..=B`, or a comma-separated list. Seeds are decimal or `0x` hex.
+/// Parses `--seeds`: `N` (the seeds 0 to N-1, a decimal count), `A..B` (A
+/// included, B not), `A..=B`, or a comma-separated list. Seeds are decimal
+/// or `0x` hex; a count in hex is an error that points to `--seed`.
 pub fn parse_seeds(text: &str) -> Result<Vec<u64>, String> {
     let text = text.trim();
     let bad = |why: &str| {
@@ -41,7 +42,15 @@ pub fn parse_seeds(text: &str) -> Result<Vec<u64>, String> {
             .map(seed)
             .collect::<Result<_, _>>()?
     } else {
-        let count = seed(text)?;
+        if text.starts_with("0x") || text.starts_with("0X") {
+            // A count is decimal: a hex number is a seed.
+            return Err(format!(
+                "--seeds {text}: a count is decimal, and {text} is written as a seed. To run \
+                 the one seed {text}, use --seed {text}; for that many seeds, write the count \
+                 in decimal"
+            ));
+        }
+        let count: u64 = text.parse().map_err(|_| bad("has a bad count"))?;
         if count == 0 {
             return Err(bad("asks for no seeds"));
         }
@@ -98,6 +107,14 @@ impl Partition {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_in_hex_is_refused_and_points_to_seed() {
+        let err = parse_seeds("0x15").unwrap_err();
+        assert!(err.contains("--seed 0x15"), "{err}");
+        assert_eq!(parse_seeds("0x15,").unwrap(), vec![0x15]);
+        assert_eq!(parse_seeds("21").unwrap().len(), 21);
+    }
 
     #[test]
     fn counts_ranges_and_lists() {

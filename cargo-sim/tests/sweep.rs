@@ -1516,6 +1516,89 @@ fn a_release_build_names_the_lines_where_a_lock_cycle_waits() {
     assert!(!stderr.contains("pthread_create"), "{stderr}");
 }
 
+/// `SIM_TRACE` works under `cargo sim test` for one seed (a replay line, as
+/// the README's loop says), and `--trace DIR` writes a sweep's traces by
+/// test and seed; `--trace-failing` only the failing seeds'.
+#[test]
+fn traces_from_a_replay_and_from_a_sweep() {
+    let dir = fixture("traces");
+    // A replay line with SIM_TRACE added writes the README's file name:
+    // `<path>.<test name>`.
+    let trace = dir.join("replay.trace");
+    let (output, _, stderr) = sim(
+        &dir,
+        "test --test planted --no-save -- lost_update --exact",
+        &[("SIM_SEED", "0x0"), ("SIM_TRACE", "replay.trace")],
+    );
+    assert!(!output.status.success(), "seed 0 fails: {stderr}");
+    let written = dir.join("replay.trace.lost_update");
+    let text = std::fs::read_to_string(&written)
+        .unwrap_or_else(|e| panic!("{}: {e}\n{stderr}", written.display()));
+    assert!(text.contains(" start "), "{text}");
+    assert!(!trace.exists());
+    // The replay's output is short: its seed and replay line once.
+    assert_eq!(
+        stderr.matches("replay: SIM_SEED=0x0").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(!stderr.contains("more seeds not run"), "{stderr}");
+    // A sweep's traces: one per test and seed.
+    let traces = dir.join("traces");
+    let (output, _, stderr) = sim(
+        &dir,
+        "test --test planted --seeds 3 --no-save --keep-going --trace traces -- lost_update always_passes",
+        &[],
+    );
+    assert!(!output.status.success(), "{stderr}");
+    for test in ["lost_update", "always_passes"] {
+        for seed in ["0x0", "0x1", "0x2"] {
+            let file = traces.join(format!("{test}-{seed}.trace"));
+            assert!(file.is_file(), "{}: {stderr}", file.display());
+        }
+    }
+    // Only the failing seeds'.
+    let failing = dir.join("failing");
+    let (_, _, stderr) = sim(
+        &dir,
+        "test --test planted --seeds 3 --no-save --keep-going --trace failing --trace-failing -- lost_update always_passes",
+        &[],
+    );
+    let written: Vec<String> = std::fs::read_dir(&failing)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!written.is_empty(), "{stderr}");
+    assert!(
+        written.iter().all(|f| f.starts_with("lost_update-")),
+        "{written:?}"
+    );
+    assert!(stderr.contains("trace of seed 0x0: "), "{stderr}");
+}
+
+/// A count is decimal; `--seed` runs one seed; a count in hex is refused
+/// with the way to what was meant.
+#[test]
+fn seed_arguments_are_unambiguous() {
+    let dir = fixture("seedargs");
+    let (output, _, stderr) = sim(
+        &dir,
+        "test --test planted --seeds 0x15 -- always_passes",
+        &[],
+    );
+    assert!(!output.status.success());
+    assert!(stderr.contains("a count is decimal"), "{stderr}");
+    assert!(stderr.contains("use --seed 0x15"), "{stderr}");
+    let (output, _, stderr) = sim(
+        &dir,
+        "test --test planted --seed 0x15 -- always_passes",
+        &[],
+    );
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("× 1 seed,"), "{stderr}");
+}
+
 /// Debian's Chromium, installed through the package manager when missing.
 fn ensure_chromium() -> PathBuf {
     let path = PathBuf::from("/usr/bin/chromium");

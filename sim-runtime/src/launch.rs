@@ -41,6 +41,7 @@ pub fn launch(config: SimConfig, options: RuntimeOptions) -> Rc<Core> {
     // fails (the panic hook prints the seed then) or SIM_VERBOSE is set.
     if thread_name.is_none() || sweep::verbose() {
         seed::announce(seed, thread_name);
+        sweep::seed_line_shown();
     }
     let decisions = decision::Decisions::new(
         seed,

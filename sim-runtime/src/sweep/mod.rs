@@ -53,13 +53,19 @@ pub use state::{fill_before_run, note_escape, policy_override, seed_override, ve
 pub use vars::{
     HANG_EXIT_CODE, HANG_POLL_VAR, HANG_RUN_VAR, KEEP_GOING_VAR, OUT_VAR, PARENT_VAR, SEEDS_VAR,
     SHRINK_FAST_LINKS_VAR, SHRINK_LATER_VAR, SHRINK_OUT_VAR, SHRINK_SKIP_VAR, TRACE_DIR_VAR,
-    VERBOSE_VAR,
+    TRACE_NAMED_VAR, VERBOSE_VAR,
 };
 
 use panic::install_panic_hook;
 use state::{ESCAPES, LAST_SEED, SEED_LINE_SHOWN};
 use std::path::PathBuf;
 use watchdog::start_watchdog;
+
+/// The run's seed line was printed (its start announced it): a failure
+/// does not print it again.
+pub fn seed_line_shown() {
+    SEED_LINE_SHOWN.with(|s| s.set(true));
+}
 
 /// A runtime was built with `seed` on this thread.
 pub fn run_started(seed: u64) {
@@ -87,7 +93,23 @@ pub fn run_finished(summary: &crate::summary::RunSummary) {
 /// sweep collects traces (`SIM_SWEEP_TRACE_DIR`).
 pub fn trace_override(seed: u64, run_index: u64) -> Option<PathBuf> {
     let dir = std::env::var_os(TRACE_DIR_VAR).filter(|d| !d.is_empty())?;
+    if std::env::var_os(TRACE_NAMED_VAR).is_some_and(|v| v == "1") {
+        let thread = std::thread::current();
+        let test = thread.name().filter(|name| *name != "main");
+        return Some(PathBuf::from(dir).join(trace_file_name(test, seed, run_index)));
+    }
     Some(PathBuf::from(dir).join(format!("{seed:016x}-{run_index}.trace")))
+}
+
+/// The name `cargo sim test --trace` gives the `run_index`th run of `test`
+/// (`None`: a binary run whole) at `seed`: `<test>-<seed>.trace`, and
+/// `<test>-<seed>.<n>.trace` for a test's later runs.
+pub fn trace_file_name(test: Option<&str>, seed: u64, run_index: u64) -> String {
+    let test = crate::trace::file_name_part(test.unwrap_or("main"));
+    match run_index {
+        0 | 1 => format!("{test}-{seed:#x}.trace"),
+        n => format!("{test}-{seed:#x}.{n}.trace"),
+    }
 }
 
 #[cfg(test)]

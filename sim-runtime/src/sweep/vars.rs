@@ -13,6 +13,11 @@ pub const KEEP_GOING_VAR: &str = "SIM_SWEEP_KEEP_GOING";
 /// A directory where every run of a sweep writes its trace.
 pub const TRACE_DIR_VAR: &str = "SIM_SWEEP_TRACE_DIR";
 
+/// `1`: traces in `SIM_SWEEP_TRACE_DIR` are named by test and seed
+/// (`<test>-<seed>.trace`, `cargo sim test --trace`), not by seed and run
+/// (the runner's own).
+pub const TRACE_NAMED_VAR: &str = "SIM_SWEEP_TRACE_NAMED";
+
 /// The process id of the runner: only its own children report (a test's
 /// child processes inherit the variables, and stay out of the records).
 pub const PARENT_VAR: &str = "SIM_SWEEP_PARENT";
