@@ -150,8 +150,45 @@ pub fn build_tests(sim: &SimBuild, cargo_args: &[String]) -> Result<Vec<TestBina
             "--no-run",
             "--message-format=json-render-diagnostics",
         ])
-        .args(cargo_args)
-        .stdout(Stdio::piped());
+        .args(cargo_args);
+    let (binaries, _, success) = run_build(command)?;
+    if !success {
+        return Err("the simulation build failed (see cargo's errors above)".to_string());
+    }
+    Ok(binaries)
+}
+
+/// A test target that does not compile, with cargo's first error for it.
+#[derive(Clone, Debug)]
+pub struct BrokenTarget {
+    /// The package's name.
+    pub package: String,
+    /// `lib`, `bin NAME`, `test NAME`, ...
+    pub target: String,
+    /// The first error, as rustc renders it.
+    pub error: String,
+}
+
+/// Builds what `cargo test` would, going on past targets that do not
+/// compile (`cargo build --tests --keep-going`): the binaries that built,
+/// and the targets that did not. For a workspace of the user's where one
+/// test target is broken, the others still run.
+pub fn build_tests_keep_going(
+    sim: &SimBuild,
+    cargo_args: &[String],
+) -> Result<(Vec<TestBinary>, Vec<BrokenTarget>), String> {
+    let mut command = sim.cargo();
+    command
+        .args(["build", "--tests", "--keep-going", "--message-format=json"])
+        .args(cargo_args);
+    let (binaries, broken, _) = run_build(command)?;
+    Ok((binaries, broken))
+}
+
+/// Runs a cargo build that prints JSON messages; returns the test
+/// binaries built, the targets with errors, and whether cargo succeeded.
+fn run_build(mut command: Command) -> Result<(Vec<TestBinary>, Vec<BrokenTarget>, bool), String> {
+    command.stdout(Stdio::piped());
     let mut child = command
         .spawn()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
@@ -159,6 +196,7 @@ pub fn build_tests(sim: &SimBuild, cargo_args: &[String]) -> Result<Vec<TestBina
     // Read on a thread, so that the wait below can watch for signals.
     let reader = std::thread::spawn(move || {
         let mut binaries = Vec::new();
+        let mut broken: Vec<BrokenTarget> = Vec::new();
         for line in std::io::BufReader::new(stdout).lines() {
             let Ok(line) = line else { break };
             let Ok(message) = serde_json::from_str::<serde_json::Value>(&line) else {
@@ -166,17 +204,50 @@ pub fn build_tests(sim: &SimBuild, cargo_args: &[String]) -> Result<Vec<TestBina
             };
             if let Some(binary) = artifact(&message) {
                 binaries.push(binary);
+            } else if let Some(error) = build_error(&message) {
+                if !broken
+                    .iter()
+                    .any(|b| b.package == error.package && b.target == error.target)
+                {
+                    broken.push(error);
+                }
             }
         }
-        binaries
+        (binaries, broken)
     });
     let status = crate::signals::wait(&mut child)
         .map_err(|crate::signals::Interrupted(s)| format!("interrupted by signal {s}"))?;
-    let binaries = reader.join().unwrap_or_default();
-    if !status.success() {
-        return Err("the simulation build failed (see cargo's errors above)".to_string());
+    let (binaries, broken) = reader.join().unwrap_or_default();
+    Ok((binaries, broken, status.success()))
+}
+
+/// A compiler error message's target and text.
+fn build_error(message: &serde_json::Value) -> Option<BrokenTarget> {
+    if message.get("reason")?.as_str()? != "compiler-message" {
+        return None;
     }
-    Ok(binaries)
+    let diagnostic = message.get("message")?;
+    if diagnostic.get("level")?.as_str()? != "error" {
+        return None;
+    }
+    let target = message.get("target")?;
+    let kind = target.get("kind")?.as_array()?.first()?.as_str()?;
+    let name = target.get("name")?.as_str()?;
+    let target = match kind {
+        "lib" | "rlib" | "proc-macro" => "lib".to_string(),
+        kind => format!("{kind} {name}"),
+    };
+    let error = diagnostic
+        .get("rendered")
+        .and_then(|r| r.as_str())
+        .or_else(|| diagnostic.get("message")?.as_str())?
+        .trim_end()
+        .to_string();
+    Some(BrokenTarget {
+        package: package_name(message.get("package_id")?.as_str()?),
+        target,
+        error,
+    })
 }
 
 fn artifact(message: &serde_json::Value) -> Option<TestBinary> {

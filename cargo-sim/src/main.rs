@@ -548,12 +548,26 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
     let identity = identity::Identity::read(&sim.root, &sim.facade);
     eprintln!("sim: identity: {}", identity.line());
     let files = lock::LockFiles::new(&sim.root, &sim.target);
-    let binaries = {
+    let (binaries, broken) = {
         let mut held = files.acquire()?;
         held.swap_in()?;
         let built = sim
             .point_lock_at_facade()
             .and_then(|()| compile::build_tests(&sim, &cargo_args));
+        // A build that failed, with no target chosen: build again going on
+        // past the targets that do not compile, so the others still run.
+        let built = match built {
+            Err(_) if !targets_chosen && signals::received().is_none() => {
+                match compile::build_tests_keep_going(&sim, &cargo_args) {
+                    Ok((binaries, broken)) if !broken.is_empty() => Ok((binaries, broken)),
+                    Ok(_) => {
+                        Err("the simulation build failed (see cargo's errors above)".to_string())
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            other => other.map(|binaries| (binaries, Vec::new())),
+        };
         // The lock is back before any test runs.
         held.swap_out()?;
         if let Some(signal) = signals::received() {
@@ -561,6 +575,12 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         }
         built?
     };
+    for target in &broken {
+        eprintln!(
+            "sim: {} {} does not compile; the other targets run (its first error is in the report)",
+            target.package, target.target
+        );
+    }
 
     // The tests, each with its seeds: saved regressions first.
     let mut cases = Vec::new();
@@ -799,12 +819,20 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
     for failure in &doc_failures {
         eprintln!("{failure}");
     }
+    for target in &broken {
+        eprintln!(
+            "FAIL {} {} (build): it does not compile; its first error:\n{}",
+            target.package,
+            target.target,
+            report::indent(&target.error, "    ")
+        );
+    }
     let elapsed = started.elapsed();
     if let Some(path) = &options.junit {
         std::fs::write(path, report::junit(&results, &identity, elapsed))
             .map_err(|e| format!("cannot write --junit {}: {e}", path.display()))?;
     }
-    if failed == 0 && doc_failures.is_empty() {
+    if failed == 0 && doc_failures.is_empty() && broken.is_empty() {
         let _ = std::fs::remove_dir_all(&work_dir);
     }
     let swept = swept_from.elapsed();
@@ -836,13 +864,20 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         }
     );
     println!(
-        "sim: {} passed, {} failed",
+        "sim: {} passed, {} failed{}",
         passed,
-        failed + doc_failures.len()
+        failed + doc_failures.len() + broken.len(),
+        match broken.len() {
+            0 => String::new(),
+            1 => " (1 target does not compile)".to_string(),
+            n => format!(" ({n} targets do not compile)"),
+        }
     );
-    Ok(if failed == 0 && doc_failures.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(101)
-    })
+    Ok(
+        if failed == 0 && doc_failures.is_empty() && broken.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(101)
+        },
+    )
 }

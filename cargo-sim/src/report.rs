@@ -121,7 +121,8 @@ fn shell_word(word: &str) -> String {
     }
 }
 
-fn indent(text: &str, by: &str) -> String {
+/// `text` with each line prefixed by `by`.
+pub fn indent(text: &str, by: &str) -> String {
     text.lines()
         .map(|l| format!("{by}{l}"))
         .collect::<Vec<_>>()

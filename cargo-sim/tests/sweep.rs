@@ -1599,6 +1599,31 @@ fn seed_arguments_are_unambiguous() {
     assert!(stderr.contains("× 1 seed,"), "{stderr}");
 }
 
+/// One test target that does not compile is reported as such, with its
+/// first error, and the other targets still run.
+#[test]
+fn a_broken_target_is_reported_and_the_others_run() {
+    let dir = fixture("broken");
+    write(
+        &dir.join("tests/broken.rs"),
+        "#[tokio::test]\nasync fn never_builds() {\n    let n: u32 = \"not a number\";\n}\n",
+    );
+    let (output, stdout, stderr) = sim(&dir, "test --seeds 2 --no-save -- always_passes", &[]);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("FAIL planted test broken (build)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("mismatched types"), "{stderr}");
+    // The working targets ran.
+    assert!(stderr.contains("× 2 seeds"), "{stderr}");
+    assert!(
+        stdout.contains("(1 target does not compile)"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(!stderr.contains("FAIL always_passes"), "{stderr}");
+}
+
 /// Debian's Chromium, installed through the package manager when missing.
 fn ensure_chromium() -> PathBuf {
     let path = PathBuf::from("/usr/bin/chromium");
