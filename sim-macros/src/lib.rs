@@ -395,24 +395,68 @@ pub fn try_join_impl(input: TokenStream) -> TokenStream {
 
 // ----- #[tokio::test] -----------------------------------------------------
 
-/// The arguments `#[tokio::test(...)]` takes, as tokio documents them.
+/// The runtime a `#[tokio::test]` builds.
+#[derive(Clone, Copy, PartialEq)]
+enum Flavor {
+    CurrentThread,
+    MultiThread,
+    /// A `LocalRuntime` (`Builder::build_local`).
+    Local,
+}
+
+/// The arguments `#[tokio::test(...)]` takes, as tokio-macros documents
+/// them, with its errors for what it refuses.
 struct TestArgs {
-    multi_thread: bool,
+    flavor: Flavor,
     worker_threads: Option<syn::LitInt>,
     start_paused: Option<syn::LitBool>,
     krate: Option<syn::Path>,
     unhandled_panic: Option<syn::LitStr>,
+    name: Option<syn::LitStr>,
 }
 
-fn parse_test_args(args: TokenStream) -> syn::Result<TestArgs> {
+/// A runtime flavor by name, or tokio-macros' message for a name it
+/// refuses.
+fn flavor_named(name: &str) -> Result<Flavor, String> {
+    match name {
+        "current_thread" => Ok(Flavor::CurrentThread),
+        "multi_thread" => Ok(Flavor::MultiThread),
+        "local" => Ok(Flavor::Local),
+        "single_thread" => {
+            Err("The single threaded runtime flavor is called `current_thread`.".to_string())
+        }
+        "basic_scheduler" => Err(
+            "The `basic_scheduler` runtime flavor has been renamed to `current_thread`."
+                .to_string(),
+        ),
+        "threaded_scheduler" => Err(
+            "The `threaded_scheduler` runtime flavor has been renamed to `multi_thread`."
+                .to_string(),
+        ),
+        other => Err(format!(
+            "No such runtime flavor `{other}`. The runtime flavors are `current_thread`, \
+             `local`, and `multi_thread`."
+        )),
+    }
+}
+
+fn parse_test_args(args: Tokens) -> syn::Result<TestArgs> {
     let mut out = TestArgs {
-        multi_thread: false,
+        flavor: Flavor::CurrentThread,
         worker_threads: None,
         start_paused: None,
         krate: None,
         unhandled_panic: None,
+        name: None,
     };
-    let mut flavor_span = None;
+    let mut flavor_set = false;
+    let once = |set: bool, meta: &syn::meta::ParseNestedMeta<'_>, key: &str| {
+        if set {
+            Err(meta.error(format!("`{key}` set multiple times.")))
+        } else {
+            Ok(())
+        }
+    };
     let parser = syn::meta::parser(|meta| {
         let key = meta
             .path
@@ -421,38 +465,37 @@ fn parse_test_args(args: TokenStream) -> syn::Result<TestArgs> {
             .unwrap_or_default();
         match key.as_str() {
             "flavor" => {
+                once(flavor_set, &meta, "flavor")?;
                 let value: syn::LitStr = meta.value()?.parse()?;
-                out.multi_thread = match value.value().as_str() {
-                    "current_thread" => false,
-                    "multi_thread" => true,
-                    other => {
-                        return Err(syn::Error::new(
-                            value.span(),
-                            format!(
-                                "No such runtime flavor `{other}`. The runtime flavors are \
-                                 `current_thread` and `multi_thread`."
-                            ),
-                        ))
-                    }
-                };
-                flavor_span = Some(value.span());
+                out.flavor = flavor_named(&value.value())
+                    .map_err(|message| syn::Error::new(value.span(), message))?;
+                flavor_set = true;
                 Ok(())
             }
             "worker_threads" => {
+                once(out.worker_threads.is_some(), &meta, "worker_threads")?;
                 out.worker_threads = Some(meta.value()?.parse()?);
                 Ok(())
             }
             "start_paused" => {
+                once(out.start_paused.is_some(), &meta, "start_paused")?;
                 out.start_paused = Some(meta.value()?.parse()?);
                 Ok(())
             }
             "crate" => {
+                once(out.krate.is_some(), &meta, "crate")?;
                 let value: syn::LitStr = meta.value()?.parse()?;
                 out.krate = Some(value.parse()?);
                 Ok(())
             }
             "unhandled_panic" => {
+                once(out.unhandled_panic.is_some(), &meta, "unhandled_panic")?;
                 out.unhandled_panic = Some(meta.value()?.parse()?);
+                Ok(())
+            }
+            "name" => {
+                once(out.name.is_some(), &meta, "name")?;
+                out.name = Some(meta.value()?.parse()?);
                 Ok(())
             }
             "core_threads" => {
@@ -460,27 +503,38 @@ fn parse_test_args(args: TokenStream) -> syn::Result<TestArgs> {
             }
             _ => Err(meta.error(format!(
                 "Unknown attribute {key} is specified; expected one of: `flavor`, \
-                 `worker_threads`, `start_paused`, `crate`, `unhandled_panic`"
+                 `worker_threads`, `start_paused`, `crate`, `unhandled_panic`, `name`."
             ))),
         }
     });
-    syn::parse::Parser::parse(parser, args)?;
-    if !out.multi_thread {
-        if let Some(n) = &out.worker_threads {
-            return Err(syn::Error::new(
-                n.span(),
-                "The `worker_threads` option requires the `multi_thread` runtime flavor. Use \
-                 `#[tokio::test(flavor = \"multi_thread\")]`",
-            ));
+    syn::parse::Parser::parse2(parser, args)?;
+    match out.flavor {
+        Flavor::CurrentThread | Flavor::Local => {
+            if let Some(n) = &out.worker_threads {
+                return Err(syn::Error::new(
+                    n.span(),
+                    "The `worker_threads` option requires the `multi_thread` runtime flavor. \
+                     Use `#[tokio::test(flavor = \"multi_thread\")]`",
+                ));
+            }
         }
-    } else if let Some(paused) = &out.start_paused {
-        return Err(syn::Error::new(
-            paused.span(),
-            "The `start_paused` option requires the `current_thread` runtime flavor. Use \
-             `#[tokio::test(flavor = \"current_thread\")]`",
-        ));
+        Flavor::MultiThread => {
+            if let Some(paused) = &out.start_paused {
+                return Err(syn::Error::new(
+                    paused.span(),
+                    "The `start_paused` option requires the `current_thread` runtime flavor. \
+                     Use `#[tokio::test(flavor = \"current_thread\")]`",
+                ));
+            }
+            if let Some(behaviour) = &out.unhandled_panic {
+                return Err(syn::Error::new(
+                    behaviour.span(),
+                    "The `unhandled_panic` option requires the `current_thread` runtime \
+                     flavor. Use `#[tokio::test(flavor = \"current_thread\")]`",
+                ));
+            }
+        }
     }
-    let _ = flavor_span;
     Ok(out)
 }
 
@@ -518,7 +572,7 @@ fn should_panic(attrs: &[syn::Attribute]) -> syn::Result<Option<Option<syn::LitS
 }
 
 fn expand_test(args: TokenStream, item: TokenStream) -> syn::Result<Tokens> {
-    let args = parse_test_args(args)?;
+    let args = parse_test_args(args.into())?;
     let mut func: syn::ItemFn = syn::parse(item)?;
     if func.sig.asyncness.is_none() {
         return Err(syn::Error::new_spanned(
@@ -541,7 +595,7 @@ fn expand_test(args: TokenStream, item: TokenStream) -> syn::Result<Tokens> {
         syn::ReturnType::Default => quote!(()),
         syn::ReturnType::Type(_, ty) => quote!(#ty),
     };
-    let mut builder = if args.multi_thread {
+    let mut builder = if args.flavor == Flavor::MultiThread {
         let mut b = quote!(#krate::runtime::Builder::new_multi_thread());
         if let Some(n) = &args.worker_threads {
             b = quote!(#b.worker_threads(#n));
@@ -567,6 +621,14 @@ fn expand_test(args: TokenStream, item: TokenStream) -> syn::Result<Tokens> {
         };
         builder = quote!(#builder.unhandled_panic(#krate::runtime::UnhandledPanic::#variant));
     }
+    if let Some(name) = &args.name {
+        builder = quote!(#builder.name(#name));
+    }
+    let build = if args.flavor == Flavor::Local {
+        quote!(build_local(::core::default::Default::default()))
+    } else {
+        quote!(build())
+    };
     let should_panic = match should_panic(&func.attrs)? {
         None => quote!(#krate::__sim::ShouldPanic::No),
         Some(None) => quote!(#krate::__sim::ShouldPanic::Yes(::core::option::Option::None)),
@@ -590,7 +652,7 @@ fn expand_test(args: TokenStream, item: TokenStream) -> syn::Result<Tokens> {
                 let body = ::core::pin::pin!(body);
                 let body: ::core::pin::Pin<&mut dyn ::core::future::Future<Output = #output>> = body;
                 return #builder
-                    .build()
+                    .#build
                     .expect("Failed building the Runtime")
                     .block_on(body);
             }
@@ -600,13 +662,56 @@ fn expand_test(args: TokenStream, item: TokenStream) -> syn::Result<Tokens> {
 }
 
 /// `#[tokio::test]`: runs an async test on a fresh simulated runtime. The
-/// arguments are tokio's (`flavor`, `worker_threads`, `start_paused`,
-/// `crate`, `unhandled_panic`). Under `cargo sim test --seeds`, the body
+/// arguments are tokio's (`flavor` = `current_thread`, `multi_thread` or
+/// `local`, `worker_threads`, `start_paused`, `crate`, `unhandled_panic`,
+/// `name`). Under `cargo sim test --seeds`, the body
 /// runs once per seed in one process (see `sim_runtime::sweep`).
 #[proc_macro_attribute]
 pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
     match expand_test(args, item) {
         Ok(tokens) => tokens.into(),
         Err(e) => e.to_compile_error().into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_of(args: Tokens) -> String {
+        match parse_test_args(args) {
+            Ok(_) => "accepted".to_string(),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// What tokio-macros refuses, refused with its words.
+    #[::core::prelude::v1::test]
+    fn refused_attributes_get_tokio_macros_errors() {
+        assert!(error_of(quote!(flavor = "single_thread")).contains("is called `current_thread`"));
+        assert!(
+            error_of(quote!(flavor = "basic_scheduler")).contains("renamed to `current_thread`")
+        );
+        assert!(error_of(quote!(flavor = "other"))
+            .contains("The runtime flavors are `current_thread`, `local`, and `multi_thread`."));
+        assert!(error_of(quote!(flavor = "local", worker_threads = 2))
+            .contains("requires the `multi_thread` runtime flavor"));
+        assert!(
+            error_of(quote!(flavor = "multi_thread", start_paused = true))
+                .contains("requires the `current_thread` runtime flavor")
+        );
+        assert!(
+            error_of(quote!(flavor = "multi_thread", unhandled_panic = "ignore"))
+                .contains("`unhandled_panic` option requires the `current_thread`")
+        );
+        assert!(error_of(quote!(name = "a", name = "b")).contains("`name` set multiple times."));
+        assert!(error_of(quote!(colour = "red")).contains(
+            "expected one of: `flavor`, `worker_threads`, `start_paused`, `crate`, \
+             `unhandled_panic`, `name`."
+        ));
+        assert_eq!(
+            error_of(quote!(flavor = "local", name = "rt", start_paused = true)),
+            "accepted"
+        );
     }
 }
