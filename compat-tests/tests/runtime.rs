@@ -362,3 +362,19 @@ async fn a_signal_the_process_sends_itself_reaches_its_handler() {
         .expect("the raised signal arrives")
         .unwrap();
 }
+
+/// `EnterGuard` has no `Drop` of its own, as in tokio: the runtime it
+/// borrows can be moved while the guard is still in scope (tokio's
+/// `rt_handle_block_on` does this).
+#[test]
+fn a_runtime_moves_while_its_enter_guard_is_in_scope() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let _enter = rt.enter();
+    let handle = tokio::runtime::Handle::current();
+    let moved = rt;
+    assert_eq!(moved.block_on(async { 5 }), 5);
+    drop(handle);
+}

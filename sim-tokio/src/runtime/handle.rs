@@ -36,13 +36,22 @@ impl std::panic::RefUnwindSafe for Handle {}
 /// `Handle::enter`).
 #[must_use = "Creating and dropping a guard does nothing"]
 pub struct EnterGuard<'a> {
-    // Dropped first: the scope is put back while the core is still entered.
+    // Fields drop in order. The order check first; then the scope is put
+    // back while the core is still entered. No `Drop` on the guard itself
+    // (as in tokio): the borrow of the runtime ends at the guard's last
+    // use, so `let _enter = rt.enter();` and then moving `rt` compiles.
+    _order: OrderCheck,
     _scope: ScopeRestore,
     _enter: sim_runtime::context::Enter,
-    /// How many guards of this thread were alive with it (itself included):
-    /// they must drop in the reverse order.
-    depth: usize,
     _handle: PhantomData<&'a Handle>,
+}
+
+/// Checks, when an `EnterGuard` drops, that the guards of its thread drop
+/// in the reverse order of their making.
+struct OrderCheck {
+    /// How many guards of this thread were alive with it (itself
+    /// included).
+    depth: usize,
 }
 
 thread_local! {
@@ -50,7 +59,7 @@ thread_local! {
     static ENTER_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-impl Drop for EnterGuard<'_> {
+impl Drop for OrderCheck {
     fn drop(&mut self) {
         let depth = ENTER_DEPTH.with(|d| d.get());
         if depth != self.depth && !std::thread::panicking() {
@@ -238,9 +247,9 @@ impl Handle {
         let enter = sim_runtime::context::Enter::new(core.clone());
         let previous = core.set_scope(self.scope);
         EnterGuard {
+            _order: OrderCheck { depth },
             _scope: ScopeRestore { core, previous },
             _enter: enter,
-            depth,
             _handle: PhantomData,
         }
     }
