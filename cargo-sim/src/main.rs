@@ -24,6 +24,7 @@ mod config;
 mod diff;
 mod identity;
 mod lock;
+mod merge;
 mod regressions;
 mod report;
 mod runner;
@@ -45,6 +46,13 @@ COMMANDS:
                      build the tests as a simulation build and run every selected
                      test once per seed (see `cargo sim test --help`)
     diff A B         print the first event where two trace files differ
+    merge [--junit FILE] SHARD...
+                     one report from a sweep's shards (--partition K/N): each
+                     SHARD a JUnit file or a directory of one shard's artifacts
+                     (its JUnit files and sim-regressions/*.txt); seeds and
+                     failures by class summed per test, the merged JUnit file
+                     written, the shards' saved seeds added to this workspace's
+                     sim-regressions files
     timeline TRACE [-o PAGE.html] [--last N]
                      draw a trace file as a self-contained HTML page: a lane per
                      host, arrows from sends to deliveries, stubs for losses,
@@ -54,13 +62,18 @@ COMMANDS:
                      check, clippy, bench, doc, nextest run, ...
 
 TEST OPTIONS (cargo sim test; every other argument goes to cargo test):
-    --seeds SPEC             N (seeds 0..N), A..B, A..=B, or a list 0x2a,7
-                             (default: SIM_SEED, or one fresh seed)
+    --seeds SPEC             N (seeds 0..N, decimal), A..B, A..=B, or a list
+                             0x2a,7 (default: SIM_SEED, or one fresh seed)
+    --seed S                 run one seed (hex or decimal), as a replay does
+    --trace DIR              write each seed's trace as DIR/<test>-<seed>.trace
+    --trace-failing          with --trace: the failing seeds' traces only
     -j, --jobs N             test processes at once (default: the cores)
     --keep-going             run every seed, not only up to the first failure
     --check-determinism      run each seed again in a fresh process, compare traces
     --junit FILE             write a JUnit XML report
-    --partition K/N          run share K of N of the seeds (a CI matrix)
+    --partition K/N          run share K of N of the seeds (a CI matrix); auto/N
+                             takes K from a Kubernetes Indexed Job's
+                             JOB_COMPLETION_INDEX
     --no-doc                 skip doc tests
     --no-save                do not save failing seeds to sim-regressions/
     --swarm                  a one-host swarm per seed for plain tests: loopback
@@ -302,6 +315,7 @@ fn main() -> ExitCode {
     let result = match args[0].as_str() {
         "test" => test_command(&args[1..]),
         "diff" => diff_command(&args[1..]),
+        "merge" => merge::command(&args[1..]),
         "timeline" => timeline::command(&args[1..]),
         _ => passthrough(&args),
     };
@@ -829,6 +843,10 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
     }
     let elapsed = started.elapsed();
     if let Some(path) = &options.junit {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {} for --junit: {e}", parent.display()))?;
+        }
         std::fs::write(path, report::junit(&results, &identity, elapsed))
             .map_err(|e| format!("cannot write --junit {}: {e}", path.display()))?;
     }

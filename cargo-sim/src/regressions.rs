@@ -71,3 +71,51 @@ pub fn save(
     std::fs::write(&file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
     Ok(Some(file))
 }
+
+/// Adds the seeds of the regressions file `from` (a shard's) to the file at
+/// `to` (in this workspace), each test keeping at most
+/// `SEEDS_PER_TEST_MAX`; returns how many seeds it added.
+pub fn merge_file(from: &std::path::Path, to: &std::path::Path) -> Result<usize, String> {
+    let theirs = std::fs::read_to_string(from).map_err(|e| format!("{}: {e}", from.display()))?;
+    let mut text = std::fs::read_to_string(to).unwrap_or_default();
+    let mut added = 0;
+    for line in theirs.lines().filter(|l| !l.trim_start().starts_with('#')) {
+        let mut fields = line.split_whitespace();
+        let (Some(test), Some(seed)) = (fields.next(), fields.next()) else {
+            continue;
+        };
+        let Ok(seed) = sim_runtime::config::parse_seed(seed) else {
+            continue;
+        };
+        let known: Vec<u64> = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .filter_map(|l| {
+                let mut f = l.split_whitespace();
+                let name = f.next()?;
+                let s = sim_runtime::config::parse_seed(f.next()?).ok()?;
+                (name == test).then_some(s)
+            })
+            .collect();
+        if known.contains(&seed) || known.len() >= SEEDS_PER_TEST_MAX {
+            continue;
+        }
+        if text.is_empty() {
+            text.push_str(HEADER);
+        }
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(line.trim());
+        text.push('\n');
+        added += 1;
+    }
+    if added > 0 {
+        if let Some(dir) = to.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        std::fs::write(to, text).map_err(|e| format!("cannot write {}: {e}", to.display()))?;
+    }
+    Ok(added)
+}

@@ -259,7 +259,8 @@ pub fn failure_report(
     text
 }
 
-fn xml_escape(text: &str) -> String {
+/// `text` escaped for XML.
+pub fn xml_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -65,6 +65,10 @@ pub fn parse_seeds(text: &str) -> Result<Vec<u64>, String> {
     Ok(seeds)
 }
 
+/// The variable a Kubernetes Indexed Job sets in each pod: its index, from
+/// 0.
+pub const JOB_INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
+
 /// `--partition K/N`: this machine's share of the seeds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Partition {
@@ -75,15 +79,36 @@ pub struct Partition {
 }
 
 impl Partition {
-    /// Parses `K/N` with 1 <= K <= N.
+    /// Parses `K/N` with 1 <= K <= N, or `auto/N`: K from the environment
+    /// a CI engine sets (a Kubernetes Indexed Job's `JOB_COMPLETION_INDEX`,
+    /// which counts from 0).
     pub fn parse(text: &str) -> Result<Partition, String> {
+        Self::parse_with(text, |name| std::env::var(name).ok())
+    }
+
+    fn parse_with(text: &str, env: impl Fn(&str) -> Option<String>) -> Result<Partition, String> {
         let bad = || {
             format!(
                 "--partition {text:?} is not a share: expected K/N with 1 <= K <= N, such as \
-                 --partition 2/4 (the second of four machines)"
+                 --partition 2/4 (the second of four machines), or auto/N on a Kubernetes \
+                 Indexed Job (K from JOB_COMPLETION_INDEX)"
             )
         };
         let (k, n) = text.trim().split_once('/').ok_or_else(bad)?;
+        let k = if k.trim() == "auto" {
+            let index = env(JOB_INDEX_VAR).ok_or_else(|| {
+                format!(
+                    "--partition {text}: {JOB_INDEX_VAR} is not set, so this is not a \
+                     Kubernetes Indexed Job's pod. Give the share itself: --partition K/N"
+                )
+            })?;
+            let index: u64 = index.trim().parse().map_err(|_| {
+                format!("--partition {text}: {JOB_INDEX_VAR}={index:?} is not a number")
+            })?;
+            (index + 1).to_string()
+        } else {
+            k.to_string()
+        };
         let index: u64 = k.trim().parse().map_err(|_| bad())?;
         let count: u64 = n.trim().parse().map_err(|_| bad())?;
         if index == 0 || count == 0 || index > count {
@@ -114,6 +139,20 @@ mod tests {
         assert!(err.contains("--seed 0x15"), "{err}");
         assert_eq!(parse_seeds("0x15,").unwrap(), vec![0x15]);
         assert_eq!(parse_seeds("21").unwrap().len(), 21);
+    }
+
+    #[test]
+    fn auto_takes_the_share_from_a_kubernetes_indexed_job() {
+        let job = |index: &'static str| {
+            move |name: &str| (name == JOB_INDEX_VAR).then(|| index.to_string())
+        };
+        assert_eq!(
+            Partition::parse_with("auto/4", job("2")).unwrap(),
+            Partition { index: 3, count: 4 }
+        );
+        assert!(Partition::parse_with("auto/4", job("4")).is_err());
+        let err = Partition::parse_with("auto/4", |_| None).unwrap_err();
+        assert!(err.contains("JOB_COMPLETION_INDEX is not set"), "{err}");
     }
 
     #[test]

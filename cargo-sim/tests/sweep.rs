@@ -1624,6 +1624,83 @@ fn a_broken_target_is_reported_and_the_others_run() {
     assert!(!stderr.contains("FAIL always_passes"), "{stderr}");
 }
 
+/// Four shards of one sweep, as four machines run them, merged into one
+/// report: the seeds and failures sum to the unsharded sweep's, the merged
+/// JUnit file parses, and the shards' saved seeds land in this workspace's
+/// regression file.
+#[test]
+fn four_shards_merge_into_one_report() {
+    let dir = fixture("shards");
+    let args = "--test planted --seeds 40 --keep-going -- lost_update always_passes";
+    let (_, _, whole) = sim(&dir, &format!("test --no-save {args}"), &[]);
+    let failing = whole
+        .split("FAIL lost_update [")
+        .nth(1)
+        .and_then(|r| r.split("]: ").nth(1))
+        .and_then(|r| r.split(" of 40 seeds failed").next())
+        .unwrap_or_else(|| panic!("the whole sweep finds the bug: {whole}"))
+        .to_string();
+    let saved = dir.join("sim-regressions/test-planted.txt");
+    for k in 1..=4 {
+        let shard = dir.join(format!("shard-{k}"));
+        let (_, _, stderr) = sim(
+            &dir,
+            &format!(
+                "test --partition {k}/4 --junit {} {args}",
+                shard.join("junit.xml").display()
+            ),
+            &[],
+        );
+        assert!(shard.join("junit.xml").is_file(), "{stderr}");
+        // Each machine saved to its own checkout: move the file aside.
+        if saved.is_file() {
+            let to = shard.join("sim-regressions/test-planted.txt");
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::rename(&saved, &to).unwrap();
+        }
+    }
+    let merged = dir.join("merged.xml");
+    let output = Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
+        .args(["sim", "merge", "--junit"])
+        .arg(&merged)
+        .args((1..=4).map(|k| format!("shard-{k}")))
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(!output.status.success(), "the merged sweep fails: {stderr}");
+    assert!(
+        stderr.contains("sim: merged 4 JUnit files: 2 tests, 80 seeds run"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "FAIL lost_update [cargo sim test -p planted --test planted]: {failing} of 40 seeds \
+             failed (panic {failing}) over 4 shards"
+        )),
+        "{failing}: {stderr}"
+    );
+    assert!(stdout.contains("sim: 1 passed, 1 failed"), "{stdout}");
+    let xml = std::fs::read_to_string(&merged).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    assert_eq!(
+        doc.descendants()
+            .filter(|n| n.has_tag_name("testcase"))
+            .count(),
+        2
+    );
+    assert!(stderr.contains("seeds added from"), "{stderr}");
+    let kept = std::fs::read_to_string(&saved).unwrap();
+    assert!(
+        kept.lines()
+            .filter(|l| l.starts_with("lost_update "))
+            .count()
+            >= 2,
+        "{kept}"
+    );
+}
+
 /// Debian's Chromium, installed through the package manager when missing.
 fn ensure_chromium() -> PathBuf {
     let path = PathBuf::from("/usr/bin/chromium");
