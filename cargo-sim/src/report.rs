@@ -173,6 +173,18 @@ pub fn failure_report(
             "FAIL {} [{}]: seed {:#x} failed ({class}){hash}\n",
             result.case.name, result.case.replay_prefix, result.case.seeds[index]
         );
+        // What the runner itself saw (a hang, a crash) is not in the
+        // test's output: say it.
+        if let Outcome::Fail {
+            message, output, ..
+        } = outcome
+        {
+            let first = message.lines().next().unwrap_or("").trim();
+            if !first.is_empty() && !output.contains(first) {
+                text.push_str(&indent(message.trim_end(), "    "));
+                text.push('\n');
+            }
+        }
         if let Some(saved) = saved {
             text.push_str(&format!(
                 "  saved to {saved}: every later cargo sim test runs it first (commit the file)\n"

@@ -770,7 +770,12 @@ fn sim_args(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (Output, String,
 fn replay_lines(stderr: &str, test: &str) -> Vec<String> {
     stderr
         .lines()
-        .filter_map(|l| l.trim().strip_prefix("replay: "))
+        .filter_map(|l| {
+            // A sweep's report line, or a one-seed run's seed line.
+            l.trim()
+                .strip_prefix("replay: ")
+                .or_else(|| l.split_once("; replay: ").map(|(_, line)| line))
+        })
         .filter(|l| l.ends_with(&format!("-- {test} --exact")))
         .map(str::to_string)
         .collect()
@@ -846,7 +851,11 @@ fn a_sweep_finds_each_flaky_test_and_its_replay_reproduces() {
         let (replay, text) = run_replay(&dir, &lines[0]);
         assert_eq!(replay.status.code(), Some(101), "{text}");
         assert!(text.contains("1 test in 1 binary × 1 seed"), "{text}");
-        assert!(text.contains(&format!("seed {seed}: panic")), "{text}");
+        // One seed: one FAIL line after the test's whole output.
+        assert!(
+            text.contains(&format!("seed {seed} failed (panic)")),
+            "{text}"
+        );
         assert!(text.contains("an update was lost"), "{text}");
         // The report ends with what happened just before the failure.
         assert!(
