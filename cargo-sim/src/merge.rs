@@ -29,9 +29,25 @@ struct Merged {
     report: Option<String>,
 }
 
+/// What a shard's failure message says.
+#[derive(Debug, PartialEq)]
+struct Failure {
+    failed: u64,
+    seeds: u64,
+    classes: Vec<(String, u64)>,
+    first: Option<String>,
+}
+
+/// The shards' inputs: JUnit files, and regression files with their path
+/// below their shard's directory.
+struct Inputs {
+    junit: Vec<PathBuf>,
+    regressions: Vec<(PathBuf, PathBuf)>,
+}
+
 /// What `N of M seeds failed (panic 3, deadlock 1); first failing seed
 /// 0x2a` says.
-fn parse_failure(message: &str) -> Option<(u64, u64, Vec<(String, u64)>, Option<String>)> {
+fn parse_failure(message: &str) -> Option<Failure> {
     let (failed, rest) = message.split_once(" of ")?;
     let (seeds, rest) = rest.split_once(" seeds failed (")?;
     let (classes, rest) = rest.split_once(')')?;
@@ -46,12 +62,17 @@ fn parse_failure(message: &str) -> Option<(u64, u64, Vec<(String, u64)>, Option<
         .split("first failing seed ")
         .nth(1)
         .map(|s| s.trim().to_string());
-    Some((failed.parse().ok()?, seeds.parse().ok()?, classes, first))
+    Some(Failure {
+        failed: failed.parse().ok()?,
+        seeds: seeds.parse().ok()?,
+        classes,
+        first,
+    })
 }
 
 /// The JUnit files and regression files of the arguments, with the root
 /// each regression file's path is relative to.
-fn inputs(args: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<(PathBuf, PathBuf)>), String> {
+fn inputs(args: &[PathBuf]) -> Result<Inputs, String> {
     let mut junit = Vec::new();
     let mut regressions = Vec::new();
     for arg in args {
@@ -91,7 +112,7 @@ fn inputs(args: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<(PathBuf, PathBuf)>), S
     if junit.is_empty() {
         return Err("no shard's JUnit file (*.xml) among the arguments".to_string());
     }
-    Ok((junit, regressions))
+    Ok(Inputs { junit, regressions })
 }
 
 /// Runs `cargo sim merge`.
@@ -117,7 +138,7 @@ pub fn command(args: &[String]) -> Result<std::process::ExitCode, String> {
                 .to_string(),
         );
     }
-    let (junit, regressions) = inputs(&paths)?;
+    let Inputs { junit, regressions } = inputs(&paths)?;
     let mut tests: BTreeMap<(String, String), Merged> = BTreeMap::new();
     for file in &junit {
         let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
@@ -145,12 +166,12 @@ pub fn command(args: &[String]) -> Result<std::process::ExitCode, String> {
             merged.seeds += run;
             if let Some(failure) = case.children().find(|n| n.has_tag_name("failure")) {
                 let message = failure.attribute("message").unwrap_or("");
-                if let Some((failed, _, classes, first)) = parse_failure(message) {
-                    merged.failed += failed;
-                    for (class, n) in classes {
+                if let Some(failure) = parse_failure(message) {
+                    merged.failed += failure.failed;
+                    for (class, n) in failure.classes {
                         *merged.classes.entry(class).or_default() += n;
                     }
-                    if let Some(first) = first {
+                    if let Some(first) = failure.first {
                         merged.first.push((first, shard.clone()));
                     }
                 }
@@ -276,11 +297,14 @@ mod tests {
 
     #[test]
     fn a_failure_message_gives_its_counts_classes_and_seed() {
-        let (failed, seeds, classes, first) =
+        let failure =
             parse_failure("3 of 250 seeds failed (deadlock 1, panic 2); first failing seed 0x2a")
                 .unwrap();
-        assert_eq!((failed, seeds), (3, 250));
-        assert_eq!(classes, vec![("deadlock".into(), 1), ("panic".into(), 2)]);
-        assert_eq!(first.as_deref(), Some("0x2a"));
+        assert_eq!((failure.failed, failure.seeds), (3, 250));
+        assert_eq!(
+            failure.classes,
+            vec![("deadlock".into(), 1), ("panic".into(), 2)]
+        );
+        assert_eq!(failure.first.as_deref(), Some("0x2a"));
     }
 }
