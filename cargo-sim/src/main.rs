@@ -89,6 +89,29 @@ fn main() -> ExitCode {
     }
 }
 
+/// For a test that ran its seeds in one process: its first failing seed,
+/// when that seed passes run alone in a fresh process (state carried
+/// between seeds made it fail).
+fn confirm_alone(
+    config: &runner::SweepConfig,
+    binaries: &[compile::TestBinary],
+    result: &runner::TestResult,
+) -> Option<u64> {
+    if result.mode != runner::Mode::InProcess || result.case.seeds.len() < 2 {
+        return None;
+    }
+    let (index, _) = result.failures().into_iter().next()?;
+    if index == 0 {
+        // The process's first seed: nothing ran before it.
+        return None;
+    }
+    let seed = result.case.seeds[index];
+    match runner::run_one(config, binaries, &result.case, seed, &[]) {
+        Ok(run) if run.failure.is_none() => Some(seed),
+        _ => None,
+    }
+}
+
 fn diff_command(args: &[String]) -> Result<ExitCode, String> {
     match args {
         [a, b] => diff::command(a.as_ref(), b.as_ref()),
@@ -461,8 +484,11 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         }
         failed += 1;
         let binary = &binaries[result.case.binary];
+        // A seed that failed in a process shared with other seeds must
+        // fail alone too, or its replay line would not reproduce it.
+        let carried = confirm_alone(&config, &binaries, result);
         let mut saved = None;
-        if !options.no_save {
+        if !options.no_save && carried.is_none() {
             for (index, outcome) in result.failures().into_iter().take(1) {
                 if let runner::Outcome::Fail { class, .. } = outcome {
                     let seed = result.case.seeds[index];
@@ -492,6 +518,15 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
             "{}",
             report::failure_report(result, options.keep_going, saved.as_deref(), single)
         );
+        if let Some(seed) = carried {
+            eprintln!(
+                "  seed {seed:#x} passes when it runs alone: it failed only after other seeds ran \
+                 in the same process, so the test carries state from one seed to the next (a \
+                 static, a process-wide counter, a cache) and its replay line does not \
+                 reproduce it. Not saved. `--check-determinism` runs each seed again in a \
+                 fresh process and names the first event where the runs part."
+            );
+        }
         if let Some(dir) = &options.shrink {
             if let Some((index, _)) = result.failures().into_iter().next() {
                 let seed = result.case.seeds[index];

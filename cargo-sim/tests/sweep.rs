@@ -1710,6 +1710,41 @@ fn four_shards_merge_into_one_report() {
     );
 }
 
+/// A seed that fails only after other seeds ran in the same process (a
+/// static counter) is run alone before it is reported: it passes there, so
+/// it is reported as state carried between seeds, not saved as a
+/// replayable failure.
+#[test]
+fn a_seed_that_fails_only_after_others_in_its_process_is_named_so() {
+    let dir = fixture("carried");
+    write(
+        &dir.join("tests/carried.rs"),
+        r#"
+use std::sync::atomic::{AtomicU64, Ordering};
+static RUNS: AtomicU64 = AtomicU64::new(0);
+
+#[tokio::test]
+async fn counts_its_runs() {
+    let n = RUNS.fetch_add(1, Ordering::SeqCst);
+    tokio::task::yield_now().await;
+    assert!(n < 2, "the third run in this process");
+}
+"#,
+    );
+    let (output, _, stderr) = sim(&dir, "test --test carried --seeds 6 --jobs 1", &[]);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("FAIL counts_its_runs "), "{stderr}");
+    assert!(
+        stderr.contains("seed 0x2 passes when it runs alone"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--check-determinism"), "{stderr}");
+    assert!(
+        !dir.join("sim-regressions/test-carried.txt").exists(),
+        "not saved"
+    );
+}
+
 /// Debian's Chromium, installed through the package manager when missing.
 fn ensure_chromium() -> PathBuf {
     let path = PathBuf::from("/usr/bin/chromium");
