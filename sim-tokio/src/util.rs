@@ -81,3 +81,21 @@ pub(crate) fn poll_here<F: std::future::Future>(future: F) -> F::Output {
          only when the value is already there, or await it inside the runtime."
     )
 }
+
+/// Zero-sized, and `Send`, `Sync`, `Unpin` and `UnwindSafe`, but not
+/// `RefUnwindSafe` (it holds an `UnsafeCell`): what tokio's types that
+/// share mutable state are. A field of one of these markers gives a facade
+/// type the auto traits tokio's has (see `NoRefUnwindSafe` and the others).
+pub(crate) struct NotRefUnwindSafe(std::marker::PhantomData<std::cell::UnsafeCell<()>>);
+
+// Safety: it holds no data; `Sync` is what the types it marks are.
+unsafe impl Sync for NotRefUnwindSafe {}
+
+/// A field that takes `RefUnwindSafe` away (and nothing else).
+pub(crate) type NoRefUnwindSafe = std::marker::PhantomData<NotRefUnwindSafe>;
+
+/// A field that takes `UnwindSafe` away (and nothing else).
+pub(crate) type NoUnwindSafe = std::marker::PhantomData<&'static mut ()>;
+
+/// A field that takes both `UnwindSafe` and `RefUnwindSafe` away.
+pub(crate) type NoUnwindSafety = std::marker::PhantomData<&'static mut NotRefUnwindSafe>;

@@ -39,6 +39,8 @@ const MAX_BUF_SIZE_DEFAULT: usize = 2 * 1024 * 1024;
 /// # }
 /// ```
 pub struct File {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
+    _unwind: crate::util::NoUnwindSafety,
     node: u32,
     handle: sim_fs::Handle,
     pos: Arc<AtomicU64>,
@@ -60,6 +62,7 @@ fn escape(what: &str) -> ! {
 impl File {
     pub(crate) fn from_handle(node: u32, handle: sim_fs::Handle) -> File {
         File {
+            _unwind: std::marker::PhantomData,
             node,
             handle,
             pos: Arc::new(AtomicU64::new(0)),

@@ -16,6 +16,7 @@ pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
     let listed = path.clone();
     let entries = super::on_disk(move |disk| disk.read_dir(&listed)).await?;
     Ok(ReadDir {
+        _unwind: std::marker::PhantomData,
         dir: path,
         node,
         entries: entries.into_iter(),
@@ -26,6 +27,8 @@ pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
 /// was listed.
 #[derive(Debug)]
 pub struct ReadDir {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
+    _unwind: crate::util::NoUnwindSafety,
     dir: PathBuf,
     node: u32,
     entries: std::vec::IntoIter<sim_fs::Entry>,

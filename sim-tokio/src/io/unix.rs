@@ -18,6 +18,8 @@ use std::task::{Context, Poll};
 /// An I/O object registered for readiness events: refused in a simulation
 /// (see the module docs).
 pub struct AsyncFd<T: AsRawFd> {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
+    _unwind: crate::util::NoUnwindSafety,
     inner: T,
     // No AsyncFd is ever made: every constructor refuses.
     never: Infallible,
@@ -25,11 +27,15 @@ pub struct AsyncFd<T: AsRawFd> {
 
 /// Readiness of an [`AsyncFd`], held while trying an operation.
 pub struct AsyncFdReadyGuard<'a, T: AsRawFd> {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
+    _unwind: crate::util::NoUnwindSafety,
     async_fd: &'a AsyncFd<T>,
 }
 
 /// Readiness of a uniquely borrowed [`AsyncFd`].
 pub struct AsyncFdReadyMutGuard<'a, T: AsRawFd> {
+    /// Auto traits as tokio's (see `crate::util::NoRefUnwindSafe`).
+    _unwind: crate::util::NoRefUnwindSafe,
     async_fd: &'a mut AsyncFd<T>,
 }
 

@@ -18,6 +18,8 @@ use std::task::{Context, Poll};
 /// `kill_on_drop(true)`.
 #[derive(Debug)]
 pub struct Child {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
+    pub(crate) _unwind: crate::util::NoUnwindSafety,
     pub(crate) child: ChildState,
     /// The parent's end of the program's stdin, if piped. Dropped (so the
     /// program reads end of stream) by `wait`.

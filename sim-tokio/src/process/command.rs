@@ -294,6 +294,7 @@ impl Command {
                 r.peer_task = raw.id;
             }
             Ok(Child {
+                _unwind: std::marker::PhantomData,
                 child: ChildState::Running {
                     pid,
                     kill_on_drop: self.kill_on_drop,

@@ -92,6 +92,8 @@ impl From<SignalKind> for std::os::raw::c_int {
 #[must_use = "streams do nothing unless polled"]
 #[derive(Debug)]
 pub struct Signal {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
+    _unwind: crate::util::NoUnwindSafety,
     id: sim_net::signal::SignalId,
 }
 
@@ -120,7 +122,10 @@ pub fn signal(kind: SignalKind) -> io::Result<Signal> {
         return Err(io::Error::other("signal too large"));
     }
     let id = sim_net::with_net(|net| net.signal_register(signum));
-    Ok(Signal { id })
+    Ok(Signal {
+        _unwind: std::marker::PhantomData,
+        id,
+    })
 }
 
 impl Signal {

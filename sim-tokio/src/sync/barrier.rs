@@ -5,6 +5,8 @@ use std::task::{Poll, Waker};
 /// Lets `n` tasks wait for each other: each `wait` returns once all `n` have
 /// called it, and exactly one of them is told it is the leader.
 pub struct Barrier {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
+    _unwind: crate::util::NoUnwindSafety,
     n: usize,
     state: StdMutex<BarrierState>,
 }
@@ -39,6 +41,7 @@ impl Barrier {
             n = 1;
         }
         Barrier {
+            _unwind: std::marker::PhantomData,
             n,
             state: StdMutex::new(BarrierState {
                 arrived: 0,

@@ -100,6 +100,8 @@ struct State<T> {
 }
 
 struct Shared<T> {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
+    _unwind: crate::util::NoUnwindSafety,
     state: StdMutex<State<T>>,
     mask: u64,
 }
@@ -154,6 +156,7 @@ impl<T> Sender<T> {
             .collect();
         Sender {
             shared: Arc::new(Shared {
+                _unwind: std::marker::PhantomData,
                 state: StdMutex::new(State {
                     buffer,
                     tail: 0,

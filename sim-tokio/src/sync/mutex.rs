@@ -10,6 +10,8 @@ use std::sync::Arc;
 /// An async mutex. Waiters take it in FIFO order, and a `lock` future
 /// dropped while waiting gives up its place without blocking the others.
 pub struct Mutex<T: ?Sized> {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafe`).
+    _unwind: crate::util::NoUnwindSafe,
     s: Semaphore,
     c: UnsafeCell<T>,
 }
@@ -31,6 +33,8 @@ pub struct OwnedMutexGuard<T: ?Sized> {
 #[clippy::has_significant_drop]
 #[must_use = "if unused the Mutex will immediately unlock"]
 pub struct MappedMutexGuard<'a, T: ?Sized> {
+    /// Auto traits as tokio's (see `crate::util::NoRefUnwindSafe`).
+    _unwind: crate::util::NoRefUnwindSafe,
     s: &'a Semaphore,
     data: *mut T,
     marker: PhantomData<&'a mut T>,
@@ -83,6 +87,7 @@ impl<T: ?Sized> Mutex<T> {
         T: Sized,
     {
         Mutex {
+            _unwind: std::marker::PhantomData,
             s: Semaphore::new_lock(1, "Mutex"),
             c: UnsafeCell::new(t),
         }
@@ -94,6 +99,7 @@ impl<T: ?Sized> Mutex<T> {
         T: Sized,
     {
         Mutex {
+            _unwind: std::marker::PhantomData,
             s: Semaphore::new_lock(1, "Mutex"),
             c: UnsafeCell::new(t),
         }
@@ -222,6 +228,7 @@ impl<'a, T: ?Sized> MutexGuard<'a, T> {
         let data = f(&mut *this) as *mut U;
         let lock = this.skip_drop();
         MappedMutexGuard {
+            _unwind: std::marker::PhantomData,
             s: &lock.s,
             data,
             marker: PhantomData,
@@ -244,6 +251,7 @@ impl<'a, T: ?Sized> MutexGuard<'a, T> {
         };
         let lock = this.skip_drop();
         Ok(MappedMutexGuard {
+            _unwind: std::marker::PhantomData,
             s: &lock.s,
             data,
             marker: PhantomData,
@@ -381,6 +389,7 @@ impl<'a, T: ?Sized> MappedMutexGuard<'a, T> {
         let data = f(&mut *this) as *mut U;
         let s = this.skip_drop();
         MappedMutexGuard {
+            _unwind: std::marker::PhantomData,
             s,
             data,
             marker: PhantomData,
@@ -403,6 +412,7 @@ impl<'a, T: ?Sized> MappedMutexGuard<'a, T> {
         };
         let s = this.skip_drop();
         Ok(MappedMutexGuard {
+            _unwind: std::marker::PhantomData,
             s,
             data,
             marker: PhantomData,

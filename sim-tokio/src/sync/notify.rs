@@ -60,6 +60,7 @@ impl Notify {
     #[track_caller]
     pub fn notified(&self) -> Notified<'_> {
         Notified {
+            _unwind: std::marker::PhantomData,
             wait: Wait::new(self),
             notify: self,
             site: std::panic::Location::caller(),
@@ -71,6 +72,7 @@ impl Notify {
     #[track_caller]
     pub fn notified_owned(self: Arc<Self>) -> OwnedNotified {
         OwnedNotified {
+            _unwind: std::marker::PhantomData,
             wait: Wait::new(&self),
             notify: self,
             site: std::panic::Location::caller(),
@@ -236,6 +238,8 @@ impl Wait {
 #[derive(Debug)]
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct Notified<'a> {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
+    _unwind: crate::util::NoUnwindSafety,
     notify: &'a Notify,
     wait: Wait,
     /// Where `notified()` was called (for what a pending task waits on).
@@ -247,6 +251,8 @@ pub struct Notified<'a> {
 #[derive(Debug)]
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct OwnedNotified {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
+    _unwind: crate::util::NoUnwindSafety,
     notify: Arc<Notify>,
     wait: Wait,
     site: &'static std::panic::Location<'static>,

@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// wait in FIFO order while the first runs the initializer; if it fails or
 /// is cancelled, the next one tries.
 pub struct OnceCell<T> {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafe`).
+    _unwind: crate::util::NoUnwindSafe,
     value_set: AtomicBool,
     value: UnsafeCell<MaybeUninit<T>>,
     semaphore: Semaphore,
@@ -70,6 +72,7 @@ impl<T> OnceCell<T> {
     /// An empty cell, in a `const` context.
     pub const fn const_new() -> Self {
         OnceCell {
+            _unwind: std::marker::PhantomData,
             value_set: AtomicBool::new(false),
             value: UnsafeCell::new(MaybeUninit::uninit()),
             semaphore: Semaphore::new(1),
@@ -87,6 +90,7 @@ impl<T> OnceCell<T> {
     /// A full cell, in a `const` context.
     pub const fn const_new_with(value: T) -> Self {
         OnceCell {
+            _unwind: std::marker::PhantomData,
             value_set: AtomicBool::new(true),
             value: UnsafeCell::new(MaybeUninit::new(value)),
             semaphore: Semaphore::new(0),

@@ -59,11 +59,15 @@ struct State<T> {
 
 /// Sends the value: see [`channel`].
 pub struct Sender<T> {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
+    _unwind: crate::util::NoUnwindSafety,
     inner: Option<Arc<Mutex<State<T>>>>,
 }
 
 /// Receives the value: await it. See [`channel`].
 pub struct Receiver<T> {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
+    _unwind: crate::util::NoUnwindSafety,
     inner: Option<Arc<Mutex<State<T>>>>,
 }
 
@@ -82,9 +86,13 @@ pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
     }));
     (
         Sender {
+            _unwind: std::marker::PhantomData,
             inner: Some(inner.clone()),
         },
-        Receiver { inner: Some(inner) },
+        Receiver {
+            _unwind: std::marker::PhantomData,
+            inner: Some(inner),
+        },
     )
 }
 

@@ -16,6 +16,8 @@ const MAX_READS: u32 = u32::MAX >> 3;
 
 /// An async reader-writer lock with FIFO fairness.
 pub struct RwLock<T: ?Sized> {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafe`).
+    _unwind: crate::util::NoUnwindSafe,
     mr: u32,
     s: Semaphore,
     c: UnsafeCell<T>,
@@ -60,6 +62,8 @@ where
 #[clippy::has_significant_drop]
 #[must_use = "if unused the RwLock will immediately unlock"]
 pub struct RwLockReadGuard<'a, T: ?Sized> {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
+    _unwind: crate::util::NoUnwindSafety,
     s: &'a Semaphore,
     data: *const T,
     marker: PhantomData<&'a T>,
@@ -77,6 +81,8 @@ pub struct OwnedRwLockReadGuard<T: ?Sized, U: ?Sized = T> {
 #[clippy::has_significant_drop]
 #[must_use = "if unused the RwLock will immediately unlock"]
 pub struct RwLockWriteGuard<'a, T: ?Sized> {
+    /// Auto traits as tokio's (see `crate::util::NoRefUnwindSafe`).
+    _unwind: crate::util::NoRefUnwindSafe,
     permits_acquired: u32,
     s: &'a Semaphore,
     data: *mut T,
@@ -95,6 +101,8 @@ pub struct OwnedRwLockWriteGuard<T: ?Sized> {
 /// A write guard narrowed to part of the value.
 #[clippy::has_significant_drop]
 pub struct RwLockMappedWriteGuard<'a, T: ?Sized> {
+    /// Auto traits as tokio's (see `crate::util::NoRefUnwindSafe`).
+    _unwind: crate::util::NoRefUnwindSafe,
     permits_acquired: u32,
     s: &'a Semaphore,
     data: *mut T,
@@ -117,6 +125,7 @@ impl<T: ?Sized> RwLock<T> {
         T: Sized,
     {
         RwLock {
+            _unwind: std::marker::PhantomData,
             mr: MAX_READS,
             s: Semaphore::new_lock(MAX_READS as usize, "RwLock"),
             c: UnsafeCell::new(value),
@@ -138,6 +147,7 @@ impl<T: ?Sized> RwLock<T> {
             "a RwLock may not be created with more than {MAX_READS} readers"
         );
         RwLock {
+            _unwind: std::marker::PhantomData,
             mr: max_reads,
             s: Semaphore::new_lock(max_reads as usize, "RwLock"),
             c: UnsafeCell::new(value),
@@ -150,6 +160,7 @@ impl<T: ?Sized> RwLock<T> {
         T: Sized,
     {
         RwLock {
+            _unwind: std::marker::PhantomData,
             mr: MAX_READS,
             s: Semaphore::new_lock(MAX_READS as usize, "RwLock"),
             c: UnsafeCell::new(value),
@@ -167,6 +178,7 @@ impl<T: ?Sized> RwLock<T> {
             max_reads
         };
         RwLock {
+            _unwind: std::marker::PhantomData,
             mr: max_reads,
             s: Semaphore::new_lock(max_reads as usize, "RwLock"),
             c: UnsafeCell::new(value),
@@ -188,6 +200,7 @@ impl<T: ?Sized> RwLock<T> {
     pub async fn read(&self) -> RwLockReadGuard<'_, T> {
         self.acquire(1).await;
         RwLockReadGuard {
+            _unwind: std::marker::PhantomData,
             s: &self.s,
             data: self.c.get(),
             marker: PhantomData,
@@ -221,6 +234,7 @@ impl<T: ?Sized> RwLock<T> {
     pub fn try_read(&self) -> Result<RwLockReadGuard<'_, T>, TryLockError> {
         match self.s.try_acquire(1) {
             Ok(()) => Ok(RwLockReadGuard {
+                _unwind: std::marker::PhantomData,
                 s: &self.s,
                 data: self.c.get(),
                 marker: PhantomData,
@@ -251,6 +265,7 @@ impl<T: ?Sized> RwLock<T> {
     pub async fn write(&self) -> RwLockWriteGuard<'_, T> {
         self.acquire(self.mr).await;
         RwLockWriteGuard {
+            _unwind: std::marker::PhantomData,
             permits_acquired: self.mr,
             s: &self.s,
             data: self.c.get(),
@@ -286,6 +301,7 @@ impl<T: ?Sized> RwLock<T> {
     pub fn try_write(&self) -> Result<RwLockWriteGuard<'_, T>, TryLockError> {
         match self.s.try_acquire(self.mr as usize) {
             Ok(()) => Ok(RwLockWriteGuard {
+                _unwind: std::marker::PhantomData,
                 permits_acquired: self.mr,
                 s: &self.s,
                 data: self.c.get(),
@@ -374,6 +390,7 @@ impl<'a, T: ?Sized> RwLockReadGuard<'a, T> {
         let data = f(&*this) as *const U;
         let s = this.skip_drop();
         RwLockReadGuard {
+            _unwind: std::marker::PhantomData,
             s,
             data,
             marker: PhantomData,
@@ -395,6 +412,7 @@ impl<'a, T: ?Sized> RwLockReadGuard<'a, T> {
         };
         let s = this.skip_drop();
         Ok(RwLockReadGuard {
+            _unwind: std::marker::PhantomData,
             s,
             data,
             marker: PhantomData,
@@ -500,6 +518,7 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
         let data = f(&mut *this) as *mut U;
         let (s, permits_acquired) = this.skip_drop();
         RwLockMappedWriteGuard {
+            _unwind: std::marker::PhantomData,
             permits_acquired,
             s,
             data,
@@ -518,6 +537,7 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
         // Keep one permit for the read guard; give the rest back.
         s.release(permits_acquired as usize - 1);
         RwLockReadGuard {
+            _unwind: std::marker::PhantomData,
             s,
             data,
             marker: PhantomData,
@@ -542,6 +562,7 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
         };
         let (s, permits_acquired) = this.skip_drop();
         Ok(RwLockMappedWriteGuard {
+            _unwind: std::marker::PhantomData,
             permits_acquired,
             s,
             data,
@@ -565,6 +586,7 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
         let (s, permits_acquired) = this.skip_drop();
         s.release(permits_acquired as usize - 1);
         Ok(RwLockReadGuard {
+            _unwind: std::marker::PhantomData,
             s,
             data,
             marker: PhantomData,
@@ -582,6 +604,7 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
         let (s, permits_acquired) = self.skip_drop();
         s.release(permits_acquired as usize - 1);
         RwLockReadGuard {
+            _unwind: std::marker::PhantomData,
             s,
             data,
             marker: PhantomData,
@@ -764,6 +787,7 @@ impl<'a, T: ?Sized> RwLockMappedWriteGuard<'a, T> {
         let data = f(&mut *this) as *mut U;
         let (s, permits_acquired) = this.skip_drop();
         RwLockMappedWriteGuard {
+            _unwind: std::marker::PhantomData,
             permits_acquired,
             s,
             data,
@@ -789,6 +813,7 @@ impl<'a, T: ?Sized> RwLockMappedWriteGuard<'a, T> {
         };
         let (s, permits_acquired) = this.skip_drop();
         Ok(RwLockMappedWriteGuard {
+            _unwind: std::marker::PhantomData,
             permits_acquired,
             s,
             data,

@@ -7,6 +7,8 @@ use std::sync::Arc;
 /// dropped `acquire` future gives its place back without blocking others.
 #[derive(Debug)]
 pub struct Semaphore {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
+    _unwind: crate::util::NoUnwindSafety,
     ll: ll::Semaphore,
 }
 
@@ -42,6 +44,7 @@ impl Semaphore {
             Self::MAX_PERMITS
         );
         Semaphore {
+            _unwind: std::marker::PhantomData,
             ll: ll::Semaphore::new(permits),
         }
     }
@@ -49,6 +52,7 @@ impl Semaphore {
     /// A semaphore with `permits` permits, in a `const` context.
     pub const fn const_new(permits: usize) -> Self {
         Semaphore {
+            _unwind: std::marker::PhantomData,
             ll: ll::Semaphore::new(permits),
         }
     }

@@ -56,6 +56,8 @@ struct State {
 }
 
 struct Shared<T> {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
+    _unwind: crate::util::NoUnwindSafety,
     value: StdRwLock<T>,
     state: StdMutex<State>,
 }
@@ -103,6 +105,8 @@ pub struct Sender<T> {
 
 /// A read lock on the value; hold it briefly (a send waits for it).
 pub struct Ref<'a, T> {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
+    _unwind: crate::util::NoUnwindSafety,
     inner: RwLockReadGuard<'a, T>,
     has_changed: bool,
 }
@@ -153,6 +157,7 @@ impl<T> Receiver<T> {
         let inner = self.shared.read();
         let version = super::lock(&self.shared.state).version;
         Ref {
+            _unwind: std::marker::PhantomData,
             inner,
             has_changed: self.version != version,
         }
@@ -164,7 +169,11 @@ impl<T> Receiver<T> {
         let version = super::lock(&self.shared.state).version;
         let has_changed = self.version != version;
         self.version = version;
-        Ref { inner, has_changed }
+        Ref {
+            _unwind: std::marker::PhantomData,
+            inner,
+            has_changed,
+        }
     }
 
     /// Whether a value newer than the last seen exists.
@@ -259,6 +268,7 @@ impl<T> Receiver<T> {
         };
         // Nothing runs between the check and this read: it is the same value.
         Ok(Ref {
+            _unwind: std::marker::PhantomData,
             inner: self.shared.read(),
             has_changed,
         })
@@ -299,6 +309,7 @@ impl<T> Sender<T> {
     pub fn new(init: T) -> Self {
         Sender {
             shared: Arc::new(Shared {
+                _unwind: std::marker::PhantomData,
                 value: StdRwLock::new(init),
                 state: StdMutex::new(State {
                     version: 0,
@@ -366,6 +377,7 @@ impl<T> Sender<T> {
     /// The current value.
     pub fn borrow(&self) -> Ref<'_, T> {
         Ref {
+            _unwind: std::marker::PhantomData,
             inner: self.shared.read(),
             has_changed: false,
         }

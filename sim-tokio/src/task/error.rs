@@ -6,6 +6,8 @@ use std::sync::Mutex;
 
 /// Why a task gave no output: it was cancelled, or it panicked.
 pub struct JoinError {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
+    _unwind: crate::util::NoUnwindSafety,
     id: Id,
     repr: Repr,
 }
@@ -20,6 +22,7 @@ enum Repr {
 impl JoinError {
     pub(crate) fn cancelled(id: Id) -> JoinError {
         JoinError {
+            _unwind: std::marker::PhantomData,
             id,
             repr: Repr::Cancelled,
         }
@@ -27,6 +30,7 @@ impl JoinError {
 
     pub(crate) fn panic(id: Id, payload: Box<dyn Any + Send + 'static>) -> JoinError {
         JoinError {
+            _unwind: std::marker::PhantomData,
             id,
             repr: Repr::Panic(Mutex::new(payload)),
         }
@@ -59,7 +63,11 @@ impl JoinError {
     pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
         match self.repr {
             Repr::Panic(payload) => Ok(payload.into_inner().unwrap_or_else(|e| e.into_inner())),
-            repr => Err(JoinError { id: self.id, repr }),
+            repr => Err(JoinError {
+                _unwind: std::marker::PhantomData,
+                id: self.id,
+                repr,
+            }),
         }
     }
 

@@ -46,6 +46,8 @@ struct Entry<T> {
 ///
 /// Dropping the set aborts every task in it.
 pub struct JoinSet<T> {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
+    _unwind: crate::util::NoUnwindSafety,
     entries: Vec<Option<Entry<T>>>,
     free: Vec<usize>,
     len: usize,
@@ -56,6 +58,7 @@ impl<T> JoinSet<T> {
     /// An empty set.
     pub fn new() -> Self {
         JoinSet {
+            _unwind: std::marker::PhantomData,
             entries: Vec::new(),
             free: Vec::new(),
             len: 0,

@@ -15,6 +15,8 @@ use std::task::{Context, Poll};
 /// Which of its ready tasks runs next is drawn from the seed, as for every
 /// task. The set binds to the runtime current when it is first used.
 pub struct LocalSet {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafe`).
+    _unwind: crate::util::NoUnwindSafe,
     id: crate::runtime::Id,
     bound: Cell<Option<(u16, u32)>>,
     _not_send: PhantomData<*const ()>,
@@ -55,6 +57,7 @@ impl LocalSet {
     /// An empty local set.
     pub fn new() -> LocalSet {
         LocalSet {
+            _unwind: std::marker::PhantomData,
             id: crate::runtime::Id::for_local_set(),
             bound: Cell::new(None),
             _not_send: PhantomData,

@@ -41,6 +41,8 @@ pin_project_lite::pin_project! {
     #[derive(Debug)]
     #[must_use = "futures do nothing unless you `.await` or poll them"]
     pub struct Sleep {
+        // Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
+        _unwind: crate::util::NoUnwindSafety,
         deadline: Instant,
         core: u16,
         // The timer in the event queue and the tick it fires on.
@@ -74,6 +76,7 @@ impl Sleep {
             core.id()
         });
         Sleep {
+            _unwind: std::marker::PhantomData,
             deadline,
             core,
             entry: None,

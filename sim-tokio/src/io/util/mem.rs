@@ -11,6 +11,8 @@ use std::task::{self, Poll, Waker};
 /// One end of a [`duplex`] pipe: what it writes, the other end reads.
 #[derive(Debug)]
 pub struct DuplexStream {
+    /// Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
+    _unwind: crate::util::NoUnwindSafety,
     read: Arc<Mutex<SimplexStream>>,
     write: Arc<Mutex<SimplexStream>>,
 }
@@ -40,10 +42,12 @@ pub fn duplex(max_buf_size: usize) -> (DuplexStream, DuplexStream) {
     let two = Arc::new(Mutex::new(SimplexStream::new_unsplit(max_buf_size)));
     (
         DuplexStream {
+            _unwind: std::marker::PhantomData,
             read: one.clone(),
             write: two.clone(),
         },
         DuplexStream {
+            _unwind: std::marker::PhantomData,
             read: two,
             write: one,
         },
