@@ -152,6 +152,21 @@ struct Job {
     last_panic: Option<(FailureClass, String)>,
     hang: Option<String>,
     started: Instant,
+    /// When its records last grew: a process with none for longer than a
+    /// run's hang budget is stuck outside any simulation run (the test
+    /// process's own watchdog watches runs only).
+    progress_at: Instant,
+}
+
+/// How long a test process may go without a record before the runner
+/// calls it a hang: a run's hang budget (`SIM_HANG_RUN_S`), and a margin
+/// so that a hang inside a run is the process's own watchdog's to report.
+fn silence_budget() -> Duration {
+    let run_s = std::env::var(sweep::HANG_RUN_VAR)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(sweep::DEFAULT_HANG_RUN_S);
+    Duration::from_secs(run_s + 10)
 }
 
 struct TestState {
@@ -244,6 +259,7 @@ pub fn run(
     let mut finished = vec![false; states.len()];
     let mut job_counter: u64 = 0;
     let mut last_progress = Instant::now();
+    let silence = silence_budget();
     loop {
         if let Some(signal) = crate::signals::received() {
             for job in &mut running {
@@ -300,7 +316,20 @@ pub fn run(
             let job = &mut running[index];
             let state = &mut states[job.test];
             read_records(job, state, config, &mut done, &mut failed);
-            let exited = job.child.try_wait().ok().flatten();
+            let mut exited = job.child.try_wait().ok().flatten();
+            if exited.is_none() && job.hang.is_none() && job.progress_at.elapsed() > silence {
+                // Stuck outside any run: a thread that spins, a blocking
+                // call that never returns.
+                job.hang = Some(format!(
+                    "sim: hang: the test process wrote nothing for {} s of wall time, outside \
+                     any simulation run (a run's own watchdog would have named the run): \
+                     something outside the runtime (a std thread, a blocking call) never \
+                     finished. Its last output lines are below.",
+                    silence.as_secs()
+                ));
+                let _ = job.child.kill();
+                exited = job.child.wait().ok();
+            }
             let stop = job
                 .position
                 .and_then(|p| job.seeds.get(p))
@@ -661,6 +690,7 @@ fn spawn(
         last_panic: None,
         hang: None,
         started: Instant::now(),
+        progress_at: Instant::now(),
     })
 }
 
@@ -682,6 +712,9 @@ fn read_records(
         return;
     };
     job.offset += read as u64;
+    if read > 0 {
+        job.progress_at = Instant::now();
+    }
     job.partial.push_str(&text);
     // Bounded by the bytes read: each pass consumes one whole line.
     while let Some(end) = job.partial.find('\n') {

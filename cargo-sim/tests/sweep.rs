@@ -1745,6 +1745,40 @@ async fn counts_its_runs() {
     );
 }
 
+/// A test that blocks outside any simulation run (a std thread's loop) is
+/// stopped by the runner after a run's hang budget with no sign of life,
+/// and reported as a hang, not waited on forever.
+#[test]
+fn a_test_that_blocks_outside_any_run_is_a_hang() {
+    let dir = fixture("blocked");
+    write(
+        &dir.join("tests/blocked.rs"),
+        r#"
+#[test]
+fn waits_for_a_thread_that_never_finishes() {
+    let worker = std::thread::spawn(|| loop {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    });
+    worker.join().unwrap();
+}
+"#,
+    );
+    let started = Instant::now();
+    let (output, _, stderr) = sim(
+        &dir,
+        "test --test blocked --seeds 2 --no-save",
+        &[("SIM_HANG_RUN_S", "1")],
+    );
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("failed (hang)"), "{stderr}");
+    assert!(stderr.contains("outside any simulation run"), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
 /// Debian's Chromium, installed through the package manager when missing.
 fn ensure_chromium() -> PathBuf {
     let path = PathBuf::from("/usr/bin/chromium");

@@ -51,9 +51,9 @@ pub use record::{reporting, write_record, Record};
 pub use run::{run_test, ShouldPanic};
 pub use state::{fill_before_run, note_escape, policy_override, seed_override, verbose};
 pub use vars::{
-    HANG_EXIT_CODE, HANG_POLL_VAR, HANG_RUN_VAR, KEEP_GOING_VAR, OUT_VAR, PARENT_VAR, SEEDS_VAR,
-    SHRINK_FAST_LINKS_VAR, SHRINK_LATER_VAR, SHRINK_OUT_VAR, SHRINK_SKIP_VAR, TRACE_DIR_VAR,
-    TRACE_NAMED_VAR, VERBOSE_VAR,
+    DEFAULT_HANG_RUN_S, HANG_EXIT_CODE, HANG_POLL_VAR, HANG_RUN_VAR, KEEP_GOING_VAR, OUT_VAR,
+    PARENT_VAR, SEEDS_VAR, SHRINK_FAST_LINKS_VAR, SHRINK_LATER_VAR, SHRINK_OUT_VAR,
+    SHRINK_SKIP_VAR, TRACE_DIR_VAR, TRACE_NAMED_VAR, VERBOSE_VAR,
 };
 
 use panic::install_panic_hook;

@@ -50,4 +50,5 @@ pub const HANG_EXIT_CODE: i32 = 86;
 
 pub(crate) const DEFAULT_HANG_POLL_S: u64 = 5;
 
-pub(crate) const DEFAULT_HANG_RUN_S: u64 = 300;
+/// The default of `SIM_HANG_RUN_S`.
+pub const DEFAULT_HANG_RUN_S: u64 = 300;
