@@ -100,7 +100,7 @@ pub struct TestResult {
     /// How it ran.
     pub mode: Mode,
     /// Outcomes by seed index.
-    pub outcomes: BTreeMap<usize, Outcome>,
+    pub outcomes: crate::outcomes::Outcomes,
     /// Wall time spent in its processes.
     pub elapsed: Duration,
     /// The trace hashes of each failing seed's runs (the last is the run
@@ -111,11 +111,7 @@ pub struct TestResult {
 impl TestResult {
     /// The failing seed indexes, in order.
     pub fn failures(&self) -> Vec<(usize, &Outcome)> {
-        self.outcomes
-            .iter()
-            .filter(|(_, o)| matches!(o, Outcome::Fail { .. }))
-            .map(|(i, o)| (*i, o))
-            .collect()
+        self.outcomes.failures().collect()
     }
 
     /// Whether the test passed every seed it ran.
@@ -229,7 +225,7 @@ pub fn run(
                 result: TestResult {
                     case,
                     mode: Mode::Unknown,
-                    outcomes: BTreeMap::new(),
+                    outcomes: Default::default(),
                     elapsed: Duration::ZERO,
                     failing_hashes: BTreeMap::new(),
                 },
@@ -585,13 +581,23 @@ pub fn trace_failing(
     }
 }
 
-fn hex_list(seeds: &[u64]) -> String {
-    seeds
-        .iter()
-        .map(|s| format!("{s:#x}"))
-        .collect::<Vec<_>>()
-        .join(",")
+/// The seeds of a process, as `SIM_SWEEP_SEEDS` takes them: compact
+/// (`start..end/step` for the runs of a share), and through a file when
+/// they are still long (a long list of the user's), since an environment
+/// variable has a size limit.
+fn seeds_value(config: &SweepConfig, counter: u64, values: &[u64]) -> Result<String, String> {
+    let text = sweep::encode_seeds(values);
+    if text.len() <= SEEDS_INLINE_BYTES_MAX {
+        return Ok(text);
+    }
+    let path = config.work_dir.join(format!("job-{counter}.seeds"));
+    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(format!("@{}", path.display()))
 }
+
+/// The longest `SIM_SWEEP_SEEDS` kept in the environment (Linux refuses a
+/// single variable of 128 KiB or more).
+const SEEDS_INLINE_BYTES_MAX: usize = 16 * 1024;
 
 fn trace_dir(config: &SweepConfig, test: usize, check: bool) -> PathBuf {
     config
@@ -632,7 +638,7 @@ fn spawn(
         .envs(binary.cargo_env())
         .current_dir(&binary.manifest_dir)
         .env(sweep::OUT_VAR, &out)
-        .env(sweep::SEEDS_VAR, hex_list(&values))
+        .env(sweep::SEEDS_VAR, seeds_value(config, counter, &values)?)
         .env(sweep::REPLAY_VAR, &case.replay_prefix)
         .env(sweep::PARENT_VAR, std::process::id().to_string())
         .env("SIM_SEED", format!("{:#x}", values[0]))
@@ -768,8 +774,14 @@ fn apply(
                 check(state, index, hashes, config, done, failed);
                 return;
             }
+            let failing = matches!(record, Record::Fail { .. });
+            // A seed's hashes are kept only where they are read again (the
+            // determinism check, a failure's report): a sweep of millions
+            // of seeds holds a few bytes per passing seed.
+            let keep = config.check_determinism || failing;
             let outcome = match record {
-                Record::Pass { .. } => Outcome::Pass(hashes.clone()),
+                Record::Pass { .. } if keep => Outcome::Pass(hashes.clone()),
+                Record::Pass { .. } => Outcome::Pass(Vec::new()),
                 // The log's tail now is this seed's output: its process
                 // stops at a failure unless every seed counts.
                 Record::Fail { class, message, .. } => Outcome::Fail {
@@ -779,7 +791,9 @@ fn apply(
                 },
                 _ => unreachable!("matched above"),
             };
-            state.swept_hashes.insert(index, hashes);
+            if keep {
+                state.swept_hashes.insert(index, hashes);
+            }
             record_outcome(state, index, outcome, config, done, failed);
         }
         Record::Panic { class, message, .. } => job.last_panic = Some((class, message)),
@@ -809,7 +823,7 @@ fn record_outcome(
             state.first_failure = Some(index);
             if !config.keep_going {
                 // An earlier failure came in late: what is past it goes.
-                state.result.outcomes.retain(|&i, _| i < index);
+                state.result.outcomes.forget_past(index, false);
             }
         }
     }
@@ -879,10 +893,7 @@ fn check(
     if state.first_failure.is_none_or(|f| index < f) {
         state.first_failure = Some(index);
         if !config.keep_going {
-            state
-                .result
-                .outcomes
-                .retain(|&i, o| i <= index || !matches!(o, Outcome::Fail { .. }));
+            state.result.outcomes.forget_past(index, true);
         }
     }
     state.result.outcomes.insert(

@@ -41,22 +41,93 @@ pub enum ShouldPanic {
 }
 
 pub(crate) struct Plan {
-    seeds: Vec<u64>,
+    seeds: Vec<SeedItem>,
     keep_going: bool,
 }
+
+/// One item of `SIM_SWEEP_SEEDS`: a seed, or every `step`-th seed from
+/// `start` up to (not including) `end`, so a share of a sweep of any size
+/// is a few bytes and is never held in memory whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeedItem {
+    /// One seed.
+    One(u64),
+    /// `start, start + step, ...` below `end`.
+    Every {
+        /// The first seed.
+        start: u64,
+        /// The bound (not included).
+        end: u64,
+        /// The distance between two seeds (at least 1).
+        step: u64,
+    },
+}
+
+impl SeedItem {
+    /// The seeds of the item, in order.
+    pub fn seeds(self) -> impl Iterator<Item = u64> {
+        // As an inclusive range, so a seed of u64::MAX is one too.
+        let (first, last, step) = match self {
+            SeedItem::One(seed) => (seed, seed, 1),
+            SeedItem::Every { start, end, step } if end > start => (start, end - 1, step.max(1)),
+            // Empty.
+            SeedItem::Every { .. } => (1, 0, 1),
+        };
+        // Bounded: each turn moves `step` toward `last`.
+        (first..=last).step_by(step as usize)
+    }
+}
+
+/// Writes `seeds` compactly for `SIM_SWEEP_SEEDS`: runs of three or more
+/// seeds an equal step apart become `start..end/step` (hex), the rest stay
+/// single seeds, comma-separated.
+pub fn encode_seeds(seeds: &[u64]) -> String {
+    let mut items: Vec<String> = Vec::new();
+    let mut i = 0;
+    // Bounded: each turn consumes at least one seed.
+    while i < seeds.len() {
+        let start = seeds[i];
+        let run_end = match seeds.get(i + 1) {
+            Some(&next) if next > start => {
+                let step = next - start;
+                let mut j = i + 1;
+                while j + 1 < seeds.len() && seeds[j + 1].checked_sub(seeds[j]) == Some(step) {
+                    j += 1;
+                }
+                (j - i >= 2).then_some((j, step))
+            }
+            _ => None,
+        };
+        match run_end {
+            Some((j, step)) => {
+                let end = seeds[j].saturating_add(1);
+                items.push(format!("{start:#x}..{end:#x}/{step:#x}"));
+                i = j + 1;
+            }
+            None => {
+                items.push(format!("{start:#x}"));
+                i += 1;
+            }
+        }
+    }
+    items.join(",")
+}
+
 
 pub(crate) fn plan() -> Option<Plan> {
     let seeds = std::env::var(SEEDS_VAR).ok().filter(|s| !s.is_empty())?;
     if !reporting() {
         return None;
     }
-    let seeds = seeds
-        .split(',')
-        .map(|s| {
-            crate::config::parse_seed(s)
-                .unwrap_or_else(|e| panic!("sim: {SEEDS_VAR} holds a bad seed: {e}"))
-        })
-        .collect();
+    // A long list comes in a file (`@path`): an environment variable has a
+    // size limit.
+    let seeds = match seeds.strip_prefix('@') {
+        Some(path) => std::fs::read_to_string(path)
+            .unwrap_or_else(|e| panic!("sim: {SEEDS_VAR} names {path}, which cannot be read: {e}")),
+        None => seeds,
+    };
+    let seeds =
+        decode_seeds(&seeds).unwrap_or_else(|e| panic!("sim: {SEEDS_VAR} holds a bad seed: {e}"));
     let keep_going = std::env::var(KEEP_GOING_VAR).is_ok_and(|v| v == "1");
     Some(Plan { seeds, keep_going })
 }
@@ -87,7 +158,7 @@ pub fn run_test<R: Termination + 'static>(should_panic: ShouldPanic, body: fn() 
         _ => None,
     };
     let portfolio = super::portfolio::active();
-    for &seed in &plan.seeds {
+    for seed in plan.seeds.iter().flat_map(|item| item.seeds()) {
         let policy = if portfolio {
             Some(super::portfolio::policy(seed))
         } else {
@@ -183,4 +254,45 @@ pub(crate) fn run_seed<R: Termination>(
             }
         }
     }
+}
+
+#[cfg(test)]
+mod seed_items {
+    use super::*;
+
+    #[test]
+    fn a_share_of_any_size_is_a_few_bytes_and_comes_back_whole() {
+        let mut seeds = vec![0x2a, 7];
+        seeds.extend((10..1_000_000u64).step_by(4));
+        seeds.push(u64::MAX);
+        let text = encode_seeds(&seeds);
+        assert!(text.len() < 64, "{text}");
+        let back: Vec<u64> = decode_seeds(&text)
+            .unwrap()
+            .into_iter()
+            .flat_map(SeedItem::seeds)
+            .collect();
+        assert_eq!(back, seeds);
+    }
+}
+
+/// Reads what [`encode_seeds`] wrote.
+pub fn decode_seeds(text: &str) -> Result<Vec<SeedItem>, String> {
+    text.split(',')
+        .filter(|item| !item.trim().is_empty())
+        .map(|item| {
+            let item = item.trim();
+            match item.split_once("..") {
+                None => crate::config::parse_seed(item).map(SeedItem::One),
+                Some((start, rest)) => {
+                    let (end, step) = rest.split_once('/').unwrap_or((rest, "1"));
+                    Ok(SeedItem::Every {
+                        start: crate::config::parse_seed(start)?,
+                        end: crate::config::parse_seed(end)?,
+                        step: crate::config::parse_seed(step)?.max(1),
+                    })
+                }
+            }
+        })
+        .collect()
 }
