@@ -113,7 +113,6 @@ pub fn encode_seeds(seeds: &[u64]) -> String {
     items.join(",")
 }
 
-
 pub(crate) fn plan() -> Option<Plan> {
     let seeds = std::env::var(SEEDS_VAR).ok().filter(|s| !s.is_empty())?;
     if !reporting() {
@@ -256,26 +255,6 @@ pub(crate) fn run_seed<R: Termination>(
     }
 }
 
-#[cfg(test)]
-mod seed_items {
-    use super::*;
-
-    #[test]
-    fn a_share_of_any_size_is_a_few_bytes_and_comes_back_whole() {
-        let mut seeds = vec![0x2a, 7];
-        seeds.extend((10..1_000_000u64).step_by(4));
-        seeds.push(u64::MAX);
-        let text = encode_seeds(&seeds);
-        assert!(text.len() < 64, "{text}");
-        let back: Vec<u64> = decode_seeds(&text)
-            .unwrap()
-            .into_iter()
-            .flat_map(SeedItem::seeds)
-            .collect();
-        assert_eq!(back, seeds);
-    }
-}
-
 /// Reads what [`encode_seeds`] wrote.
 pub fn decode_seeds(text: &str) -> Result<Vec<SeedItem>, String> {
     text.split(',')
@@ -295,4 +274,24 @@ pub fn decode_seeds(text: &str) -> Result<Vec<SeedItem>, String> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod seed_items {
+    use super::*;
+
+    #[test]
+    fn a_share_of_any_size_is_a_few_bytes_and_comes_back_whole() {
+        let mut seeds = vec![0x2a, 7];
+        seeds.extend((10..1_000_000u64).step_by(4));
+        seeds.push(u64::MAX);
+        let text = encode_seeds(&seeds);
+        assert!(text.len() < 64, "{text}");
+        let back: Vec<u64> = decode_seeds(&text)
+            .unwrap()
+            .into_iter()
+            .flat_map(SeedItem::seeds)
+            .collect();
+        assert_eq!(back, seeds);
+    }
 }
