@@ -106,7 +106,7 @@ fn confirm_alone(
         // The process's first seed: nothing ran before it.
         return None;
     }
-    let seed = result.case.seeds[index];
+    let seed = result.case.seeds.get(index);
     match runner::run_one(config, binaries, &result.case, seed, &[]) {
         Ok(run) if run.failure.is_none() => Some(seed),
         _ => None,
@@ -240,14 +240,16 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         .transpose()
         .map_err(|e| format!("--seed: {e}"))?;
     let mut seed_list = match (&options.seeds, std::env::var("SIM_SEED")) {
-        _ if one_seed.is_some() => vec![one_seed.expect("checked")],
+        _ if one_seed.is_some() => seeds::SeedSpec::one(one_seed.expect("checked")),
         (Some(spec), _) => seeds::parse_seeds(spec)?,
         // A decision file's replay runs the seed it was recorded with.
-        (None, _) if replay_file.is_some() => vec![sim_runtime::decision::file_seed(
-            std::path::Path::new(replay_file.as_ref().expect("checked")),
-        )?],
-        (None, Ok(seed)) => vec![sim_runtime::config::parse_seed(&seed)?],
-        (None, Err(_)) => vec![sim_runtime::rng::os_random_u64()],
+        (None, _) if replay_file.is_some() => {
+            seeds::SeedSpec::one(sim_runtime::decision::file_seed(std::path::Path::new(
+                replay_file.as_ref().expect("checked"),
+            ))?)
+        }
+        (None, Ok(seed)) => seeds::SeedSpec::one(sim_runtime::config::parse_seed(&seed)?),
+        (None, Err(_)) => seeds::SeedSpec::one(sim_runtime::rng::os_random_u64()),
     };
     // A sweep of many seeds, with no policy asked for, spreads them over
     // the portfolio's policies (sim_runtime::sweep::portfolio); the test
@@ -324,6 +326,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
     }
 
     // The tests, each with its seeds: saved regressions first.
+    let spec = std::sync::Arc::new(seed_list.clone());
     let mut cases = Vec::new();
     for (index, binary) in binaries.iter().enumerate() {
         // Not libtest's harness (`harness = false`): the binary is one
@@ -335,24 +338,17 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
             compile::list_tests(binary, &selection)?
         };
         for name in listed {
-            let mut seeds: Vec<u64> = Vec::new();
+            let mut saved: Vec<u64> = Vec::new();
             // A replay (`SIM_SEED=... cargo sim test`) runs its one seed,
             // exactly; a sweep or a plain run starts with the saved ones.
             let replay = options.seed.is_some()
                 || (options.seeds.is_none()
                     && (std::env::var_os("SIM_SEED").is_some() || replay_file.is_some()));
             if !replay && partition.is_none_or(|p| p.index == 1) {
-                seeds.extend(regressions::load(binary, &name));
+                saved.extend(regressions::load(binary, &name));
             }
-            // Only the saved seeds (a few) are looked through: a sweep of
-            // millions of seeds plans in linear time.
-            let saved = seeds.len();
-            seeds.reserve(seed_list.len());
-            for &seed in &seed_list {
-                if !seeds[..saved].contains(&seed) {
-                    seeds.push(seed);
-                }
-            }
+            // Never held whole: a sweep of any size plans at once.
+            let seeds = seeds::SeedList::new(saved, spec.clone());
             if let Some(signal) = signals::received() {
                 return Ok(exit_for_signal(signal));
             }
@@ -377,7 +373,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         "sim: {} in {} × {}{}, {jobs} jobs",
         plural(cases.len(), "test"),
         plural(binaries.len(), "binary"),
-        plural(seed_list.len(), "seed"),
+        plural(seed_list.len() as usize, "seed"),
         partition
             .map(|p| format!(" (share {}/{})", p.index, p.count))
             .unwrap_or_default()
@@ -451,7 +447,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
                 command.args(["-p", package]);
             }
             command.arg("--").args(&test_args);
-            command.env("SIM_SEED", format!("{:#x}", seed_list[0]));
+            command.env("SIM_SEED", format!("{:#x}", seed_list.get(0)));
             let log = work_dir.join("doc-tests.out");
             let file = std::fs::File::create(&log).map_err(|e| e.to_string())?;
             command
@@ -467,9 +463,9 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
                 Ok(status) if status.success() => doc_passed = 1,
                 Ok(_) => doc_failures.push(format!(
                     "FAIL doc tests (seed {:#x})\n{}\n    replay: SIM_SEED={:#x} cargo sim test --doc {}",
-                    seed_list[0],
+                    seed_list.get(0),
                     std::fs::read_to_string(&log).unwrap_or_default().trim_end(),
-                    seed_list[0],
+                    seed_list.get(0),
                     packages.iter().map(|p| format!("-p {p}")).collect::<Vec<_>>().join(" "),
                 )),
             }
@@ -499,7 +495,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         if !options.no_save && carried.is_none() {
             for (index, outcome) in result.failures().into_iter().take(1) {
                 if let runner::Outcome::Fail { class, .. } = outcome {
-                    let seed = result.case.seeds[index];
+                    let seed = result.case.seeds.get(index);
                     match regressions::save(binary, &result.case.name, seed, class.as_str()) {
                         Ok(Some(path)) => {
                             saved = Some(
@@ -537,7 +533,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         }
         if let Some(dir) = &options.shrink {
             if let Some((index, _)) = result.failures().into_iter().next() {
-                let seed = result.case.seeds[index];
+                let seed = result.case.seeds.get(index);
                 match shrink::shrink(&config, &binaries, &result.case, seed, dir) {
                     Ok(report) => eprintln!("  {report}"),
                     Err(message) => {
@@ -552,7 +548,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
                 .into_iter()
                 .take(regressions::SEEDS_PER_TEST_MAX)
             {
-                let seed = result.case.seeds[index];
+                let seed = result.case.seeds.get(index);
                 match runner::trace_failing(&config, &binaries, &result.case, seed, dir) {
                     Ok(path) => eprintln!("  trace of seed {seed:#x}: {}", path.display()),
                     Err(message) => eprintln!(
@@ -564,7 +560,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         }
         if let Some(dir) = &options.timeline {
             if let Some((index, _)) = result.failures().into_iter().next() {
-                let seed = result.case.seeds[index];
+                let seed = result.case.seeds.get(index);
                 match runner::trace_seed(&config, &binaries, &result.case, seed)
                     .and_then(|trace| timeline::for_failure(&trace, dir, &result.case.name, seed))
                 {

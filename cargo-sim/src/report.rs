@@ -171,7 +171,9 @@ pub fn failure_report(
         };
         let mut text = format!(
             "FAIL {} [{}]: seed {:#x} failed ({class}){hash}\n",
-            result.case.name, result.case.replay_prefix, result.case.seeds[index]
+            result.case.name,
+            result.case.replay_prefix,
+            result.case.seeds.get(index)
         );
         // What the runner itself saw (a hang, a crash) is not in the
         // test's output: say it.
@@ -210,7 +212,7 @@ pub fn failure_report(
             "FAIL {} [{}]: seed {:#x} failed ({}) after {}; {} not run (--keep-going runs every seed)\n",
             result.case.name,
             result.case.replay_prefix,
-            result.case.seeds[index],
+            result.case.seeds.get(index),
             class,
             match ran - 1 {
                 1 => "1 passing seed".to_string(),
@@ -223,7 +225,7 @@ pub fn failure_report(
         )
     };
     for (i, (index, outcome)) in failures.iter().enumerate() {
-        let seed = result.case.seeds[*index];
+        let seed = result.case.seeds.get(*index);
         if i == FAILING_SEEDS_SHOWN {
             text.push_str(&format!(
                 "  ... and {} more failing seeds\n",
@@ -333,7 +335,7 @@ pub fn junit(
         ));
         if !result.passed() {
             let failing = result.failures();
-            let first = failing.first().map(|(i, _)| result.case.seeds[*i]);
+            let first = failing.first().map(|(i, _)| result.case.seeds.get(*i));
             xml.push_str(&format!(
                 "      <failure message=\"{} of {} seeds failed ({}){}\">",
                 failing.len(),

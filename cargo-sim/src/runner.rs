@@ -15,6 +15,7 @@
 //! ends at its first failing seed.
 
 use crate::compile::TestBinary;
+use crate::seeds::Indices;
 use sim_runtime::sweep::{self, FailureClass, Record};
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
@@ -51,7 +52,7 @@ pub struct TestCase {
     /// The test's full name.
     pub name: String,
     /// Its seeds, in order: saved regressions first.
-    pub seeds: Vec<u64>,
+    pub seeds: crate::seeds::SeedList,
     /// The command prefix of its replay line (up to `--`), after the
     /// `SIM_*` settings.
     pub replay_prefix: String,
@@ -132,7 +133,7 @@ struct Job {
     test: usize,
     kind: JobKind,
     /// The seed indexes this process runs, in order.
-    seeds: Vec<usize>,
+    seeds: Indices,
     /// Position in `seeds` of the seed running now (from `begin`).
     position: Option<usize>,
     child: Child,
@@ -170,7 +171,7 @@ struct TestState {
     index: usize,
     result: TestResult,
     /// Shares of the seeds for in-process runs (index lists).
-    shares: Vec<Vec<usize>>,
+    shares: Vec<Indices>,
     next_share: usize,
     next_single: usize,
     probing: bool,
@@ -218,7 +219,11 @@ pub fn run(
             let count = case.seeds.len();
             let share_count = jobs.min(count).max(1);
             let shares = (0..share_count)
-                .map(|k| (k..count).step_by(share_count).collect())
+                .map(|k| Indices {
+                    first: k,
+                    step: share_count,
+                    end: count,
+                })
                 .collect();
             TestState {
                 index,
@@ -270,7 +275,7 @@ pub fn run(
                 break;
             };
             job_counter += 1;
-            let first = seeds[0];
+            let first = seeds.get(0).expect("a job has a seed");
             match spawn(
                 config,
                 binaries,
@@ -329,7 +334,7 @@ pub fn run(
             let stop = job
                 .position
                 .and_then(|p| job.seeds.get(p))
-                .is_some_and(|&i| {
+                .is_some_and(|i| {
                     job.kind == JobKind::Share && state.stopped_before(i, config.keep_going)
                 });
             if exited.is_none() && !stop {
@@ -386,22 +391,19 @@ fn has_work(state: &TestState, config: &SweepConfig) -> bool {
     has_sweep_work(state, config) || state.next_check < state.checks.len()
 }
 
-fn next_job(
-    states: &mut [TestState],
-    config: &SweepConfig,
-) -> Option<(usize, JobKind, Vec<usize>)> {
+fn next_job(states: &mut [TestState], config: &SweepConfig) -> Option<(usize, JobKind, Indices)> {
     for (t, state) in states.iter_mut().enumerate() {
         let count = state.result.case.seeds.len();
         match state.result.mode {
             Mode::Unknown if !state.probing && state.result.outcomes.is_empty() => {
                 state.probing = true;
                 state.next_share = 1;
-                return Some((t, JobKind::Probe, state.shares[0].clone()));
+                return Some((t, JobKind::Probe, state.shares[0]));
             }
             Mode::InProcess if state.next_share < state.shares.len() => {
-                let share = state.shares[state.next_share].clone();
+                let share = state.shares[state.next_share];
                 state.next_share += 1;
-                let first = share[0];
+                let Some(first) = share.get(0) else { continue };
                 if state.stopped_before(first, config.keep_going) {
                     continue;
                 }
@@ -413,7 +415,7 @@ fn next_job(
             {
                 let index = state.next_single;
                 state.next_single += 1;
-                return Some((t, JobKind::Single, vec![index]));
+                return Some((t, JobKind::Single, Indices::one(index)));
             }
             _ => {}
         }
@@ -426,7 +428,7 @@ fn next_job(
         {
             let index = state.checks[state.next_check];
             state.next_check += 1;
-            return Some((t, JobKind::Check, vec![index]));
+            return Some((t, JobKind::Check, Indices::one(index)));
         }
     }
     None
@@ -585,8 +587,12 @@ pub fn trace_failing(
 /// (`start..end/step` for the runs of a share), and through a file when
 /// they are still long (a long list of the user's), since an environment
 /// variable has a size limit.
-fn seeds_value(config: &SweepConfig, counter: u64, values: &[u64]) -> Result<String, String> {
-    let text = sweep::encode_seeds(values);
+fn seeds_value(
+    config: &SweepConfig,
+    counter: u64,
+    items: &[sweep::SeedItem],
+) -> Result<String, String> {
+    let text = sweep::encode_items(items);
     if text.len() <= SEEDS_INLINE_BYTES_MAX {
         return Ok(text);
     }
@@ -612,7 +618,7 @@ fn spawn(
     state: &TestState,
     test: usize,
     kind: JobKind,
-    seeds: Vec<usize>,
+    seeds: Indices,
     counter: u64,
 ) -> Result<Job, String> {
     let case = &state.result.case;
@@ -622,7 +628,7 @@ fn spawn(
     let _ = std::fs::remove_file(&out);
     let log_file =
         std::fs::File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
-    let values: Vec<u64> = seeds.iter().map(|&i| case.seeds[i]).collect();
+    let first_seed = case.seeds.get(seeds.get(0).expect("a job has a seed"));
     let mut command = Command::new(&binary.path);
     if !case.whole_binary {
         command
@@ -638,10 +644,13 @@ fn spawn(
         .envs(binary.cargo_env())
         .current_dir(&binary.manifest_dir)
         .env(sweep::OUT_VAR, &out)
-        .env(sweep::SEEDS_VAR, seeds_value(config, counter, &values)?)
+        .env(
+            sweep::SEEDS_VAR,
+            seeds_value(config, counter, &case.seeds.items(seeds))?,
+        )
         .env(sweep::REPLAY_VAR, &case.replay_prefix)
         .env(sweep::PARENT_VAR, std::process::id().to_string())
-        .env("SIM_SEED", format!("{:#x}", values[0]))
+        .env("SIM_SEED", format!("{first_seed:#x}"))
         .env_remove("SIM_TRACE")
         .stdin(Stdio::null())
         .stdout(log_file.try_clone().map_err(|e| e.to_string())?)
@@ -733,7 +742,13 @@ fn read_records(
 }
 
 fn seed_position(job: &Job, state: &TestState, seed: u64, from: usize) -> Option<usize> {
-    (from..job.seeds.len()).find(|&p| state.result.case.seeds[job.seeds[p]] == seed)
+    // Bounded by the job's seeds; records come in order, so the search
+    // ends at once.
+    (from..job.seeds.len()).find(|&p| {
+        job.seeds
+            .get(p)
+            .is_some_and(|i| state.result.case.seeds.get(i) == seed)
+    })
 }
 
 fn apply(
@@ -766,7 +781,7 @@ fn apply(
             }
         }
         Record::Pass { .. } | Record::Fail { .. } => {
-            let Some(index) = job.position.and_then(|p| job.seeds.get(p)).copied() else {
+            let Some(index) = job.position.and_then(|p| job.seeds.get(p)) else {
                 return;
             };
             let hashes = std::mem::take(&mut job.run_hashes);
@@ -854,7 +869,7 @@ fn check(
     if swept == hashes {
         return;
     }
-    let seed = state.result.case.seeds[index];
+    let seed = state.result.case.seeds.get(index);
     let test = state.index;
     let run = swept
         .iter()
@@ -972,7 +987,7 @@ fn finish_job(
     if job.saw_sweep {
         // In-process: a seed begun and never reported is where it died.
         let Some(position) = job.position else { return };
-        let index = job.seeds[position];
+        let index = job.seeds.get(position).expect("a position of the job");
         if job.kind == JobKind::Check {
             // A check that dies says nothing of determinism; the sweep
             // already judged the seed.
@@ -991,12 +1006,12 @@ fn finish_job(
         record_outcome(state, index, outcome, config, done, failed);
         // The rest of that share still runs when every seed counts.
         if config.keep_going && position + 1 < job.seeds.len() {
-            state.shares.push(job.seeds[position + 1..].to_vec());
+            state.shares.push(job.seeds.from(position + 1));
         }
         return;
     }
     // One run with SIM_SEED: a probe, a single, or a check of such a test.
-    let index = job.seeds[0];
+    let index = job.seeds.get(0).expect("a job has a seed");
     let simulated = job.runs_started > 0 || !job.run_hashes.is_empty() || job.hang.is_some();
     if job.kind == JobKind::Probe {
         state.probing = false;

@@ -9,7 +9,7 @@ pub const SEEDS_MAX: u64 = 100_000_000;
 /// Parses `--seeds`: `N` (the seeds 0 to N-1, a decimal count), `A..B` (A
 /// included, B not), `A..=B`, or a comma-separated list. Seeds are decimal
 /// or `0x` hex; a count in hex is an error that points to `--seed`.
-pub fn parse_seeds(text: &str) -> Result<Vec<u64>, String> {
+pub fn parse_seeds(text: &str) -> Result<SeedSpec, String> {
     let text = text.trim();
     let bad = |why: &str| {
         format!(
@@ -18,7 +18,7 @@ pub fn parse_seeds(text: &str) -> Result<Vec<u64>, String> {
         )
     };
     let seed = |s: &str| parse_seed(s).map_err(|_| bad(&format!("has a bad seed {s:?}")));
-    let seeds: Vec<u64> = if let Some((a, b)) = text.split_once("..") {
+    let seeds = if let Some((a, b)) = text.split_once("..") {
         let (b, inclusive) = match b.strip_prefix('=') {
             Some(b) => (b, true),
             None => (b, false),
@@ -35,12 +35,18 @@ pub fn parse_seeds(text: &str) -> Result<Vec<u64>, String> {
         if end - a > SEEDS_MAX {
             return Err(bad(&format!("has more than {SEEDS_MAX} seeds")));
         }
-        (a..end).collect()
+        SeedSpec::Every {
+            start: a,
+            count: end - a,
+            step: 1,
+        }
     } else if text.contains(',') {
-        text.split(',')
-            .filter(|s| !s.trim().is_empty())
-            .map(seed)
-            .collect::<Result<_, _>>()?
+        SeedSpec::List(
+            text.split(',')
+                .filter(|s| !s.trim().is_empty())
+                .map(seed)
+                .collect::<Result<_, _>>()?,
+        )
     } else {
         if text.starts_with("0x") || text.starts_with("0X") {
             // A count is decimal: a hex number is a seed.
@@ -57,12 +63,185 @@ pub fn parse_seeds(text: &str) -> Result<Vec<u64>, String> {
         if count > SEEDS_MAX {
             return Err(bad(&format!("has more than {SEEDS_MAX} seeds")));
         }
-        (0..count).collect()
+        SeedSpec::Every {
+            start: 0,
+            count,
+            step: 1,
+        }
     };
     if seeds.is_empty() {
         return Err(bad("names no seed"));
     }
     Ok(seeds)
+}
+
+/// The seeds a sweep asked for, never held whole: a progression (`--seeds
+/// N`, `A..B`, and a share of either) or a list the user wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SeedSpec {
+    /// `start, start + step, ...`, `count` seeds.
+    Every {
+        /// The first seed.
+        start: u64,
+        /// How many.
+        count: u64,
+        /// The distance between two seeds.
+        step: u64,
+    },
+    /// These seeds, in order.
+    List(Vec<u64>),
+}
+
+impl SeedSpec {
+    /// One seed.
+    pub fn one(seed: u64) -> SeedSpec {
+        SeedSpec::List(vec![seed])
+    }
+
+    /// How many seeds.
+    pub fn len(&self) -> u64 {
+        match self {
+            SeedSpec::Every { count, .. } => *count,
+            SeedSpec::List(seeds) => seeds.len() as u64,
+        }
+    }
+
+    /// Whether it holds no seed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `p`-th seed.
+    pub fn get(&self, p: u64) -> u64 {
+        debug_assert!(p < self.len(), "a seed past the spec");
+        match self {
+            SeedSpec::Every { start, step, .. } => start.wrapping_add(p.wrapping_mul(*step)),
+            SeedSpec::List(seeds) => seeds[p as usize],
+        }
+    }
+}
+
+/// The seeds of one test: its saved seeds first (`sim-regressions/`, a
+/// few), then the sweep's. A saved seed the sweep also holds runs twice.
+#[derive(Clone, Debug)]
+pub struct SeedList {
+    saved: Vec<u64>,
+    spec: std::sync::Arc<SeedSpec>,
+}
+
+impl SeedList {
+    /// `saved`, then `spec`.
+    pub fn new(saved: Vec<u64>, spec: std::sync::Arc<SeedSpec>) -> SeedList {
+        SeedList { saved, spec }
+    }
+
+    /// How many seeds.
+    pub fn len(&self) -> usize {
+        self.saved.len() + self.spec.len() as usize
+    }
+
+    /// The seed at index `i`.
+    pub fn get(&self, i: usize) -> u64 {
+        match self.saved.get(i) {
+            Some(seed) => *seed,
+            None => self.spec.get((i - self.saved.len()) as u64),
+        }
+    }
+
+    /// The seeds at `indices`, as the items of `SIM_SWEEP_SEEDS`: the saved
+    /// ones singly, the sweep's as one progression (a list's singly).
+    pub fn items(&self, indices: Indices) -> Vec<sim_runtime::sweep::SeedItem> {
+        use sim_runtime::sweep::SeedItem;
+        let mut items = Vec::new();
+        let saved = self.saved.len();
+        let mut p = 0;
+        // Bounded: the saved seeds are a few.
+        while let Some(i) = indices.get(p).filter(|&i| i < saved) {
+            items.push(SeedItem::One(self.saved[i]));
+            p += 1;
+        }
+        let Some(first) = indices.get(p) else {
+            return items;
+        };
+        let rest = indices.from(p);
+        match &*self.spec {
+            SeedSpec::Every { start, step, .. } => {
+                let n = rest.len() as u64;
+                let at = |k: u64| {
+                    start.wrapping_add(
+                        ((first - saved) as u64 + k * indices.step as u64).wrapping_mul(*step),
+                    )
+                };
+                if n == 1 {
+                    items.push(SeedItem::One(at(0)));
+                } else {
+                    let last = at(n - 1);
+                    items.push(SeedItem::Every {
+                        start: at(0),
+                        end: last.saturating_add(1),
+                        step: (indices.step as u64).wrapping_mul(*step).max(1),
+                    });
+                    if last == u64::MAX {
+                        // `end` cannot say it: the last one alone.
+                        items.push(SeedItem::One(last));
+                    }
+                }
+            }
+            SeedSpec::List(seeds) => {
+                for k in 0..rest.len() {
+                    let i = rest.get(k).expect("within its length");
+                    items.push(SeedItem::One(seeds[i - saved]));
+                }
+            }
+        }
+        items
+    }
+}
+
+/// Seed indexes of a test: `first`, `first + step`, ... below `end` (a
+/// share of a sweep, or one seed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Indices {
+    /// The first index.
+    pub first: usize,
+    /// The distance between two.
+    pub step: usize,
+    /// The bound (not included).
+    pub end: usize,
+}
+
+impl Indices {
+    /// The one index `i`.
+    pub fn one(i: usize) -> Indices {
+        Indices {
+            first: i,
+            step: 1,
+            end: i + 1,
+        }
+    }
+
+    /// How many.
+    pub fn len(&self) -> usize {
+        if self.first >= self.end {
+            0
+        } else {
+            (self.end - self.first - 1) / self.step + 1
+        }
+    }
+
+    /// The `p`-th index.
+    pub fn get(&self, p: usize) -> Option<usize> {
+        let i = self.first.checked_add(p.checked_mul(self.step)?)?;
+        (i < self.end).then_some(i)
+    }
+
+    /// The indexes from the `p`-th on.
+    pub fn from(&self, p: usize) -> Indices {
+        Indices {
+            first: self.first.saturating_add(p.saturating_mul(self.step)),
+            ..*self
+        }
+    }
 }
 
 /// The variable a Kubernetes Indexed Job sets in each pod: its index, from
@@ -118,14 +297,27 @@ impl Partition {
     }
 
     /// The seeds of this share: every N-th, starting at the K-th. Shares are
-    /// disjoint and together cover the list, whatever its order.
-    pub fn select(&self, seeds: &[u64]) -> Vec<u64> {
-        seeds
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i as u64 % self.count == self.index - 1)
-            .map(|(_, s)| *s)
-            .collect()
+    /// disjoint and together cover the seeds, whatever their order.
+    pub fn select(&self, seeds: &SeedSpec) -> SeedSpec {
+        let skip = self.index - 1;
+        match seeds {
+            SeedSpec::Every { start, count, step } => SeedSpec::Every {
+                start: start.wrapping_add(skip.wrapping_mul(*step)),
+                count: if *count > skip {
+                    (count - skip - 1) / self.count + 1
+                } else {
+                    0
+                },
+                step: step.wrapping_mul(self.count),
+            },
+            SeedSpec::List(list) => SeedSpec::List(
+                list.iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i as u64 % self.count == skip)
+                    .map(|(_, s)| *s)
+                    .collect(),
+            ),
+        }
     }
 }
 
@@ -133,11 +325,38 @@ impl Partition {
 mod tests {
     use super::*;
 
+    /// A share's items give back exactly its seeds, saved ones first.
+    #[test]
+    fn a_shares_items_are_its_seeds() {
+        use sim_runtime::sweep::SeedItem;
+        let list = SeedList::new(
+            vec![0x2a, 5],
+            std::sync::Arc::new(parse_seeds("10..1000").unwrap()),
+        );
+        for share in 0..3 {
+            let indices = Indices {
+                first: share,
+                step: 3,
+                end: list.len(),
+            };
+            let want: Vec<u64> = (0..indices.len())
+                .map(|p| list.get(indices.get(p).unwrap()))
+                .collect();
+            let got: Vec<u64> = list
+                .items(indices)
+                .into_iter()
+                .flat_map(SeedItem::seeds)
+                .collect();
+            assert_eq!(got, want, "share {share}");
+            assert!(list.items(indices).len() <= 3);
+        }
+    }
+
     #[test]
     fn a_count_in_hex_is_refused_and_points_to_seed() {
         let err = parse_seeds("0x15").unwrap_err();
         assert!(err.contains("--seed 0x15"), "{err}");
-        assert_eq!(parse_seeds("0x15,").unwrap(), vec![0x15]);
+        assert_eq!(parse_seeds("0x15,").unwrap(), SeedSpec::List(vec![0x15]));
         assert_eq!(parse_seeds("21").unwrap().len(), 21);
     }
 
@@ -157,27 +376,37 @@ mod tests {
 
     #[test]
     fn counts_ranges_and_lists() {
-        assert_eq!(parse_seeds("3").unwrap(), vec![0, 1, 2]);
-        assert_eq!(parse_seeds("5..8").unwrap(), vec![5, 6, 7]);
-        assert_eq!(parse_seeds("0x10..=0x12").unwrap(), vec![16, 17, 18]);
-        assert_eq!(parse_seeds("0x2a, 7,0x1f").unwrap(), vec![42, 7, 31]);
+        assert_eq!(all(&parse_seeds("3").unwrap()), vec![0, 1, 2]);
+        assert_eq!(all(&parse_seeds("5..8").unwrap()), vec![5, 6, 7]);
+        assert_eq!(all(&parse_seeds("0x10..=0x12").unwrap()), vec![16, 17, 18]);
+        assert_eq!(all(&parse_seeds("0x2a, 7,0x1f").unwrap()), vec![42, 7, 31]);
         for bad in ["0", "8..5", "5..5", "x", "1..y", ",", "200000000"] {
             let message = parse_seeds(bad).unwrap_err();
             assert!(message.contains("--seeds"), "{message}");
         }
     }
 
+    fn all(spec: &SeedSpec) -> Vec<u64> {
+        (0..spec.len()).map(|p| spec.get(p)).collect()
+    }
+
     #[test]
     fn partitions_are_disjoint_and_cover_the_seeds() {
-        let seeds = parse_seeds("1000").unwrap();
-        let mut all: Vec<u64> = Vec::new();
-        for k in 1..=3 {
-            let share = Partition { index: k, count: 3 }.select(&seeds);
-            assert!(share.iter().all(|s| !all.contains(s)), "disjoint");
-            all.extend(share);
+        for seeds in [
+            parse_seeds("1000").unwrap(),
+            parse_seeds("7,3,9,1,5").unwrap(),
+        ] {
+            let mut got: Vec<u64> = Vec::new();
+            for k in 1..=3 {
+                let share = all(&Partition { index: k, count: 3 }.select(&seeds));
+                assert!(share.iter().all(|s| !got.contains(s)), "disjoint");
+                got.extend(share);
+            }
+            got.sort_unstable();
+            let mut want = all(&seeds);
+            want.sort_unstable();
+            assert_eq!(got, want);
         }
-        all.sort_unstable();
-        assert_eq!(all, seeds);
         for bad in ["0/3", "4/3", "1", "a/b", "1/0"] {
             assert!(Partition::parse(bad).is_err(), "{bad}");
         }

@@ -1779,6 +1779,81 @@ fn waits_for_a_thread_that_never_finishes() {
     );
 }
 
+/// The peak resident memory of process `pid` so far, in KiB (Linux).
+fn peak_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// A sweep of 10^8 seeds plans at once and in little memory: its first
+/// seed (a failing one) is reported within seconds, and a running sweep of
+/// that size holds tens of megabytes and stops on Ctrl-C at once.
+#[test]
+fn a_sweep_of_a_hundred_million_seeds_starts_at_once_and_stops_on_ctrl_c() {
+    use std::os::unix::process::CommandExt;
+    let dir = fixture("huge");
+    // Built first, so that what is timed is the sweep.
+    let (_, _, stderr) = sim(
+        &dir,
+        "test --test planted --seeds 1 --no-save -- always_passes",
+        &[],
+    );
+    assert!(
+        stderr.contains("1 passed") || stderr.contains("× 1 seed"),
+        "{stderr}"
+    );
+    let started = Instant::now();
+    let (output, _, stderr) = sim(
+        &dir,
+        "test --test planted --seeds 100000000 --no-save -- lost_update",
+        &[],
+    );
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("seed 0x0 failed (panic)"), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let mut child = sim_command(
+        &dir,
+        &[
+            "test",
+            "--test",
+            "planted",
+            "--seeds",
+            "100000000",
+            "--no-save",
+            "--",
+            "always_passes",
+        ],
+    )
+    .process_group(0)
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    std::thread::sleep(Duration::from_secs(4));
+    let peak = peak_kib(child.id());
+    let sent = Instant::now();
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        peak > 0 && peak < 200 * 1024,
+        "the runner's peak memory at 10^8 seeds: {peak} KiB"
+    );
+}
+
 /// Debian's Chromium, installed through the package manager when missing.
 fn ensure_chromium() -> PathBuf {
     let path = PathBuf::from("/usr/bin/chromium");

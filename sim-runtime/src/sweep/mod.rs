@@ -48,7 +48,7 @@ pub use crate::failure::{set_failure_class, FailureClass};
 pub use crate::seed::REPLAY_VAR;
 pub use panic::payload_text;
 pub use record::{reporting, write_record, Record};
-pub use run::{decode_seeds, encode_seeds, run_test, SeedItem, ShouldPanic};
+pub use run::{decode_seeds, encode_items, encode_seeds, run_test, SeedItem, ShouldPanic};
 pub use state::{fill_before_run, note_escape, policy_override, seed_override, verbose};
 pub use vars::{
     DEFAULT_HANG_RUN_S, HANG_EXIT_CODE, HANG_POLL_VAR, HANG_RUN_VAR, KEEP_GOING_VAR, OUT_VAR,

@@ -255,6 +255,18 @@ pub(crate) fn run_seed<R: Termination>(
     }
 }
 
+/// Writes `items` for `SIM_SWEEP_SEEDS` (see [`encode_seeds`]).
+pub fn encode_items(items: &[SeedItem]) -> String {
+    items
+        .iter()
+        .map(|item| match *item {
+            SeedItem::One(seed) => format!("{seed:#x}"),
+            SeedItem::Every { start, end, step } => format!("{start:#x}..{end:#x}/{step:#x}"),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// Reads what [`encode_seeds`] wrote.
 pub fn decode_seeds(text: &str) -> Result<Vec<SeedItem>, String> {
     text.split(',')
