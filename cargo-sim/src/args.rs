@@ -33,6 +33,8 @@ TEST OPTIONS (cargo sim test; every other argument goes to cargo test):
     --seeds SPEC             N (seeds 0..N, decimal), A..B, A..=B, or a list
                              0x2a,7 (default: SIM_SEED, or one fresh seed)
     --seed S                 run one seed (hex or decimal), as a replay does
+    --for DURATION           a soak run: fresh seeds for 30s, 45m, 8h, 2d, or until
+                             Ctrl-C, every failing seed kept, then the summary
     --trace DIR              write each seed's trace as DIR/<test>-<seed>.trace
     --trace-failing          with --trace: the failing seeds' traces only
     -j, --jobs N             test processes at once (default: the cores)
@@ -145,6 +147,10 @@ pub(crate) struct TestOptions {
     /// or a list 0x2a,7. Default: SIM_SEED, or one fresh seed.
     #[arg(long, value_name = "SPEC")]
     pub(crate) seeds: Option<String>,
+    /// A soak run: fresh seeds for this long (`30s`, `45m`, `8h`, `2d`),
+    /// or until Ctrl-C, every failing seed kept; then the summary.
+    #[arg(long = "for", value_name = "DURATION", conflicts_with_all = ["seeds", "seed"])]
+    pub(crate) soak: Option<String>,
     /// Run one seed (hex or decimal), as a replay does: the saved seeds
     /// are not run first.
     #[arg(long, value_name = "SEED", conflicts_with = "seeds")]
@@ -199,6 +205,7 @@ pub(crate) struct TestOptions {
 /// The options of `TestOptions` that take a value.
 const VALUE_OPTIONS: &[&str] = &[
     "--seeds",
+    "--for",
     "--seed",
     "--trace",
     "--jobs",

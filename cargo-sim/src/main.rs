@@ -239,8 +239,15 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         .map(sim_runtime::config::parse_seed)
         .transpose()
         .map_err(|e| format!("--seed: {e}"))?;
+    let soak = options
+        .soak
+        .as_deref()
+        .map(seeds::parse_duration)
+        .transpose()?;
     let mut seed_list = match (&options.seeds, std::env::var("SIM_SEED")) {
         _ if one_seed.is_some() => seeds::SeedSpec::one(one_seed.expect("checked")),
+        // Fresh seeds from a random base: each soak run tries new ones.
+        _ if soak.is_some() => seeds::soak_seeds(sim_runtime::rng::os_random_u64() >> 2),
         (Some(spec), _) => seeds::parse_seeds(spec)?,
         // A decision file's replay runs the seed it was recorded with.
         (None, _) if replay_file.is_some() => {
@@ -369,11 +376,14 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
     std::fs::create_dir_all(&work_dir)
         .map_err(|e| format!("cannot create {}: {e}", work_dir.display()))?;
     let single = cases.len() == 1 && seed_list.len() == 1;
+    let seeds_said = match (soak, &options.soak) {
+        (Some(_), Some(text)) => format!("fresh seeds for {text}"),
+        _ => plural(seed_list.len() as usize, "seed"),
+    };
     eprintln!(
-        "sim: {} in {} × {}{}, {jobs} jobs",
+        "sim: {} in {} × {seeds_said}{}, {jobs} jobs",
         plural(cases.len(), "test"),
         plural(binaries.len(), "binary"),
-        plural(seed_list.len() as usize, "seed"),
         partition
             .map(|p| format!(" (share {}/{})", p.index, p.count))
             .unwrap_or_default()
@@ -399,14 +409,16 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         .map(|p| cwd.join(p));
     let config = runner::SweepConfig {
         jobs,
-        keep_going: options.keep_going,
+        // A soak run counts every seed, and keeps every failing one.
+        keep_going: options.keep_going || soak.is_some(),
+        deadline: soak.map(|d| std::time::Instant::now() + d),
         check_determinism: options.check_determinism,
         verbose: options.verbose || single,
         work_dir: work_dir.clone(),
         traces: traces.clone().filter(|_| !options.trace_failing),
         sim_trace,
     };
-    let mut reporter = report::Reporter::new();
+    let mut reporter = report::Reporter::new(config.deadline);
     let results = match runner::run(&config, &binaries, cases, &mut reporter) {
         Ok(results) => results,
         Err(runner::Interrupted(signal)) => {
@@ -493,7 +505,14 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         let carried = confirm_alone(&config, &binaries, result);
         let mut saved = None;
         if !options.no_save && carried.is_none() {
-            for (index, outcome) in result.failures().into_iter().take(1) {
+            // A soak run keeps every failing seed (up to the file's
+            // bound per test); a sweep its first.
+            let keep = if soak.is_some() {
+                regressions::SEEDS_PER_TEST_MAX
+            } else {
+                1
+            };
+            for (index, outcome) in result.failures().into_iter().take(keep) {
                 if let runner::Outcome::Fail { class, .. } = outcome {
                     let seed = result.case.seeds.get(index);
                     match regressions::save(binary, &result.case.name, seed, class.as_str()) {

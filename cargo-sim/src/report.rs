@@ -12,6 +12,8 @@ pub const FAILING_SEEDS_SHOWN: usize = 5;
 /// A bar on a terminal; a line now and then elsewhere (CI logs).
 pub struct Reporter {
     bar: Option<indicatif::ProgressBar>,
+    /// A soak run's end: progress says the time left, not a total.
+    soak_until: Option<Instant>,
     started: Instant,
     last_line: Instant,
     /// The (done, failed) counts the last progress line showed.
@@ -19,21 +21,25 @@ pub struct Reporter {
 }
 
 impl Reporter {
-    /// A bar when stderr is a terminal, lines otherwise.
-    pub fn new() -> Reporter {
+    /// A bar when stderr is a terminal, lines otherwise; for a soak run
+    /// (`soak_until`), seeds so far and the time left.
+    pub fn new(soak_until: Option<Instant>) -> Reporter {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = indicatif::ProgressBar::new(0);
+            let template = if soak_until.is_some() {
+                "{spinner} {pos} seeds, {msg}"
+            } else {
+                "{bar:30} {pos}/{len} seeds, {msg}, ETA {eta}"
+            };
             bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{bar:30} {pos}/{len} seeds, {msg}, ETA {eta}",
-                )
-                .expect("a valid template"),
+                indicatif::ProgressStyle::with_template(template).expect("a valid template"),
             );
             bar.set_message("0 failing");
             bar
         });
         Reporter {
             bar,
+            soak_until,
             started: Instant::now(),
             last_line: Instant::now(),
             last_counts: None,
@@ -62,7 +68,27 @@ impl Progress for Reporter {
                 bar.set_length(total);
                 bar.set_position(done);
                 let rate = done as f64 / self.started.elapsed().as_secs_f64().max(1e-3);
-                bar.set_message(format!("{failed} failing, {rate:.0} seeds/s"));
+                let left = match self.soak_until {
+                    Some(until) => format!(
+                        ", {}s left",
+                        until.saturating_duration_since(Instant::now()).as_secs()
+                    ),
+                    None => String::new(),
+                };
+                bar.set_message(format!("{failed} failing, {rate:.0} seeds/s{left}"));
+            }
+            None if self.soak_until.is_some() => {
+                let rate = done as f64 / self.started.elapsed().as_secs_f64().max(1e-3);
+                if self.last_line.elapsed() > PROGRESS_EVERY {
+                    self.last_line = Instant::now();
+                    let left = self
+                        .soak_until
+                        .map(|u| u.saturating_duration_since(Instant::now()).as_secs())
+                        .unwrap_or(0);
+                    eprintln!(
+                        "sim: {done} seeds, {failed} failing, {rate:.0} seeds/s, {left}s left"
+                    );
+                }
             }
             None => {
                 let rate = done as f64 / self.started.elapsed().as_secs_f64().max(1e-3);

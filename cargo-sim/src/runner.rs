@@ -30,6 +30,10 @@ pub struct SweepConfig {
     pub jobs: usize,
     /// Count every seed instead of stopping at a test's first failure.
     pub keep_going: bool,
+    /// A soak run's end: no process starts after it, and the running ones
+    /// stop at it (their seeds in progress count as not run). Ctrl-C ends
+    /// a soak run the same way, with its summary.
+    pub deadline: Option<Instant>,
     /// Run each seed again in a fresh process and compare traces.
     pub check_determinism: bool,
     /// Print every run's lines.
@@ -250,9 +254,10 @@ pub fn run(
     let mut total: u64 = states
         .iter()
         .map(|s| s.result.case.seeds.len() as u64)
-        .sum();
+        // A soak run's seeds are open-ended: the sum saturates.
+        .fold(0u64, u64::saturating_add);
     if config.check_determinism {
-        total *= 2;
+        total = total.saturating_mul(2);
     }
     let mut done: u64 = 0;
     let mut failed: u64 = 0;
@@ -262,6 +267,19 @@ pub fn run(
     let mut last_progress = Instant::now();
     let silence = silence_budget();
     loop {
+        let soak_over = config.deadline.is_some_and(|d| {
+            Instant::now() >= d || crate::signals::received() == Some(libc::SIGINT)
+        });
+        if soak_over {
+            // The summary of what ran: seeds in progress count as not run.
+            for job in &mut running {
+                let _ = job.child.kill();
+                let _ = job.child.wait();
+                read_records(job, &mut states[job.test], config, &mut done, &mut failed);
+            }
+            progress.update(done, total, failed);
+            return Ok(states.into_iter().map(|s| s.result).collect());
+        }
         if let Some(signal) = crate::signals::received() {
             for job in &mut running {
                 let _ = job.child.kill();
@@ -921,6 +939,9 @@ fn check(
     );
 }
 
+/// The most of a log's end a failure's output is taken from.
+const TAIL_BYTES_MAX: u64 = 64 * 1024;
+
 /// The last `lines` lines a test printed, without libtest's own, and
 /// without the failure's own panic report when the message carries it.
 fn tail(path: &Path, lines: usize) -> String {
@@ -928,7 +949,26 @@ fn tail(path: &Path, lines: usize) -> String {
 }
 
 fn tail_of(path: &Path, lines: usize, cut_panic: bool) -> String {
-    let text = std::fs::read(path).unwrap_or_default();
+    // The end of the log only: a process that runs thousands of failing
+    // seeds grows its log, and reading it whole at each failure would make
+    // the sweep quadratic.
+    let mut text = Vec::new();
+    if let Ok(mut file) = std::fs::File::open(path) {
+        let len = file.metadata().map_or(0, |m| m.len());
+        let from = len.saturating_sub(TAIL_BYTES_MAX);
+        if file.seek(SeekFrom::Start(from)).is_ok() {
+            let _ = file.read_to_end(&mut text);
+        }
+        if from > 0 {
+            // A line cut in two at the start: drop it.
+            match text.iter().position(|&b| b == b'\n') {
+                Some(cut) => {
+                    text.drain(..=cut);
+                }
+                None => text.clear(),
+            }
+        }
+    }
     let text = String::from_utf8_lossy(&text);
     let all: Vec<&str> = text
         .lines()

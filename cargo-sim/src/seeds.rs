@@ -244,6 +244,44 @@ impl Indices {
     }
 }
 
+/// Parses `--for`: a number and a unit (`s`, `m`, `h`, `d`; seconds when
+/// none).
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    let bad = || {
+        format!(
+            "--for {text:?} is not a duration: expected a number and a unit, such as --for \
+             30s, --for 45m, --for 8h or --for 2d"
+        )
+    };
+    let (number, unit) = text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    );
+    let n: u64 = number.parse().map_err(|_| bad())?;
+    let secs = match unit {
+        "" | "s" => n,
+        "m" => n.checked_mul(60).ok_or_else(bad)?,
+        "h" => n.checked_mul(3_600).ok_or_else(bad)?,
+        "d" => n.checked_mul(86_400).ok_or_else(bad)?,
+        _ => return Err(bad()),
+    };
+    if secs == 0 {
+        return Err(bad());
+    }
+    Ok(std::time::Duration::from_secs(secs))
+}
+
+/// The seeds of a soak run: fresh ones from `base` on, more than any run
+/// can use.
+pub fn soak_seeds(base: u64) -> SeedSpec {
+    SeedSpec::Every {
+        start: base,
+        count: u64::MAX / 4,
+        step: 1,
+    }
+}
+
 /// The variable a Kubernetes Indexed Job sets in each pod: its index, from
 /// 0.
 pub const JOB_INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
@@ -324,6 +362,16 @@ impl Partition {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn soak_durations() {
+        assert_eq!(parse_duration("8h").unwrap().as_secs(), 8 * 3_600);
+        assert_eq!(parse_duration("90").unwrap().as_secs(), 90);
+        assert_eq!(parse_duration("5s").unwrap().as_secs(), 5);
+        for bad in ["", "0s", "5x", "h", "-3m"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
 
     /// A share's items give back exactly its seeds, saved ones first.
     #[test]

@@ -1854,6 +1854,40 @@ fn a_sweep_of_a_hundred_million_seeds_starts_at_once_and_stops_on_ctrl_c() {
     );
 }
 
+/// A soak run (`--for`) sweeps fresh seeds until its time is up, then
+/// prints the summary, keeps every failing seed and exits non-zero.
+#[test]
+fn a_soak_run_sweeps_fresh_seeds_for_its_time_and_keeps_every_failure() {
+    let dir = fixture("soak");
+    // Built first, so that what is timed is the soak.
+    sim(
+        &dir,
+        "test --test planted --seeds 1 --no-save -- always_passes",
+        &[],
+    );
+    let started = Instant::now();
+    let (output, stdout, stderr) = sim(
+        &dir,
+        "test --test planted --for 3s -- lost_update always_passes",
+        &[],
+    );
+    let took = started.elapsed();
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("× fresh seeds for 3s"), "{stderr}");
+    assert!(
+        took >= Duration::from_secs(3) && took < Duration::from_secs(30),
+        "{took:?}"
+    );
+    assert!(stderr.contains("FAIL lost_update "), "{stderr}");
+    assert!(stdout.contains("sim: 1 passed, 1 failed"), "{stdout}");
+    let saved = std::fs::read_to_string(dir.join("sim-regressions/test-planted.txt")).unwrap();
+    let kept = saved
+        .lines()
+        .filter(|l| l.starts_with("lost_update "))
+        .count();
+    assert!(kept > 1, "every failing seed kept (up to 8): {saved}");
+}
+
 /// Debian's Chromium, installed through the package manager when missing.
 fn ensure_chromium() -> PathBuf {
     let path = PathBuf::from("/usr/bin/chromium");
