@@ -35,6 +35,7 @@ TEST OPTIONS (cargo sim test; every other argument goes to cargo test):
     --seed S                 run one seed (hex or decimal), as a replay does
     --for DURATION           a soak run: fresh seeds for 30s, 45m, 8h, 2d, or until
                              Ctrl-C, every failing seed kept, then the summary
+                             (--seeds .. : until Ctrl-C)
     --trace DIR              write each seed's trace as DIR/<test>-<seed>.trace
     --trace-failing          with --trace: the failing seeds' traces only
     -j, --jobs N             test processes at once (default: the cores)

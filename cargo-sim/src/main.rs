@@ -239,12 +239,17 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         .map(sim_runtime::config::parse_seed)
         .transpose()
         .map_err(|e| format!("--seed: {e}"))?;
-    let soak = options
-        .soak
-        .as_deref()
-        .map(seeds::parse_duration)
-        .transpose()?;
-    let mut seed_list = match (&options.seeds, std::env::var("SIM_SEED")) {
+    // `--seeds ..`: a soak run with no end but Ctrl-C.
+    let endless = options.seeds.as_deref().map(str::trim) == Some("..");
+    let soak = match options.soak.as_deref() {
+        Some(text) => Some(seeds::parse_duration(text)?),
+        None if endless => Some(std::time::Duration::from_secs(100 * 365 * 86_400)),
+        None => None,
+    };
+    let mut seed_list = match (
+        &options.seeds.as_ref().filter(|_| !endless),
+        std::env::var("SIM_SEED"),
+    ) {
         _ if one_seed.is_some() => seeds::SeedSpec::one(one_seed.expect("checked")),
         // Fresh seeds from a random base: each soak run tries new ones.
         _ if soak.is_some() => seeds::soak_seeds(sim_runtime::rng::os_random_u64() >> 2),
@@ -378,6 +383,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
     let single = cases.len() == 1 && seed_list.len() == 1;
     let seeds_said = match (soak, &options.soak) {
         (Some(_), Some(text)) => format!("fresh seeds for {text}"),
+        (Some(_), None) => "fresh seeds until Ctrl-C".to_string(),
         _ => plural(seed_list.len() as usize, "seed"),
     };
     eprintln!(
