@@ -897,7 +897,7 @@ fn check(
     let name = format!("{seed:016x}-{}.trace", run + 1);
     let a = trace_dir(config, test, false).join(&name);
     let b = trace_dir(config, test, true).join(&name);
-    let divergence = match crate::diff::first_difference(&a, &b) {
+    let divergence = match sim_runtime::trace::compare::first_difference(&a, &b) {
         Ok(Some(d)) => d.describe(),
         Ok(None) => "the trace files are identical, but the runs' hashes differ".to_string(),
         Err(e) => format!("the traces could not be compared: {e}"),

@@ -137,6 +137,35 @@ fn the_readme_trace_excerpt_is_this_examples_trace() {
     }
 }
 
+/// The README's "compare two seeds" output is what the comparison of this
+/// example's traces at seeds 0x2a and 0x2b says.
+#[test]
+fn the_readme_compares_two_seeds_as_cargo_sim_diff_does() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let name = "the_client_rides_out_a_partition";
+    common::child_trace(name, "0x2a", "compare-a");
+    common::child_trace(name, "0x2b", "compare-b");
+    let report = sim_runtime::trace::compare::report(
+        &dir.join(format!("compare-a.{name}")),
+        &dir.join(format!("compare-b.{name}")),
+    )
+    .unwrap()
+    .expect("two seeds part");
+    let readme = readme();
+    let block = between(
+        &readme,
+        "<!-- compare-seeds:start",
+        "<!-- compare-seeds:end",
+    );
+    let shown: Vec<&str> = block
+        .lines()
+        .skip_while(|l| !l.starts_with("first divergent event"))
+        .take_while(|l| !l.starts_with("```"))
+        .collect();
+    let printed: Vec<&str> = report.lines().collect();
+    assert_eq!(shown, printed, "the README's comparison is stale");
+}
+
 // Last, so that the lines above (spawn sites in traces and reports) keep
 // their numbers.
 mod common;

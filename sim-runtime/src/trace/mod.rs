@@ -41,6 +41,7 @@
 //! `path` (which file a run writes).
 
 mod codec;
+pub mod compare;
 pub mod event;
 mod path;
 mod text;
