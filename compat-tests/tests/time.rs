@@ -263,3 +263,42 @@ async fn resetting_a_sleep_to_the_past_wakes_its_task_inside_reset() {
     assert_eq!(wakes.0.load(std::sync::atomic::Ordering::SeqCst), 1);
     assert!(std::future::Future::poll(sleep.as_mut(), &mut cx).is_ready());
 }
+
+/// On a clock that is not paused, time passes while tasks are busy: a
+/// task that spins on `yield_now` until a timer fires sees it fire (in the
+/// simulator, busy polls cost virtual time, as real ones cost real time).
+#[tokio::test]
+async fn a_busy_task_does_not_stop_the_clock_for_a_timer() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let fired = Arc::new(AtomicBool::new(false));
+    let flag = fired.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        flag.store(true, Ordering::SeqCst);
+    });
+    let start = tokio::time::Instant::now();
+    // Bounded: the timer fires within 10 ms of (virtual or real) time.
+    while !fired.load(Ordering::SeqCst) {
+        tokio::task::yield_now().await;
+    }
+    assert!(start.elapsed() >= Duration::from_millis(10));
+}
+
+/// The same for a std thread's sleep beside the spinning task.
+#[tokio::test]
+async fn a_busy_task_does_not_stop_the_clock_for_a_threads_sleep() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let done = Arc::new(AtomicBool::new(false));
+    let flag = done.clone();
+    let thread = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(10));
+        flag.store(true, Ordering::SeqCst);
+    });
+    // Bounded: the thread wakes after 10 ms.
+    while !done.load(Ordering::SeqCst) {
+        tokio::task::yield_now().await;
+    }
+    thread.join().unwrap();
+}

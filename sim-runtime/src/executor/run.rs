@@ -145,6 +145,7 @@ impl Core {
                     if !self.deferred.borrow().is_empty() {
                         self.run_deferred();
                     }
+                    self.charge_busy();
                     if let Poll::Ready(output) = result {
                         self.scheduler.borrow_mut().root_done();
                         self.trace.borrow_mut().flush();
@@ -156,6 +157,7 @@ impl Core {
                     if self.workers.get() {
                         self.scheduler.borrow_mut().poll_done();
                     }
+                    self.charge_busy();
                     self.charge_poll();
                 }
                 None => self.park(),
@@ -405,6 +407,26 @@ impl Core {
     /// (`SimConfig::poll_cost_max_ns`): work takes virtual time, so a timer
     /// can come due in the middle of it. Drawn from its own stream.
     #[inline]
+    /// Busy time passes: on a clock that is not paused, tasks that keep
+    /// each other ready at one instant (a loop on `yield_now` waiting for a
+    /// timer, or for a thread's sleep) let time move as a real machine's
+    /// would, a millisecond each thousand polls at one instant, so the
+    /// timer fires. A paused clock (`start_paused`, the harness) moves only when
+    /// every task waits, as tokio's does.
+    ///
+    /// Only toward a pending event (a timer, a sleep), and never past it:
+    /// with nothing to wait for, a spin keeps the clock still and is caught
+    /// as the livelock it is.
+    fn charge_busy(&self) {
+        if self.time.is_paused() || self.steps_at_instant.get() < BUSY_POLLS_FREE {
+            return;
+        }
+        let now = self.time.now_ns();
+        if let Some(next) = self.time.next_deadline().filter(|&d| d > now) {
+            self.set_now((now + BUSY_POLLS_FREE * BUSY_POLL_NS).min(next));
+        }
+    }
+
     fn charge_poll(&self) {
         let max = self.config.poll_cost_max_ns;
         if max == 0 {
@@ -416,6 +438,12 @@ impl Core {
         }
     }
 }
+
+/// Polls at one instant that take no virtual time (see `charge_poll`).
+const BUSY_POLLS_FREE: u64 = 1_000;
+
+/// What a poll past them costs, in virtual ns.
+const BUSY_POLL_NS: u64 = 1_000;
 
 /// Queues the outer root future again when a nested `block_on` ends.
 struct OuterRoot<'a>(&'a Core);
