@@ -66,6 +66,49 @@ fn key(failure: &(FailureClass, String)) -> (FailureClass, String) {
     (*class, detail)
 }
 
+/// The most draws of one stream tried one by one.
+const DRAWS_TRIED_MAX: usize = 32;
+
+/// The mildest value of a link or disk draw stream: the least latency,
+/// and no loss, duplicate, reordering or disk error (a chance draw at its
+/// largest is over every rate). `None`: not a draw the shrinker moves.
+fn mild_value(stream: &str) -> Option<Value> {
+    if stream.ends_with(" latency") && (stream.starts_with("net") || stream.starts_with("disk")) {
+        Some(Value::Min)
+    } else if stream == "net chance"
+        || stream == "net segment"
+        || (stream.starts_with("disk ") && stream.ends_with(" chance"))
+    {
+        Some(Value::Num(u64::MAX))
+    } else {
+        None
+    }
+}
+
+/// The draws of `stream` a failure needs, in words.
+fn describe_draws(stream: &str, left: &[(usize, Value)], total: usize) -> String {
+    let shown: Vec<String> = left
+        .iter()
+        .take(4)
+        .map(|(i, v)| match (stream.ends_with(" latency"), v) {
+            (true, Value::Num(ns)) => format!("#{i}: {:.3} ms over the least", *ns as f64 / 1e6),
+            (false, Value::Num(n)) => {
+                format!("#{i}: chance {:.4}", *n as f64 / (1u64 << 53) as f64)
+            }
+            (_, Value::Min) => format!("#{i}: the least"),
+        })
+        .collect();
+    let more = match left.len().saturating_sub(4) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    format!(
+        "{stream} {} of {total} ({}{more})",
+        left.len(),
+        shown.join(", ")
+    )
+}
+
 /// A fault applied: its unit, its virtual time (ns), its `Sim::at` line.
 type FaultLine = (u64, u64, String);
 
@@ -373,6 +416,96 @@ pub fn shrink(
     }
     if !moved.is_empty() {
         schedule_note.push_str(&format!(", moved later: {}", moved.join(", ")));
+    }
+    // Each link and disk draw toward its mildest value, keeping the draws
+    // the failure needs.
+    if let Some(file) = &replay_file {
+        let record_base = config.work_dir.join(format!("shrink-{seed:016x}.draws"));
+        let mut env = env_of(&skip, fast, &later, Some(file));
+        env.push((RECORD_VAR.to_string(), record_base.display().to_string()));
+        runner::run_one(config, binaries, case, seed, &env)?;
+        let thread = (!case.whole_binary).then_some(case.name.as_str());
+        let path = sim_runtime::trace::trace_path(&record_base.display().to_string(), thread, 1);
+        let recorded = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|text| Log::parse(&text).ok());
+        if let Some(recorded) = recorded {
+            let mut log = Log::parse(&std::fs::read_to_string(file).map_err(|e| e.to_string())?)?;
+            let mut try_log = |log: &Log| -> Result<bool, String> {
+                write_log(file, log)?;
+                tries += 1;
+                same(env_of(&skip, fast, &later, Some(file)))
+            };
+            let mut kept_draws = Vec::new();
+            for (name, stream) in &recorded.streams {
+                let Some(mild) = mild_value(name) else {
+                    continue;
+                };
+                if crate::signals::received().is_some() {
+                    break;
+                }
+                let original = stream.values.to_vec();
+                // Past the recorded draws (a run that moves its failure
+                // later draws more), the stream stays at its mildest too.
+                let rest = if mild == Value::Min {
+                    Rest::Min
+                } else {
+                    Rest::Max
+                };
+                let with = |values: &[Value]| {
+                    let mut log = log.clone();
+                    log.streams.insert(
+                        name.clone(),
+                        Stream {
+                            rest,
+                            values: Values::from_slice(values),
+                            cut: false,
+                        },
+                    );
+                    log
+                };
+                let all_mild = vec![mild; original.len()];
+                let mut kept = original.clone();
+                if original.iter().all(|v| *v == mild) {
+                    kept = all_mild;
+                } else if try_log(&with(&all_mild))? {
+                    kept = all_mild;
+                } else {
+                    // One draw at a time, the latest first, bounded.
+                    let mut tried = 0;
+                    for i in (0..kept.len()).rev() {
+                        if tried >= DRAWS_TRIED_MAX || crate::signals::received().is_some() {
+                            break;
+                        }
+                        if kept[i] == mild {
+                            continue;
+                        }
+                        tried += 1;
+                        let mut trial = kept.clone();
+                        trial[i] = mild;
+                        if try_log(&with(&trial))? {
+                            kept = trial;
+                        }
+                    }
+                }
+                let left: Vec<(usize, Value)> = kept
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, v)| **v != mild)
+                    .map(|(i, v)| (i, *v))
+                    .collect();
+                if !left.is_empty() {
+                    kept_draws.push(describe_draws(name, &left, kept.len()));
+                }
+                log = with(&kept);
+            }
+            write_log(file, &log)?;
+            schedule_note.push_str(&if kept_draws.is_empty() {
+                ", every link and disk draw at its mildest".to_string()
+            } else {
+                format!(", draws kept: {}", kept_draws.join("; "))
+            });
+        }
     }
     let (last, remaining) = listed(env_of(&skip, fast, &later, replay_file.as_deref()))?;
     if last.failure.as_ref().map(key) != Some(wanted.clone()) {

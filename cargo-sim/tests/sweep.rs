@@ -454,6 +454,42 @@ async fn lock_order() {
 }
 "#;
 
+const LATE: &str = r#"
+//! A planted bug that needs a late datagram: an answer must come within
+//! 40 ms, and a round trip over links of 1 to 30 ms each way can take 60.
+use std::time::Duration;
+use tokio::sim::{LinkConfig, Sim};
+
+#[test]
+fn answers_arrive_in_time() {
+    let mut sim = Sim::new();
+    sim.default_link(LinkConfig {
+        latency_min: Duration::from_millis(1),
+        latency_max: Duration::from_millis(30),
+        ..LinkConfig::default()
+    });
+    sim.host("server", || async {
+        let socket = tokio::net::UdpSocket::bind("0.0.0.0:9").await.unwrap();
+        let mut buf = [0u8; 16];
+        loop {
+            let (n, from) = socket.recv_from(&mut buf).await.unwrap();
+            socket.send_to(&buf[..n], from).await.unwrap();
+        }
+    });
+    sim.client("client", async {
+        let socket = tokio::net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+        for i in 0..20u8 {
+            socket.send_to(&[i], "server:9").await.unwrap();
+            let mut buf = [0u8; 16];
+            let answer = tokio::time::timeout(Duration::from_millis(40), socket.recv(&mut buf)).await;
+            assert!(answer.is_ok(), "the planted late answer: ping {i}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    sim.run();
+}
+"#;
+
 const SHRINKABLE: &str = r#"
 use std::time::Duration;
 use tokio::sim::{Fault, Nemesis, Sim};
@@ -724,6 +760,7 @@ fn fixture(name: &str) -> PathBuf {
     write(&dir.join("tests/shrinkable.rs"), SHRINKABLE);
     write(&dir.join("tests/swarmed.rs"), SWARMED);
     write(&dir.join("tests/locks.rs"), LOCKS);
+    write(&dir.join("tests/late.rs"), LATE);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .args(["generate-lockfile", "--quiet"])
@@ -1886,6 +1923,47 @@ fn a_soak_run_sweeps_fresh_seeds_for_its_time_and_keeps_every_failure() {
         .filter(|l| l.starts_with("lost_update "))
         .count();
     assert!(kept > 1, "every failing seed kept (up to 8): {saved}");
+}
+
+/// A failure that needs no fault but one late message shrinks to that
+/// message: every other link draw goes to its mildest, and the report
+/// names the draws that stay.
+#[test]
+fn shrinking_pushes_link_draws_to_their_mildest_and_names_the_ones_kept() {
+    let dir = fixture("late");
+    let out = tmp().join("shrunk-late");
+    let _ = std::fs::remove_dir_all(&out);
+    let shrink_arg = format!("--shrink={}", out.display());
+    let (output, _, stderr) = sim_args(
+        &dir,
+        &[
+            "test",
+            "--test",
+            "late",
+            "--seeds",
+            "30",
+            "--no-save",
+            &shrink_arg,
+        ],
+        &[],
+    );
+    assert!(
+        !output.status.success(),
+        "the late answer is found: {stderr}"
+    );
+    let report = stderr
+        .lines()
+        .find(|l| l.trim_start().starts_with("shrunk answers_arrive_in_time"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(report.contains("draws kept: net latency "), "{report}");
+    let kept: usize = report
+        .split("draws kept: net latency ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!((1..=3).contains(&kept), "one late round trip: {report}");
+    assert!(report.contains("ms over the least"), "{report}");
 }
 
 /// Debian's Chromium, installed through the package manager when missing.

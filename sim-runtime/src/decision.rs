@@ -23,7 +23,8 @@
 //! A replayed stream gives its listed values in order. A value too large for
 //! the choice it meets (a branch past the last of a `select!`) is clamped to
 //! the largest one. Past its last value, a stream draws from
-//! the seed (`rest=seed`) or makes the least choice every time (`rest=min`).
+//! the seed (`rest=seed`) or makes the least choice every time (`rest=min`),
+//! or the largest (`rest=max`: a chance draw over every rate).
 //! So a file edited by hand, or by `cargo sim test --shrink`, still drives a
 //! whole run: the shrinker rewrites the `schedule` stream toward FIFO and
 //! checks that the failure stays.
@@ -75,6 +76,9 @@ pub enum Rest {
     Seed,
     /// It makes the least choice.
     Min,
+    /// It makes the largest choice (a chance draw over every rate: no
+    /// loss, duplicate or error; what a shrunk run's draws settle at).
+    Max,
 }
 
 /// A stream's values, run-length encoded.
@@ -232,6 +236,7 @@ impl Log {
             let rest = match stream.rest {
                 Rest::Seed => "rest=seed",
                 Rest::Min => "rest=min",
+                Rest::Max => "rest=max",
             };
             text.push_str(&format!(
                 "stream\t{}\t{rest}{}\t{}\n",
@@ -272,10 +277,11 @@ impl Log {
                 let rest = match mode.split_whitespace().next() {
                     Some("rest=seed") => Rest::Seed,
                     Some("rest=min") => Rest::Min,
+                    Some("rest=max") => Rest::Max,
                     _ => {
                         return Err(at(format!(
-                            "stream {name:?} has rest mode {mode:?}: expected rest=seed or \
-                             rest=min"
+                            "stream {name:?} has rest mode {mode:?}: expected rest=seed, \
+                             rest=min or rest=max"
                         )))
                     }
                 };
@@ -450,6 +456,8 @@ impl Replaying {
         match self.stream.rest {
             Rest::Seed => None,
             Rest::Min => Some(Value::Min),
+            // Clamped to the largest choice where it meets one.
+            Rest::Max => Some(Value::Num(u64::MAX)),
         }
     }
 }
