@@ -466,9 +466,7 @@ pub fn shrink(
                 };
                 let all_mild = vec![mild; original.len()];
                 let mut kept = original.clone();
-                if original.iter().all(|v| *v == mild) {
-                    kept = all_mild;
-                } else if try_log(&with(&all_mild))? {
+                if original.iter().all(|v| *v == mild) || try_log(&with(&all_mild))? {
                     kept = all_mild;
                 } else {
                     // One draw at a time, the latest first, bounded.
