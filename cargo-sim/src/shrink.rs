@@ -85,17 +85,50 @@ fn mild_value(stream: &str) -> Option<Value> {
     }
 }
 
-/// The draws of `stream` a failure needs, in words.
-fn describe_draws(stream: &str, left: &[(usize, Value)], total: usize) -> String {
+/// The draws of one stream a failure needs: the stream, each kept draw's
+/// index and value, and how many the stream drew.
+type KeptDraws = (String, Vec<(usize, Value)>, usize);
+
+/// What each link draw of the last run was for, by (stream, index), from
+/// the file `SIM_SHRINK_DRAWS_OUT` wrote.
+fn draws_said(path: &Path) -> std::collections::BTreeMap<(String, usize), String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.splitn(3, '\t');
+            let stream = fields.next()?.to_string();
+            let index = fields.next()?.parse().ok()?;
+            Some(((stream, index), fields.next()?.to_string()))
+        })
+        .collect()
+}
+
+/// The draws of `stream` a failure needs, in words: what each was for
+/// (`datagram #17 client0:49152>server:9`) and what it drew.
+fn describe_draws(
+    stream: &str,
+    left: &[(usize, Value)],
+    total: usize,
+    what: &std::collections::BTreeMap<(String, usize), String>,
+) -> String {
     let shown: Vec<String> = left
         .iter()
         .take(4)
-        .map(|(i, v)| match (stream.ends_with(" latency"), v) {
-            (true, Value::Num(ns)) => format!("#{i}: {:.3} ms over the least", *ns as f64 / 1e6),
-            (false, Value::Num(n)) => {
-                format!("#{i}: chance {:.4}", *n as f64 / (1u64 << 53) as f64)
+        .map(|(i, v)| {
+            let drawn = match (stream.ends_with(" latency"), v) {
+                (true, Value::Num(ns)) => {
+                    format!("{:.3} ms late (over the link's least)", *ns as f64 / 1e6)
+                }
+                (false, Value::Num(n)) => {
+                    format!("chance {:.4}", *n as f64 / (1u64 << 53) as f64)
+                }
+                (_, Value::Min) => "the least".to_string(),
+            };
+            match what.get(&(stream.to_string(), *i)) {
+                Some(what) => format!("{what} {drawn}"),
+                None => format!("#{i}: {drawn}"),
             }
-            (_, Value::Min) => format!("#{i}: the least"),
         })
         .collect();
     let more = match left.len().saturating_sub(4) {
@@ -419,6 +452,7 @@ pub fn shrink(
     }
     // Each link and disk draw toward its mildest value, keeping the draws
     // the failure needs.
+    let mut draws_kept: Option<Vec<KeptDraws>> = None;
     if let Some(file) = &replay_file {
         let record_base = config.work_dir.join(format!("shrink-{seed:016x}.draws"));
         let mut env = env_of(&skip, fast, &later, Some(file));
@@ -493,19 +527,35 @@ pub fn shrink(
                     .map(|(i, v)| (i, *v))
                     .collect();
                 if !left.is_empty() {
-                    kept_draws.push(describe_draws(name, &left, kept.len()));
+                    kept_draws.push((name.clone(), left, kept.len()));
                 }
                 log = with(&kept);
             }
             write_log(file, &log)?;
-            schedule_note.push_str(&if kept_draws.is_empty() {
-                ", every link and disk draw at its mildest".to_string()
-            } else {
-                format!(", draws kept: {}", kept_draws.join("; "))
-            });
+            draws_kept = Some(kept_draws);
         }
     }
-    let (last, remaining) = listed(env_of(&skip, fast, &later, replay_file.as_deref()))?;
+    // The last run says what each draw was for.
+    let draws_file = config.work_dir.join(format!("shrink-{seed:016x}.what"));
+    let _ = std::fs::remove_file(&draws_file);
+    let mut last_env = env_of(&skip, fast, &later, replay_file.as_deref());
+    last_env.push((
+        sim_runtime::sweep::SHRINK_DRAWS_OUT_VAR.to_string(),
+        draws_file.display().to_string(),
+    ));
+    let (last, remaining) = listed(last_env)?;
+    if let Some(kept_draws) = draws_kept {
+        let what = draws_said(&draws_file);
+        schedule_note.push_str(&if kept_draws.is_empty() {
+            ", every link and disk draw at its mildest".to_string()
+        } else {
+            let said: Vec<String> = kept_draws
+                .iter()
+                .map(|(name, left, total)| describe_draws(name, left, *total, &what))
+                .collect();
+            format!(", draws kept: {}", said.join("; "))
+        });
+    }
     if last.failure.as_ref().map(key) != Some(wanted.clone()) {
         return Err(format!(
             "the shrunk run of seed {seed:#x} no longer fails as the first did ({} {})",

@@ -1963,7 +1963,12 @@ fn shrinking_pushes_link_draws_to_their_mildest_and_names_the_ones_kept() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{report}"));
     assert!((1..=3).contains(&kept), "one late round trip: {report}");
-    assert!(report.contains("ms over the least"), "{report}");
+    // Each kept draw named by its message, and how late it was.
+    assert!(report.contains("(datagram #"), "{report}");
+    assert!(
+        report.contains("ms late (over the link's least)"),
+        "{report}"
+    );
 }
 
 /// Debian's Chromium, installed through the package manager when missing.

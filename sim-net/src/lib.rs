@@ -22,6 +22,7 @@
 #![warn(missing_docs)]
 
 pub mod control;
+mod draws;
 pub mod link;
 pub mod net;
 pub mod signal;

@@ -458,7 +458,13 @@ impl Network {
     }
 
     /// A latency draw for `from -> to`, and whether the link is up.
-    pub(crate) fn link_draw(&self, from: u32, to: u32) -> (u64, LinkMode, LinkConfig) {
+    /// `what`: what the draw is for, said to the shrinker (`draws.rs`).
+    pub(crate) fn link_draw(
+        &self,
+        from: u32,
+        to: u32,
+        what: impl FnOnce() -> String,
+    ) -> (u64, LinkMode, LinkConfig) {
         let mut st = self.state.borrow_mut();
         let st = &mut *st;
         let (config, mode) = match st.links.get(&(from, to)) {
@@ -473,9 +479,13 @@ impl Network {
             // frame in pieces).
             match st.loopback_latency_max_ns {
                 0 => 0,
-                max => decision::below(|| "net loopback latency".into(), &mut st.rng, max + 1),
+                max => {
+                    crate::draws::drew("net loopback latency", what);
+                    decision::below(|| "net loopback latency".into(), &mut st.rng, max + 1)
+                }
             }
         } else {
+            crate::draws::drew("net latency", what);
             min + decision::below(|| "net latency".into(), &mut st.rng, max - min + 1)
         };
         (latency, mode, config)
@@ -490,7 +500,9 @@ impl Network {
     }
 
     /// A uniform draw in `[0, 1)` from the network's stream.
-    pub(crate) fn chance(&self) -> f64 {
+    /// `what`: what the draw is for, said to the shrinker (`draws.rs`).
+    pub(crate) fn chance(&self, what: impl FnOnce() -> String) -> f64 {
+        crate::draws::drew("net chance", what);
         let mut st = self.state.borrow_mut();
         decision::unit(|| "net chance".into(), &mut st.rng)
     }

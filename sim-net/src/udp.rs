@@ -171,7 +171,17 @@ impl Network {
     }
 
     pub(crate) fn send_datagram(self: &Rc<Self>, mut datagram: Datagram) {
-        let (latency, mode, config) = self.link_draw(datagram.from_host, datagram.to_host);
+        let what = |net: &Network, d: &Datagram, why: &str| {
+            format!(
+                "datagram #{} {}>{}{why}",
+                d.msg,
+                net.describe(&d.src),
+                net.describe(&d.dst)
+            )
+        };
+        let (latency, mode, config) = self.link_draw(datagram.from_host, datagram.to_host, || {
+            what(self, &datagram, "")
+        });
         match mode {
             LinkMode::Partitioned => {
                 self.note(&format!(
@@ -194,7 +204,9 @@ impl Network {
             }
             LinkMode::Up => {}
         }
-        if config.udp_drop_rate > 0.0 && self.chance() < config.udp_drop_rate {
+        if config.udp_drop_rate > 0.0
+            && self.chance(|| what(self, &datagram, ": may it be dropped")) < config.udp_drop_rate
+        {
             self.note(&format!(
                 "lost udp #{} {}>{} len={}: dropped",
                 datagram.msg,
@@ -204,7 +216,9 @@ impl Network {
             ));
             return;
         }
-        let copies = if config.udp_dup_rate > 0.0 && self.chance() < config.udp_dup_rate {
+        let copies = if config.udp_dup_rate > 0.0
+            && self.chance(|| what(self, &datagram, ": may it be duplicated")) < config.udp_dup_rate
+        {
             self.note(&format!(
                 "dup udp #{} {}>{}",
                 datagram.msg,
@@ -227,12 +241,20 @@ impl Network {
             let mut delay = if copy == 0 {
                 latency
             } else {
-                self.link_draw(datagram.from_host, datagram.to_host).0
+                self.link_draw(datagram.from_host, datagram.to_host, || {
+                    what(self, &datagram, " (its duplicate)")
+                })
+                .0
             };
-            if config.udp_reorder_rate > 0.0 && self.chance() < config.udp_reorder_rate {
+            if config.udp_reorder_rate > 0.0
+                && self.chance(|| what(self, &datagram, ": may it be held back"))
+                    < config.udp_reorder_rate
+            {
                 // Held back past every datagram sent within latency_max.
-                let extra =
-                    config.latency_max.as_nanos() as u64 + (self.chance() * 1_000_000.0) as u64 + 1;
+                let extra = config.latency_max.as_nanos() as u64
+                    + (self.chance(|| what(self, &datagram, ": how long it is held back"))
+                        * 1_000_000.0) as u64
+                    + 1;
                 self.note(&format!(
                     "reorder udp #{} {}>{}: {} ns late",
                     datagram.msg,

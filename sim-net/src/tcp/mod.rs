@@ -314,7 +314,15 @@ impl Network {
     /// Sends a segment over its link: now, later (partitioned or held), or
     /// never (a partition loses nothing of TCP's: it waits).
     pub(crate) fn send_segment(self: &Rc<Self>, segment: Segment) {
-        let (latency, mode, _) = self.link_draw(segment.from_host, segment.to_host);
+        let (latency, mode, _) = self.link_draw(segment.from_host, segment.to_host, || {
+            format!(
+                "tcp-{}{} {}>{}",
+                segment.word(),
+                segment.msg_tag(),
+                self.describe(&segment.src),
+                self.describe(&segment.dst)
+            )
+        });
         if mode != LinkMode::Up {
             self.note(&format!(
                 "hold tcp-{}{} {}>{}",

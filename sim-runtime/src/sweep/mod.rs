@@ -52,8 +52,8 @@ pub use run::{decode_seeds, encode_items, encode_seeds, run_test, SeedItem, Shou
 pub use state::{fill_before_run, note_escape, policy_override, seed_override, verbose};
 pub use vars::{
     DEFAULT_HANG_RUN_S, HANG_EXIT_CODE, HANG_POLL_VAR, HANG_RUN_VAR, KEEP_GOING_VAR, OUT_VAR,
-    PARENT_VAR, SEEDS_VAR, SHRINK_FAST_LINKS_VAR, SHRINK_LATER_VAR, SHRINK_OUT_VAR,
-    SHRINK_SKIP_VAR, TRACE_DIR_VAR, TRACE_NAMED_VAR, VERBOSE_VAR,
+    PARENT_VAR, SEEDS_VAR, SHRINK_DRAWS_OUT_VAR, SHRINK_FAST_LINKS_VAR, SHRINK_LATER_VAR,
+    SHRINK_OUT_VAR, SHRINK_SKIP_VAR, TRACE_DIR_VAR, TRACE_NAMED_VAR, VERBOSE_VAR,
 };
 
 use panic::install_panic_hook;

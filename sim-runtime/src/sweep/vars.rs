@@ -35,6 +35,10 @@ pub const SHRINK_FAST_LINKS_VAR: &str = "SIM_SHRINK_FAST_LINKS";
 /// Where a harness run appends the faults it applied (the shrinker's).
 pub const SHRINK_OUT_VAR: &str = "SIM_SHRINK_OUT";
 
+/// Where a run lists what each link draw was for (`<stream> <index>
+/// <what>`), so the shrinker can name the draws a failure needs.
+pub const SHRINK_DRAWS_OUT_VAR: &str = "SIM_SHRINK_DRAWS_OUT";
+
 /// Harness fault units applied later, as `<unit>:<ns>,...` (shrinking).
 pub const SHRINK_LATER_VAR: &str = "SIM_SHRINK_LATER";
 
