@@ -31,6 +31,7 @@ mod identity;
 mod lock;
 mod merge;
 mod outcomes;
+mod process;
 mod regressions;
 mod report;
 mod runner;

@@ -1,10 +1,70 @@
-//! The outcomes of a test's seeds, by seed index, in memory that fits a
-//! sweep of any size: a passing seed is one bit (and its trace hashes,
+//! What a test's sweep found: how it ran (`Mode`), its result
+//! (`TestResult`), and the outcomes of its seeds, by seed index, in memory
+//! that fits a sweep of any size: a passing seed is one bit (and its trace hashes,
 //! only when something reads them again); a failing seed keeps its whole
 //! outcome.
 
-use crate::runner::Outcome;
+use crate::process::TestCase;
+use sim_runtime::sweep::FailureClass;
 use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// What one seed of a test did.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// It passed; the trace hash of each of its runs.
+    Pass(Vec<String>),
+    /// It failed.
+    Fail {
+        /// Why.
+        class: FailureClass,
+        /// The failure's message.
+        message: String,
+        /// The last lines the test printed.
+        output: String,
+    },
+}
+
+/// How a test runs its seeds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Not known until its probe reports.
+    Unknown,
+    /// All seeds in one process (`#[tokio::test]`).
+    InProcess,
+    /// One process per seed (a plain `#[test]` that runs a simulation).
+    PerProcess,
+    /// It ran no simulation: once is enough.
+    NotSimulated,
+}
+
+/// The result of a test's sweep.
+#[derive(Clone, Debug)]
+pub struct TestResult {
+    /// The test.
+    pub case: TestCase,
+    /// How it ran.
+    pub mode: Mode,
+    /// Outcomes by seed index.
+    pub outcomes: crate::outcomes::Outcomes,
+    /// Wall time spent in its processes.
+    pub elapsed: Duration,
+    /// The trace hashes of each failing seed's runs (the last is the run
+    /// that failed), by seed index.
+    pub failing_hashes: BTreeMap<usize, Vec<String>>,
+}
+
+impl TestResult {
+    /// The failing seed indexes, in order.
+    pub fn failures(&self) -> Vec<(usize, &Outcome)> {
+        self.outcomes.failures().collect()
+    }
+
+    /// Whether the test passed every seed it ran.
+    pub fn passed(&self) -> bool {
+        self.failures().is_empty() && !self.outcomes.is_empty()
+    }
+}
 
 /// The outcomes of one test's seeds.
 #[derive(Clone, Debug, Default)]
@@ -112,7 +172,6 @@ impl Outcomes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sim_runtime::sweep::FailureClass;
 
     fn fail() -> Outcome {
         Outcome::Fail {

@@ -15,115 +15,16 @@
 //! ends at its first failing seed.
 
 use crate::compile::TestBinary;
+pub use crate::outcomes::{Mode, Outcome, TestResult};
+pub use crate::process::{run_one, trace_failing, trace_seed, OneRun, SweepConfig, TestCase};
+use crate::process::{seeds_value, signal_name, silence_budget, tail, tail_of};
 use crate::seeds::Indices;
 use sim_runtime::sweep::{self, FailureClass, Record};
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// What the runner was asked to do.
-#[derive(Clone, Debug)]
-pub struct SweepConfig {
-    /// Parallel test processes.
-    pub jobs: usize,
-    /// Count every seed instead of stopping at a test's first failure.
-    pub keep_going: bool,
-    /// A soak run's end: no process starts after it, and the running ones
-    /// stop at it (their seeds in progress count as not run). Ctrl-C ends
-    /// a soak run the same way, with its summary.
-    pub deadline: Option<Instant>,
-    /// Run each seed again in a fresh process and compare traces.
-    pub check_determinism: bool,
-    /// Print every run's lines.
-    pub verbose: bool,
-    /// Where the runner keeps its files (records, logs, traces).
-    pub work_dir: PathBuf,
-    /// `--trace DIR`: every seed's trace goes there, named by test and
-    /// seed.
-    pub traces: Option<PathBuf>,
-    /// `SIM_TRACE` (absolute): a test that runs one seed writes it, as a
-    /// plain run would.
-    pub sim_trace: Option<PathBuf>,
-}
-
-/// One test to sweep.
-#[derive(Clone, Debug)]
-pub struct TestCase {
-    /// Index into the binaries.
-    pub binary: usize,
-    /// The test's full name.
-    pub name: String,
-    /// Its seeds, in order: saved regressions first.
-    pub seeds: crate::seeds::SeedList,
-    /// The command prefix of its replay line (up to `--`), after the
-    /// `SIM_*` settings.
-    pub replay_prefix: String,
-    /// The same command without the settings (a replay line puts them,
-    /// once, before the seed).
-    pub replay_command: String,
-    /// The binary is not libtest's (`harness = false`): it runs whole, once
-    /// per seed, with `SIM_SEED`.
-    pub whole_binary: bool,
-}
-
-/// What one seed of a test did.
-#[derive(Clone, Debug)]
-pub enum Outcome {
-    /// It passed; the trace hash of each of its runs.
-    Pass(Vec<String>),
-    /// It failed.
-    Fail {
-        /// Why.
-        class: FailureClass,
-        /// The failure's message.
-        message: String,
-        /// The last lines the test printed.
-        output: String,
-    },
-}
-
-/// How a test runs its seeds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// Not known until its probe reports.
-    Unknown,
-    /// All seeds in one process (`#[tokio::test]`).
-    InProcess,
-    /// One process per seed (a plain `#[test]` that runs a simulation).
-    PerProcess,
-    /// It ran no simulation: once is enough.
-    NotSimulated,
-}
-
-/// The result of a test's sweep.
-#[derive(Clone, Debug)]
-pub struct TestResult {
-    /// The test.
-    pub case: TestCase,
-    /// How it ran.
-    pub mode: Mode,
-    /// Outcomes by seed index.
-    pub outcomes: crate::outcomes::Outcomes,
-    /// Wall time spent in its processes.
-    pub elapsed: Duration,
-    /// The trace hashes of each failing seed's runs (the last is the run
-    /// that failed), by seed index.
-    pub failing_hashes: BTreeMap<usize, Vec<String>>,
-}
-
-impl TestResult {
-    /// The failing seed indexes, in order.
-    pub fn failures(&self) -> Vec<(usize, &Outcome)> {
-        self.outcomes.failures().collect()
-    }
-
-    /// Whether the test passed every seed it ran.
-    pub fn passed(&self) -> bool {
-        self.failures().is_empty() && !self.outcomes.is_empty()
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum JobKind {
@@ -157,17 +58,6 @@ struct Job {
     /// run's hang budget is stuck outside any simulation run (the test
     /// process's own watchdog watches runs only).
     progress_at: Instant,
-}
-
-/// How long a test process may go without a record before the runner
-/// calls it a hang: a run's hang budget (`SIM_HANG_RUN_S`), and a margin
-/// so that a hang inside a run is the process's own watchdog's to report.
-fn silence_budget() -> Duration {
-    let run_s = std::env::var(sweep::HANG_RUN_VAR)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .unwrap_or(sweep::DEFAULT_HANG_RUN_S);
-    Duration::from_secs(run_s + 10)
 }
 
 struct TestState {
@@ -465,163 +355,6 @@ fn has_sweep_work(state: &TestState, config: &SweepConfig) -> bool {
         Mode::NotSimulated => false,
     }
 }
-
-/// What one more run of one seed did.
-#[derive(Debug)]
-pub struct OneRun {
-    /// Its failure (class and message), if it failed.
-    pub failure: Option<(FailureClass, String)>,
-    /// Trace events of its last run.
-    pub events: u64,
-    /// Virtual time at the end of its last run, in ns.
-    pub end_ns: u64,
-}
-
-/// Runs `seed` of `case` once more with `env` added, and reads how it went.
-pub fn run_one(
-    config: &SweepConfig,
-    binaries: &[TestBinary],
-    case: &TestCase,
-    seed: u64,
-    env: &[(String, String)],
-) -> Result<OneRun, String> {
-    let binary = &binaries[case.binary];
-    let records = config.work_dir.join(format!("one-{seed:016x}.records"));
-    let _ = std::fs::remove_file(&records);
-    let mut command = Command::new(&binary.path);
-    if !case.whole_binary {
-        command.args([
-            case.name.as_str(),
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ]);
-    }
-    command
-        .envs(binary.cargo_env())
-        .current_dir(&binary.manifest_dir)
-        .env(sweep::OUT_VAR, &records)
-        .env(sweep::SEEDS_VAR, format!("{seed:#x}"))
-        .env(sweep::REPLAY_VAR, &case.replay_prefix)
-        .env(sweep::PARENT_VAR, std::process::id().to_string())
-        .env("SIM_SEED", format!("{seed:#x}"))
-        .env_remove("SIM_TRACE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    for (k, v) in env {
-        command.env(k, v);
-    }
-    let status = command
-        .status()
-        .map_err(|e| format!("cannot start {}: {e}", binary.path.display()))?;
-    let text = std::fs::read_to_string(&records).unwrap_or_default();
-    let mut failure = None;
-    let mut panic = None;
-    let mut passed = false;
-    let mut events = 0;
-    let mut end_ns = 0;
-    for record in text.lines().filter_map(Record::parse) {
-        match record {
-            Record::Fail { class, message, .. } => failure = Some((class, message)),
-            Record::Pass { .. } => passed = true,
-            Record::Panic { class, message, .. } => panic = Some((class, message)),
-            Record::Run {
-                events: e,
-                end_ns: t,
-                ..
-            } => {
-                events = e;
-                end_ns = t;
-            }
-            _ => {}
-        }
-    }
-    if failure.is_none() && !passed && !status.success() {
-        failure = Some(panic.unwrap_or((
-            FailureClass::Crash,
-            format!("the test process ended with {status}"),
-        )));
-    }
-    Ok(OneRun {
-        failure,
-        events,
-        end_ns,
-    })
-}
-
-/// Runs `seed` of `case` once more, writing its trace, and returns the
-/// trace file (the last run's, when the test ran several).
-pub fn trace_seed(
-    config: &SweepConfig,
-    binaries: &[TestBinary],
-    case: &TestCase,
-    seed: u64,
-) -> Result<PathBuf, String> {
-    let dir = config.work_dir.join(format!("timeline-{seed:016x}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let env = [(sweep::TRACE_DIR_VAR.to_string(), dir.display().to_string())];
-    run_one(config, binaries, case, seed, &env)?;
-    let mut traces: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map_err(|e| e.to_string())?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "trace"))
-        .collect();
-    traces.sort();
-    traces
-        .pop()
-        .ok_or_else(|| "the seed's run wrote no trace".to_string())
-}
-
-/// Runs `seed` of `case` once more, writing its trace into `dir` as a
-/// `--trace` sweep names it; returns the trace's path.
-pub fn trace_failing(
-    config: &SweepConfig,
-    binaries: &[TestBinary],
-    case: &TestCase,
-    seed: u64,
-    dir: &Path,
-) -> Result<PathBuf, String> {
-    let env = [
-        (sweep::TRACE_DIR_VAR.to_string(), dir.display().to_string()),
-        (sweep::TRACE_NAMED_VAR.to_string(), "1".to_string()),
-    ];
-    run_one(config, binaries, case, seed, &env)?;
-    let name = sweep::trace_file_name((!case.whole_binary).then_some(case.name.as_str()), seed, 1);
-    let path = dir.join(name);
-    if path.is_file() {
-        Ok(path)
-    } else {
-        Err(format!(
-            "the seed's run wrote no trace at {}",
-            path.display()
-        ))
-    }
-}
-
-/// The seeds of a process, as `SIM_SWEEP_SEEDS` takes them: compact
-/// (`start..end/step` for the runs of a share), and through a file when
-/// they are still long (a long list of the user's), since an environment
-/// variable has a size limit.
-fn seeds_value(
-    config: &SweepConfig,
-    counter: u64,
-    items: &[sweep::SeedItem],
-) -> Result<String, String> {
-    let text = sweep::encode_items(items);
-    if text.len() <= SEEDS_INLINE_BYTES_MAX {
-        return Ok(text);
-    }
-    let path = config.work_dir.join(format!("job-{counter}.seeds"));
-    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(format!("@{}", path.display()))
-}
-
-/// The longest `SIM_SWEEP_SEEDS` kept in the environment (Linux refuses a
-/// single variable of 128 KiB or more).
-const SEEDS_INLINE_BYTES_MAX: usize = 16 * 1024;
 
 fn trace_dir(config: &SweepConfig, test: usize, check: bool) -> PathBuf {
     config
@@ -939,58 +672,6 @@ fn check(
     );
 }
 
-/// The most of a log's end a failure's output is taken from.
-const TAIL_BYTES_MAX: u64 = 64 * 1024;
-
-/// The last `lines` lines a test printed, without libtest's own, and
-/// without the failure's own panic report when the message carries it.
-fn tail(path: &Path, lines: usize) -> String {
-    tail_of(path, lines, true)
-}
-
-fn tail_of(path: &Path, lines: usize, cut_panic: bool) -> String {
-    // The end of the log only: a process that runs thousands of failing
-    // seeds grows its log, and reading it whole at each failure would make
-    // the sweep quadratic.
-    let mut text = Vec::new();
-    if let Ok(mut file) = std::fs::File::open(path) {
-        let len = file.metadata().map_or(0, |m| m.len());
-        let from = len.saturating_sub(TAIL_BYTES_MAX);
-        if file.seek(SeekFrom::Start(from)).is_ok() {
-            let _ = file.read_to_end(&mut text);
-        }
-        if from > 0 {
-            // A line cut in two at the start: drop it.
-            match text.iter().position(|&b| b == b'\n') {
-                Some(cut) => {
-                    text.drain(..=cut);
-                }
-                None => text.clear(),
-            }
-        }
-    }
-    let text = String::from_utf8_lossy(&text);
-    let all: Vec<&str> = text
-        .lines()
-        .filter(|l| {
-            !(l.trim().is_empty()
-                || l.starts_with("running ")
-                || (l.starts_with("test ") && l.trim_end().ends_with(" ...")))
-        })
-        .collect();
-    // The failure's own panic report (and backtrace) ends the output; the
-    // message already carries it.
-    let end = all
-        .iter()
-        .rposition(|l| {
-            l.starts_with("thread '") && (l.contains(" panicked at ") || l.contains("' failed ("))
-        })
-        .filter(|_| cut_panic)
-        .unwrap_or(all.len());
-    let start = end.saturating_sub(lines);
-    all[start..end].join("\n")
-}
-
 fn finish_job(
     job: &mut Job,
     state: &mut TestState,
@@ -1106,18 +787,4 @@ fn finish_job(
     };
     state.swept_hashes.insert(index, hashes);
     record_outcome(state, index, outcome, config, done, failed);
-}
-
-fn signal_name(signal: i32) -> &'static str {
-    match signal {
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGILL => "SIGILL",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGINT => "SIGINT",
-        _ => "a signal",
-    }
 }
