@@ -93,6 +93,8 @@ ENVIRONMENT:
     SIM_SHRINK_FAST_LINKS    1: every harness link at 0 ms (a shrunk run's replay line)
     SIM_SHRINK_LATER         unit:ns,...: harness fault units applied later (shrinking)
     SIM_SHRINK_OUT           where a run lists its faults (set by --shrink)
+    SIM_SHRINK_DRAWS_OUT     where a run lists what each link draw was for (set by
+                             --shrink)
     SIM_SWARM                1: each run of a plain test draws a one-host swarm
                              (what --swarm sets; replay lines carry it)
     SIM_ALLOW_THREADS        1: let runs start real threads (gives up determinism)
