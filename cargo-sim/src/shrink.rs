@@ -204,6 +204,26 @@ fn write_log(path: &Path, log: &Log) -> Result<(), String> {
     std::fs::write(path, log.to_text()).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// Runs `seed` of `case` with `env`, recording its decisions, and reads
+/// them back (`None`: the run recorded none).
+fn record(
+    config: &SweepConfig,
+    binaries: &[TestBinary],
+    case: &TestCase,
+    seed: u64,
+    what: &str,
+    mut env: Vec<(String, String)>,
+) -> Result<Option<Log>, String> {
+    let base = config.work_dir.join(format!("shrink-{seed:016x}.{what}"));
+    env.push((RECORD_VAR.to_string(), base.display().to_string()));
+    runner::run_one(config, binaries, case, seed, &env)?;
+    let thread = (!case.whole_binary).then_some(case.name.as_str());
+    let path = sim_runtime::trace::trace_path(&base.display().to_string(), thread, 1);
+    Ok(std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|text| Log::parse(&text).ok()))
+}
+
 /// Shrinks `seed` of `case`; returns the report to print.
 pub fn shrink(
     config: &SweepConfig,
@@ -306,15 +326,14 @@ pub fn shrink(
         schedule_note = ", every pick FIFO".to_string();
         Some(fifo_log)
     } else {
-        let record_base = config.work_dir.join(format!("shrink-{seed:016x}.record"));
-        let mut env = env_of(&skip, fast, &[], None);
-        env.push((RECORD_VAR.to_string(), record_base.display().to_string()));
-        runner::run_one(config, binaries, case, seed, &env)?;
-        let thread = (!case.whole_binary).then_some(case.name.as_str());
-        let path = sim_runtime::trace::trace_path(&record_base.display().to_string(), thread, 1);
-        let recorded = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|text| Log::parse(&text).ok());
+        let recorded = record(
+            config,
+            binaries,
+            case,
+            seed,
+            "record",
+            env_of(&skip, fast, &[], None),
+        )?;
         match recorded {
             None => None,
             Some(log) => {
@@ -454,15 +473,14 @@ pub fn shrink(
     // the failure needs.
     let mut draws_kept: Option<Vec<KeptDraws>> = None;
     if let Some(file) = &replay_file {
-        let record_base = config.work_dir.join(format!("shrink-{seed:016x}.draws"));
-        let mut env = env_of(&skip, fast, &later, Some(file));
-        env.push((RECORD_VAR.to_string(), record_base.display().to_string()));
-        runner::run_one(config, binaries, case, seed, &env)?;
-        let thread = (!case.whole_binary).then_some(case.name.as_str());
-        let path = sim_runtime::trace::trace_path(&record_base.display().to_string(), thread, 1);
-        let recorded = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|text| Log::parse(&text).ok());
+        let recorded = record(
+            config,
+            binaries,
+            case,
+            seed,
+            "draws",
+            env_of(&skip, fast, &later, Some(file)),
+        )?;
         if let Some(recorded) = recorded {
             let mut log = Log::parse(&std::fs::read_to_string(file).map_err(|e| e.to_string())?)?;
             let mut try_log = |log: &Log| -> Result<bool, String> {
