@@ -241,3 +241,46 @@ fn a_thread_blocking_on_a_real_pipe_is_refused() {
     );
     assert!(message.contains("called read on a real pipe"), "{message}");
 }
+
+/// A report on a std thread's task names where the code spawned the
+/// thread, not the simulator's own spawn of it.
+#[test]
+fn a_report_names_where_a_std_thread_was_spawned() {
+    let config = sim_runtime::SimConfig {
+        instant_step_limit: 20_000,
+        ..sim_runtime::SimConfig::with_seed(1)
+    };
+    let payload = std::panic::catch_unwind(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .start_paused(true)
+            .build_with(config)
+            .block_on(async {
+                let _sleeper = std::thread::spawn(|| std::thread::sleep(Duration::from_secs(1))); // spawns the sleeper
+                                                                                                  // A paused clock with a busy task: a livelock, whose report
+                                                                                                  // lists the pending thread.
+                loop {
+                    tokio::task::yield_now().await;
+                }
+            })
+    })
+    .unwrap_err();
+    let message = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    let source =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/threads.rs")).unwrap();
+    let line = source
+        .lines()
+        .position(|l| l.ends_with("// spawns the sleeper"))
+        .unwrap()
+        + 1;
+    assert!(message.contains("sim: livelock"), "{message}");
+    assert!(
+        message.contains(&format!("(a std thread) spawned at "))
+            && message.contains(&format!("tests/threads.rs:{line}:")),
+        "{message}"
+    );
+    assert!(!message.contains("sim-os/src/threads.rs"), "{message}");
+}

@@ -312,6 +312,8 @@ pub(crate) unsafe fn spawn(
         0,
     );
     lock(&sim.inner).task = raw.id;
+    // Where the code spawned it, for reports (resolved only for one).
+    sim_runtime::watch::thread_spawned(raw.id, std::backtrace::Backtrace::force_capture());
     0
 }
 

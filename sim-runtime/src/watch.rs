@@ -117,3 +117,70 @@ pub fn snapshot() -> Snapshot {
         virtual_ns: VIRTUAL_NS.load(Ordering::Relaxed),
     }
 }
+
+/// Where simulated threads were spawned (`std::thread::spawn` in the
+/// user's code, or a library's), by the run's seed and the thread's task:
+/// a report on that task names this place rather than the simulator's own
+/// spawn of it. Captured unresolved (cheap); resolved only for a report.
+/// Bounded: the last `THREAD_SITES_MAX` threads.
+static THREAD_SITES: std::sync::Mutex<std::collections::VecDeque<ThreadSite>> =
+    std::sync::Mutex::new(std::collections::VecDeque::new());
+
+/// How many threads' spawn sites are kept.
+const THREAD_SITES_MAX: usize = 256;
+
+struct ThreadSite {
+    seed: u64,
+    task: u64,
+    backtrace: std::sync::Arc<std::backtrace::Backtrace>,
+}
+
+/// A simulated thread's task `task` was spawned by the code on `backtrace`.
+pub fn thread_spawned(task: u64, backtrace: std::backtrace::Backtrace) {
+    let seed = RUN_SEED.load(Ordering::Relaxed);
+    let mut sites = THREAD_SITES.lock().unwrap_or_else(|e| e.into_inner());
+    if sites.len() == THREAD_SITES_MAX {
+        sites.pop_front();
+    }
+    sites.push_back(ThreadSite {
+        seed,
+        task,
+        backtrace: std::sync::Arc::new(backtrace),
+    });
+}
+
+/// Where the simulated thread of task `task` in the run with `seed` was
+/// spawned: the first frame of the spawning stack in the user's code (a
+/// dependency's when none is the user's), as `file:line:col`.
+pub fn thread_site(seed: u64, task: u64) -> Option<String> {
+    let backtrace = {
+        let sites = THREAD_SITES.lock().unwrap_or_else(|e| e.into_inner());
+        sites
+            .iter()
+            .rev()
+            .find(|s| s.seed == seed && s.task == task)?
+            .backtrace
+            .clone()
+    };
+    let text = backtrace.to_string();
+    let frames: Vec<&str> = text
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("at "))
+        .filter(|at| {
+            let file = at.rsplitn(3, ':').last().unwrap_or(at);
+            !(at.starts_with("/rustc/")
+                || at.contains("/library/std/")
+                || at.contains("/library/core/")
+                || at.contains("/library/alloc/")
+                || ["sim-os/src/", "sim-runtime/src/", "sim-tokio/src/"]
+                    .iter()
+                    .any(|own| at.contains(own))
+                || [".c", ".S", ".h"].iter().any(|ext| file.ends_with(ext)))
+        })
+        .collect();
+    frames
+        .iter()
+        .find(|at| !at.contains("/.cargo/registry/"))
+        .or(frames.first())
+        .map(|at| at.to_string())
+}

@@ -49,6 +49,19 @@ impl Core {
     pub fn describe_task(&self, id: u64) -> String {
         let tasks = self.tasks.borrow();
         match tasks.meta_of(id) {
+            // A simulated thread: where the code spawned it.
+            Some(meta) if meta.kind == "thread" => {
+                match crate::watch::thread_site(self.config.seed, id) {
+                    Some(site) => format!(
+                        "task {id} '{}' (a std thread) spawned at {site}",
+                        meta.name.as_deref().unwrap_or(meta.kind)
+                    ),
+                    None => format!(
+                        "task {id} '{}' (a std thread)",
+                        meta.name.as_deref().unwrap_or(meta.kind)
+                    ),
+                }
+            }
             Some(meta) => format!(
                 "task {id} '{}' spawned at {}:{}:{}",
                 meta.name.as_deref().unwrap_or(meta.kind),

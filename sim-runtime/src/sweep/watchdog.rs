@@ -76,6 +76,8 @@ pub(crate) fn watchdog(poll_budget: Duration, run_budget: Duration) {
             "no task is being polled".to_string()
         } else if task == 0 {
             "the running task is the test's own future (the root of block_on)".to_string()
+        } else if let Some(site) = crate::watch::thread_site(watched.seed, task) {
+            format!("the running task is task {task}, a std thread spawned at {site}")
         } else if let Some(site) = watched.site {
             format!(
                 "the running task is task {task}, spawned at {}:{}:{}",
