@@ -435,6 +435,12 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         }
     };
     reporter.finish();
+    // Ctrl-C during the sweep: the report of what ran, nothing more
+    // started (no doc tests, confirmations, shrinks or timelines).
+    let interrupted = signals::received();
+    if let Some(signal) = interrupted {
+        eprintln!("sim: interrupted by signal {signal}; the report of what ran follows");
+    }
     if config.verbose {
         // One test at one seed (a replay): show what it printed.
         for entry in std::fs::read_dir(&work_dir).into_iter().flatten().flatten() {
@@ -448,7 +454,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
     // Doc tests: through cargo, one seed, when no target was chosen.
     let mut doc_failures = Vec::new();
     let mut doc_passed = 0usize;
-    if !options.no_doc && !targets_chosen {
+    if !options.no_doc && !targets_chosen && interrupted.is_none() {
         let mut packages: Vec<&str> = binaries
             .iter()
             .filter(|b| b.kind == compile::TargetKind::Lib)
@@ -509,7 +515,11 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         let binary = &binaries[result.case.binary];
         // A seed that failed in a process shared with other seeds must
         // fail alone too, or its replay line would not reproduce it.
-        let carried = confirm_alone(&config, &binaries, result);
+        let carried = if interrupted.is_none() {
+            confirm_alone(&config, &binaries, result)
+        } else {
+            None
+        };
         let mut saved = None;
         if !options.no_save && carried.is_none() {
             // A soak run keeps every failing seed (up to the file's
@@ -557,7 +567,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
                  fresh process and names the first event where the runs part."
             );
         }
-        if let Some(dir) = &options.shrink {
+        if let (Some(dir), None) = (&options.shrink, interrupted) {
             if let Some((index, _)) = result.failures().into_iter().next() {
                 let seed = result.case.seeds.get(index);
                 match shrink::shrink(&config, &binaries, &result.case, seed, dir) {
@@ -568,7 +578,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
                 }
             }
         }
-        if let (true, Some(dir)) = (options.trace_failing, &traces) {
+        if let (true, Some(dir), None) = (options.trace_failing, &traces, interrupted) {
             for (index, _) in result
                 .failures()
                 .into_iter()
@@ -584,7 +594,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
                 }
             }
         }
-        if let Some(dir) = &options.timeline {
+        if let (Some(dir), None) = (&options.timeline, interrupted) {
             if let Some((index, _)) = result.failures().into_iter().next() {
                 let seed = result.case.seeds.get(index);
                 match runner::trace_seed(&config, &binaries, &result.case, seed)
@@ -659,6 +669,9 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
             n => format!(" ({n} targets do not compile)"),
         }
     );
+    if let Some(signal) = interrupted {
+        return Ok(exit_for_signal(signal));
+    }
     Ok(
         if failed == 0 && doc_failures.is_empty() && broken.is_empty() {
             ExitCode::SUCCESS

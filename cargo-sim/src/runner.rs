@@ -157,9 +157,9 @@ pub fn run(
     let mut last_progress = Instant::now();
     let silence = silence_budget();
     loop {
-        let soak_over = config.deadline.is_some_and(|d| {
-            Instant::now() >= d || crate::signals::received() == Some(libc::SIGINT)
-        });
+        // A soak run's end, or Ctrl-C: stop, and report what ran.
+        let soak_over = config.deadline.is_some_and(|d| Instant::now() >= d)
+            || crate::signals::received() == Some(libc::SIGINT);
         if soak_over {
             // The summary of what ran: seeds in progress count as not run.
             for job in &mut running {

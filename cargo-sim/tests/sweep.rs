@@ -1870,21 +1870,32 @@ fn a_sweep_of_a_hundred_million_seeds_starts_at_once_and_stops_on_ctrl_c() {
         ],
     )
     .process_group(0)
-    .stdout(Stdio::null())
-    .stderr(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
     .spawn()
     .unwrap();
     std::thread::sleep(Duration::from_secs(4));
     let peak = peak_kib(child.id());
     let sent = Instant::now();
     unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
-    let status = child.wait().unwrap();
+    let output = child.wait_with_output().unwrap();
     assert!(
         sent.elapsed() < Duration::from_secs(5),
         "{:?}",
         sent.elapsed()
     );
-    assert_eq!(status.code(), Some(130));
+    assert_eq!(output.status.code(), Some(130));
+    // Ctrl-C ends with the report of what ran.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("interrupted by signal 2; the report of what ran follows"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(" seeds in "), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("sim: 1 passed, 0 failed"),
+        "{stderr}"
+    );
     assert!(
         peak > 0 && peak < 200 * 1024,
         "the runner's peak memory at 10^8 seeds: {peak} KiB"
