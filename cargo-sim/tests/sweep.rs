@@ -1856,7 +1856,7 @@ fn a_sweep_of_a_hundred_million_seeds_starts_at_once_and_stops_on_ctrl_c() {
         "{:?}",
         started.elapsed()
     );
-    let mut child = sim_command(
+    let child = sim_command(
         &dir,
         &[
             "test",
