@@ -126,7 +126,16 @@ pub fn run_one(
         match record {
             Record::Fail { class, message, .. } => failure = Some((class, message)),
             Record::Pass { .. } => passed = true,
-            Record::Panic { class, message, .. } => panic = Some((class, message)),
+            // A refused escape is the cause of what fails after it.
+            Record::Panic { class, message, .. }
+                if panic
+                    .as_ref()
+                    .is_none_or(|(kept, _): &(FailureClass, String)| {
+                        *kept != FailureClass::Escape
+                    }) =>
+            {
+                panic = Some((class, message))
+            }
             Record::Run {
                 events: e,
                 end_ns: t,

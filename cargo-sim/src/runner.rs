@@ -562,7 +562,16 @@ fn apply(
             }
             record_outcome(state, index, outcome, config, done, failed);
         }
-        Record::Panic { class, message, .. } => job.last_panic = Some((class, message)),
+        // A refused escape is the cause of what fails after it: it stays.
+        Record::Panic { class, message, .. } => {
+            if job
+                .last_panic
+                .as_ref()
+                .is_none_or(|(kept, _)| *kept != FailureClass::Escape)
+            {
+                job.last_panic = Some((class, message));
+            }
+        }
         Record::Hang { message, .. } => job.hang = Some(message),
     }
 }

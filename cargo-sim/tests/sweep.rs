@@ -205,6 +205,24 @@ async fn planted_abort() {
         std::process::abort();
     }
 }
+
+#[test]
+fn planted_handle_across_real_threads() {
+    // A plain test: its thread is real, and so is the one it starts, whose
+    // runtime is a simulation of its own. Using that runtime's handle here
+    // is refused, whichever thread gets there first.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let (wake, woken) = tokio::sync::oneshot::channel::<()>();
+        tx.send((rt.handle().clone(), wake)).unwrap();
+        rt.block_on(async {
+            let _ = woken.await;
+        });
+    });
+    let (handle, _wake) = rx.recv().unwrap();
+    handle.spawn(async {});
+}
 "#;
 
 const DEEP: &str = r#"
@@ -949,6 +967,17 @@ fn each_failure_class_is_named() {
         escape.contains("escape refused: a real process was started"),
         "the refusal's explanation is in the failure itself: {escape}"
     );
+    // One outcome whatever the real threads' timing: the refused escape,
+    // not the other thread's stalled run.
+    let across = section("planted_handle_across_real_threads");
+    assert!(
+        across.contains("4 of 4 seeds failed (escape 4)"),
+        "{across}"
+    );
+    assert!(
+        across.contains("a runtime handle was used on a real thread"),
+        "{across}"
+    );
     let hang = section("planted_busy_loop");
     assert!(hang.contains("(hang 4)"), "{hang}");
     assert!(
@@ -976,6 +1005,15 @@ fn each_failure_class_is_named() {
     let abort = section("planted_abort");
     assert!(abort.contains("of 4 seeds failed (crash"), "{abort}");
     assert!(abort.contains("SIGABRT"), "{abort}");
+    // The process said where it aborted, and what its run did last.
+    assert!(
+        abort.contains("abort called at ./tests/planted.rs:"),
+        "{abort}"
+    );
+    assert!(
+        abort.contains("The last events of the run before it:"),
+        "{abort}"
+    );
     // Four hangs at a one-second budget, four livelocks: seconds, not minutes.
     assert!(
         started.elapsed() < Duration::from_secs(120),

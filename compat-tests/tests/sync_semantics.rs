@@ -411,13 +411,15 @@ async fn barrier_releases_all_and_names_one_leader() {
 
 #[tokio::test(start_paused = true)]
 async fn once_cell_initializes_once_and_set_reports_why() {
-    static CELL: OnceCell<u32> = OnceCell::const_new();
+    // One cell per run (a static would carry the value from one seed of a
+    // sweep to the next, in one process).
+    let cell_of_run: &'static OnceCell<u32> = Box::leak(Box::new(OnceCell::const_new()));
     let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut handles = Vec::new();
     for _ in 0..3 {
         let calls = calls.clone();
         handles.push(tokio::spawn(async move {
-            *CELL
+            *cell_of_run
                 .get_or_init(|| async {
                     calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     sleep(Duration::from_millis(10)).await;
@@ -430,7 +432,7 @@ async fn once_cell_initializes_once_and_set_reports_why() {
         assert_eq!(h.await.unwrap(), 42);
     }
     assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
-    assert!(CELL.set(1).unwrap_err().is_already_init_err());
+    assert!(cell_of_run.set(1).unwrap_err().is_already_init_err());
 
     let cell = OnceCell::new();
     let failed: Result<&u32, &str> = cell.get_or_try_init(|| async { Err("no") }).await;

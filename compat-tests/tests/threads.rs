@@ -74,6 +74,49 @@ async fn a_thread_with_its_own_runtime_talks_tcp_to_a_task() {
 }
 
 #[tokio::test]
+async fn tasks_of_a_threads_runtime_run_on_that_thread() {
+    thread_local! {
+        static WHO: std::cell::Cell<&'static str> = const { std::cell::Cell::new("nobody") };
+    }
+    WHO.with(|w| w.set("the test's thread"));
+    let (handle_tx, handle_rx) = mpsc::channel();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let worker = std::thread::spawn(move || {
+        WHO.with(|w| w.set("the worker"));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        handle_tx
+            .send((runtime.handle().clone(), std::thread::current().id()))
+            .unwrap();
+        // Its tasks run while the thread blocks on the runtime.
+        runtime.block_on(async {
+            let _ = stop_rx.await;
+        });
+    });
+    let (handle, worker_id) = tokio::task::spawn_blocking(move || handle_rx.recv().unwrap())
+        .await
+        .unwrap();
+    // Spawned from the test's thread onto the worker's runtime.
+    let (id, who) = handle
+        .spawn(async {
+            tokio::task::yield_now().await;
+            (std::thread::current().id(), WHO.with(|w| w.get()))
+        })
+        .await
+        .unwrap();
+    assert_eq!(id, worker_id);
+    assert_ne!(id, std::thread::current().id());
+    assert_eq!(who, "the worker");
+    assert_eq!(WHO.with(|w| w.get()), "the test's thread");
+    stop_tx.send(()).unwrap();
+    tokio::task::spawn_blocking(move || worker.join().unwrap())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
 async fn a_thread_sleeps_and_a_task_waits_for_it() {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let sleeper = std::thread::spawn(move || {

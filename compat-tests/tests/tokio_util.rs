@@ -117,3 +117,39 @@ async fn local_pool_handle_runs_pinned_tasks_on_its_threads() {
     }
     assert_eq!(results, [0, 10, 20, 30]);
 }
+
+/// `LocalPoolHandle` keeps each `!Send` task on its worker thread: tasks
+/// pinned to one worker see its thread and its thread-locals.
+#[tokio::test]
+async fn spawn_pinned_keeps_tasks_on_their_worker_thread() {
+    use std::rc::Rc;
+    thread_local! {
+        static SEEN: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    }
+    let pool = tokio_util::task::LocalPoolHandle::new(2);
+    let on = |worker: usize| {
+        pool.spawn_pinned_by_idx(
+            move || {
+                let local = Rc::new(worker);
+                async move {
+                    tokio::task::yield_now().await;
+                    let seen = SEEN.with(|s| {
+                        s.set(s.get() + 1);
+                        s.get()
+                    });
+                    (*local, std::thread::current().id(), seen)
+                }
+            },
+            worker,
+        )
+    };
+    let first = on(0).await.unwrap();
+    let second = on(0).await.unwrap();
+    let other = on(1).await.unwrap();
+    assert_eq!((first.0, second.0, other.0), (0, 0, 1));
+    assert_eq!(first.1, second.1, "one worker, one thread");
+    assert_ne!(first.1, other.1, "two workers, two threads");
+    assert_ne!(first.1, std::thread::current().id());
+    // The worker's thread-local carries over between its tasks only.
+    assert_eq!((first.2, second.2, other.2), (1, 2, 1));
+}

@@ -81,6 +81,39 @@ impl OsLayer for Layer {
             unreachable!("no simulated threads outside a simulation build");
         }
     }
+
+    fn current_thread(&self) -> Option<u64> {
+        #[cfg(all(
+            simulation,
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        return threads::current_token();
+        #[cfg(not(all(
+            simulation,
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        )))]
+        None
+    }
+
+    fn run_on_thread(&self, thread: u64, call: &mut dyn FnMut()) -> bool {
+        #[cfg(all(
+            simulation,
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        return threads::run_on_thread(thread, call);
+        #[cfg(not(all(
+            simulation,
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        )))]
+        {
+            let _ = (thread, call);
+            false
+        }
+    }
 }
 
 /// Installs the OS layer under the core, once per process, and keeps the

@@ -44,6 +44,14 @@ struct Scope {
     shut_down: bool,
     /// How many `block_on`s of this runtime are on the stack.
     driving: u32,
+    /// A `current_thread` runtime blocked on from a simulated OS thread:
+    /// that thread (the OS layer's token). Its tasks are polled there, as
+    /// tokio polls them on the thread in `block_on`.
+    home: Option<u64>,
+    /// The home thread waits in its `block_on` (between polls of its
+    /// future), so it can poll the runtime's tasks. While it runs its
+    /// future, or blocks inside it, they wait, as in tokio.
+    home_idle: bool,
 }
 
 /// The scopes part.
@@ -57,6 +65,8 @@ pub(crate) struct Scopes {
     /// Whether more than one scope exists (the scheduler then checks which
     /// ready tasks may run).
     multi: Cell<bool>,
+    /// How many scopes have a home thread (0 keeps polls on the fast path).
+    homes: Cell<u32>,
 }
 
 impl Scopes {
@@ -69,8 +79,11 @@ impl Scopes {
                 options,
                 shut_down: false,
                 driving: 0,
+                home: None,
+                home_idle: false,
             }]),
             multi: Cell::new(false),
+            homes: Cell::new(0),
         }
     }
 
@@ -86,6 +99,8 @@ impl Scopes {
             options,
             shut_down: false,
             driving: 0,
+            home: None,
+            home_idle: false,
         });
         self.multi.set(true);
         (list.len() - 1) as u16
@@ -152,24 +167,74 @@ impl Scopes {
     }
 
     /// Per scope: whether its tasks may run now (a `multi_thread` runtime's
-    /// always, a `current_thread` runtime's while it is blocked on).
+    /// always, a `current_thread` runtime's while it is blocked on and, when
+    /// a simulated thread blocks on it, while that thread waits in
+    /// `block_on`).
     pub(crate) fn running(&self) -> Vec<bool> {
         self.list
             .borrow()
             .iter()
-            .map(|s| s.options.flavor == Flavor::MultiThread || s.driving > 0)
+            .map(|s| {
+                s.options.flavor == Flavor::MultiThread
+                    || (s.driving > 0 && (s.home.is_none() || s.home_idle))
+            })
             .collect()
     }
 
-    /// A `block_on` of `scope` starts.
-    pub(crate) fn drive(&self, scope: u16) {
-        self.list.borrow_mut()[usize::from(scope)].driving += 1;
+    /// A `block_on` of `scope` starts; `thread` is the simulated OS thread
+    /// that blocks on it, if one does.
+    pub(crate) fn drive(&self, scope: u16, thread: Option<u64>) {
+        let mut list = self.list.borrow_mut();
+        let entry = &mut list[usize::from(scope)];
+        entry.driving += 1;
+        // The first `block_on` of a `current_thread` runtime holds it: its
+        // tasks run on that thread, even while another thread blocks on it
+        // too (that one polls only its own future). A `multi_thread`
+        // runtime's tasks run on its workers.
+        if let (Some(thread), 1, Flavor::CurrentThread) =
+            (thread, entry.driving, entry.options.flavor)
+        {
+            entry.home = Some(thread);
+            entry.home_idle = false;
+            self.homes.set(self.homes.get() + 1);
+        }
     }
 
-    /// A `block_on` of `scope` ended.
-    pub(crate) fn undrive(&self, scope: u16) {
+    /// A `block_on` of `scope` ended (`thread`'s, if a simulated thread's).
+    pub(crate) fn undrive(&self, scope: u16, thread: Option<u64>) {
         if let Ok(mut list) = self.list.try_borrow_mut() {
-            list[usize::from(scope)].driving -= 1;
+            let entry = &mut list[usize::from(scope)];
+            entry.driving -= 1;
+            // The holder's `block_on` ended: the runtime has no home thread
+            // until a thread blocks on it first again.
+            if entry.home.is_some() && (entry.driving == 0 || entry.home == thread) {
+                entry.home = None;
+                entry.home_idle = false;
+                self.homes.set(self.homes.get() - 1);
+            }
         }
+    }
+
+    /// The home thread of `scope` waits in its `block_on` (`idle`), or runs.
+    pub(crate) fn set_home_idle(&self, scope: u16, idle: bool) {
+        let mut list = self.list.borrow_mut();
+        let entry = &mut list[usize::from(scope)];
+        assert!(
+            entry.home.is_some(),
+            "only a scope with a home thread idles"
+        );
+        entry.home_idle = idle;
+    }
+
+    /// The simulated thread whose `block_on` polls `scope`'s tasks, if any.
+    #[inline]
+    pub(crate) fn home(&self, scope: u16) -> Option<u64> {
+        if self.homes.get() == 0 {
+            return None;
+        }
+        self.list
+            .borrow()
+            .get(usize::from(scope))
+            .and_then(|s| s.home)
     }
 }

@@ -84,6 +84,12 @@ pub trait OsLayer: Sync {
     /// On a simulated OS thread, blocks on `future` until it completes,
     /// while the simulation (runtime `core`) runs on.
     fn block_on_thread(&self, core: u16, future: Pin<&mut dyn Future<Output = ()>>);
+    /// The simulated OS thread the caller is (a token), if it is one.
+    fn current_thread(&self) -> Option<u64>;
+    /// Runs `call` on the simulated OS thread `thread` while it waits in its
+    /// `block_on`, and returns once it ran (a panic in it continues here);
+    /// false, without running it, when that thread does not wait there.
+    fn run_on_thread(&self, thread: u64, call: &mut dyn FnMut()) -> bool;
 }
 
 static OS_LAYER: OnceLock<&'static dyn OsLayer> = OnceLock::new();

@@ -162,7 +162,13 @@ pub fn thread_site(seed: u64, task: u64) -> Option<String> {
             .backtrace
             .clone()
     };
-    let text = backtrace.to_string();
+    user_frame(&backtrace.to_string())
+}
+
+/// The first frame of a backtrace's text in the user's code (a
+/// dependency's when none is the user's), as `file:line:col`: not std's,
+/// not the simulator's, never a C frame.
+pub fn user_frame(text: &str) -> Option<String> {
     let frames: Vec<&str> = text
         .lines()
         .filter_map(|line| line.trim().strip_prefix("at "))

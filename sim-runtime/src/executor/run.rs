@@ -274,7 +274,7 @@ impl Core {
         if abort {
             self.trace(EventKind::Cancel, id, Label::None);
             let previous = self.current_task.replace(id);
-            cell.cancel();
+            self.on_home_thread(scope, || cell.cancel());
             self.current_task.set(previous);
             self.finish(slot, cell);
             return;
@@ -298,7 +298,7 @@ impl Core {
         // A poll inside a poll (a LocalSet's task) keeps the outer's notes.
         let outer_note = self.poll_note.replace(None);
         let outer_more = self.poll_note_more.replace(0);
-        let result = cell.poll(&mut cx);
+        let result = self.on_home_thread(scope, || cell.poll(&mut cx));
         let note = self.poll_note.replace(outer_note);
         let more = self.poll_note_more.replace(outer_more);
         watch::poll_finished();
@@ -318,6 +318,31 @@ impl Core {
         }
         if !self.deferred.borrow().is_empty() {
             self.run_deferred();
+        }
+    }
+
+    /// Runs `f` (a poll or a cancel of a task of runtime `scope`) on the
+    /// simulated OS thread that blocks on that runtime, when it is not this
+    /// one: a `current_thread` runtime's tasks run on the thread in its
+    /// `block_on` (`thread::current()`, thread-locals), as in tokio.
+    #[inline]
+    fn on_home_thread<R>(&self, scope: u16, f: impl FnOnce() -> R) -> R {
+        let Some(home) = self.scopes.home(scope) else {
+            return f();
+        };
+        let Some(os) = os_layer().filter(|os| os.current_thread() != Some(home)) else {
+            return f();
+        };
+        let mut f = Some(f);
+        let mut output = None;
+        let ran = {
+            let mut call = || output = Some(f.take().expect("a task's poll runs once")());
+            os.run_on_thread(home, &mut call)
+        };
+        match (ran, output) {
+            (true, Some(output)) => output,
+            // The thread cannot take it (it ended): polled here.
+            _ => f.take().expect("not run on the thread")(),
         }
     }
 
@@ -457,20 +482,38 @@ impl Drop for OuterRoot<'_> {
 }
 
 /// Counts a `block_on` of the current scope's runtime while it runs.
-pub struct ScopeDriving<'a>(&'a Core, u16);
+pub struct ScopeDriving<'a>(&'a Core, u16, Option<u64>);
 
 impl<'a> ScopeDriving<'a> {
     /// The current scope's runtime is blocked on until the guard drops.
     pub fn new(core: &'a Core) -> ScopeDriving<'a> {
         let scope = core.scopes.current();
-        core.scopes.drive(scope);
-        ScopeDriving(core, scope)
+        core.scopes.drive(scope, None);
+        ScopeDriving(core, scope, None)
+    }
+
+    /// The current scope's runtime is blocked on by the simulated OS thread
+    /// `thread` (the OS layer's token): a `current_thread` runtime's tasks
+    /// are then polled on that thread, while it waits in its `block_on`
+    /// ([`ScopeDriving::set_idle`]).
+    pub fn on_thread(core: &'a Core, thread: u64) -> ScopeDriving<'a> {
+        let scope = core.scopes.current();
+        core.scopes.drive(scope, Some(thread));
+        ScopeDriving(core, scope, Some(thread))
+    }
+
+    /// The thread that blocks on the runtime waits in its `block_on`
+    /// (`true`: the runtime's tasks may be polled there) or runs its future.
+    pub fn set_idle(&self, idle: bool) {
+        if self.2.is_some() && self.0.scopes.home(self.1) == self.2 {
+            self.0.scopes.set_home_idle(self.1, idle);
+        }
     }
 }
 
 impl Drop for ScopeDriving<'_> {
     fn drop(&mut self) {
-        self.0.scopes.undrive(self.1);
+        self.0.scopes.undrive(self.1, self.2);
     }
 }
 

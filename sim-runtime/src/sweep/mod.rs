@@ -36,6 +36,7 @@
 //! `run.rs` (`run_test`), `panic.rs` (the panic hook), `watchdog.rs` (the
 //! hang watchdog) and `state.rs` (what each thread keeps).
 
+mod abort;
 mod panic;
 pub mod portfolio;
 mod record;
@@ -56,6 +57,7 @@ pub use vars::{
     SHRINK_OUT_VAR, SHRINK_SKIP_VAR, TRACE_DIR_VAR, TRACE_NAMED_VAR, VERBOSE_VAR,
 };
 
+use abort::install_abort_report;
 use panic::install_panic_hook;
 use state::{ESCAPES, LAST_SEED, SEED_LINE_SHOWN};
 use std::path::PathBuf;
@@ -73,6 +75,7 @@ pub fn run_started(seed: u64) {
     SEED_LINE_SHOWN.with(|s| s.set(false));
     ESCAPES.with(|e| e.borrow_mut().clear());
     install_panic_hook();
+    install_abort_report();
     if reporting() {
         write_record(&Record::Start(seed));
         start_watchdog();

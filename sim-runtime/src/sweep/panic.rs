@@ -106,6 +106,23 @@ pub(crate) fn install_panic_hook() {
                 return;
             }
             let Some(seed) = LAST_SEED.with(Cell::get) else {
+                // A refused escape outside any run (a runtime handle used on
+                // a real thread): the cause of whatever the run it escaped
+                // from does next, so the seed's record says so, whichever
+                // thread's failure comes first.
+                let escape = payload_text(info.payload());
+                if escape.contains("sim: escape refused") && reporting() {
+                    let seed = std::env::var(crate::config::SEED_VAR)
+                        .ok()
+                        .and_then(|v| crate::config::parse_seed(&v).ok());
+                    if let Some(seed) = seed {
+                        write_record(&Record::Panic {
+                            seed,
+                            class: FailureClass::Escape,
+                            message: text,
+                        });
+                    }
+                }
                 return;
             };
             // The failure report of a test shows what it printed: say which

@@ -177,9 +177,11 @@ impl Handle {
         match sim_runtime::context::lookup(self.core_id) {
             Some(core) => core,
             None if std::thread::current().id() != self.thread => panic!(
-                "sim: escape refused: a runtime handle was used on a thread other than the one \
-                 that built the runtime. A simulation runs on one thread; keep its tasks on it \
-                 (tokio::spawn, spawn_blocking) instead of starting real threads."
+                "sim: escape refused: a runtime handle was used on a real thread other than the \
+                 one that built the runtime. A simulation runs on one thread, and a thread \
+                 started outside any simulation (as in a plain #[test]) is a real one. Start the \
+                 threads inside the simulation (from a #[tokio::test], or from code the runtime \
+                 runs): there they are simulated threads of its run and may use its handle."
             ),
             None => panic!("{}", super::runtime::SHUTDOWN_MESSAGE),
         }
