@@ -267,7 +267,7 @@ mod overrides {
     ) -> libc::c_int;
 
     /// libc's `pthread_create`: during a run, a simulated thread (see
-    /// `threads.rs`), real with `SIM_ALLOW_THREADS=1`.
+    /// `threads/`), real with `SIM_ALLOW_THREADS=1`.
     ///
     /// # Safety
     /// As libc's.
@@ -279,7 +279,7 @@ mod overrides {
         arg: *mut libc::c_void,
     ) -> libc::c_int {
         // During a run, a thread runs one at a time with the simulation
-        // (`threads.rs`), unless real, parallel threads were asked for.
+        // (`threads/`), unless real, parallel threads were asked for.
         let simulated = sim_runtime::context::with_simulation(|core| {
             (!core.config().allow_threads)
                 .then(|| crate::threads::spawn(core, thread, attr, start, arg))

@@ -1,0 +1,398 @@
+//! The interposed calls of simulated threads (futex, sleep, yield, join,
+//! detach) and the simulator's own thread when it blocks in one.
+
+use super::{
+    active, core_has_threads, describe, lock, me, raw_futex, raw_wake, reap, SimThread,
+    NESTED_TURNS_MAX, THREADS, WAITERS,
+};
+use sim_runtime::Core;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+// ----- blocking on the simulator's own thread -----------------------------------
+
+/// How long the simulator's thread waits in the kernel when no simulated
+/// thread can run (something outside the run may release it), and how many
+/// such waits in a row make a deadlock.
+const IDLE_WAIT_NS: i64 = 10_000_000;
+const IDLE_WAITS_MAX: u32 = 10;
+
+/// The simulator's thread waits until `done`: it runs runnable threads of
+/// its core, picked by the seed, in the meantime. With none to run, it waits
+/// a moment in the kernel on `word` (a lock word, for a release from
+/// outside the run) and looks again.
+///
+/// # Errors
+/// With the report's text when no thread can run and `done` stays false.
+pub(super) fn simulator_waits(
+    done: impl Fn() -> bool,
+    word: Option<(&AtomicU32, u32)>,
+    what: &str,
+) -> Result<(), String> {
+    let mut idle = 0;
+    for _ in 0..NESTED_TURNS_MAX {
+        if done() {
+            return Ok(());
+        }
+        let Some(core_id) = sim_runtime::context::current_id() else {
+            return Ok(());
+        };
+        let runnable: Vec<Arc<SimThread>> = lock(&THREADS)
+            .values()
+            .filter(|t| {
+                let inner = lock(&t.inner);
+                inner.core_id == core_id && inner.notified && !inner.exited
+            })
+            .cloned()
+            .collect();
+        if runnable.is_empty() {
+            // Threads that sleep, or wait with a deadline: time moves on
+            // under the blocked call, as it would under a real one.
+            if sim_runtime::context::with_current(|core| core.advance_to_next_event())
+                .unwrap_or(false)
+            {
+                continue;
+            }
+            idle += 1;
+            if word.is_some() && idle <= IDLE_WAITS_MAX {
+                kernel_pause(word);
+                continue;
+            }
+            let waiting: Vec<String> = lock(&THREADS)
+                .values()
+                .filter(|t| {
+                    let inner = lock(&t.inner);
+                    inner.core_id == core_id && !inner.reaped
+                })
+                .map(|t| {
+                    let waits = lock(&t.inner).waits;
+                    format!("{} waits on {waits}", describe(t))
+                })
+                .collect();
+            return Err(format!(
+                "sim: deadlock: the simulator's thread waits on {what}, and no simulated thread \
+                 can run to release it ({})",
+                if waiting.is_empty() {
+                    "no threads left".to_string()
+                } else {
+                    waiting.join("; ")
+                }
+            ));
+        }
+        idle = 0;
+        let index = sim_runtime::context::with_current(|core| {
+            core.stream_below("threads", runnable.len() as u64)
+        })
+        .unwrap_or(0) as usize;
+        let thread = &runnable[index];
+        let task = {
+            let mut inner = lock(&thread.inner);
+            inner.notified = false;
+            inner.task
+        };
+        // A turn the simulator's thread hands out itself is a poll of the
+        // thread's task in the trace, as any other turn.
+        sim_runtime::context::with_current(|core| {
+            core.trace(
+                sim_runtime::trace::EventKind::Poll,
+                task,
+                sim_runtime::trace::Label::None,
+            )
+        });
+        thread.run();
+        if lock(&thread.inner).exited {
+            reap(thread);
+        }
+    }
+    Err(format!(
+        "sim: livelock: the simulator's thread waited on {what} for too many turns"
+    ))
+}
+
+/// A short real wait: on the lock word (a release from a thread outside
+/// the run wakes it), or a plain pause.
+fn kernel_pause(word: Option<(&AtomicU32, u32)>) {
+    let pause = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: IDLE_WAIT_NS,
+    };
+    let spare = AtomicU32::new(0);
+    let (word, val) = word.unwrap_or((&spare, 0));
+    raw_futex(word, libc::FUTEX_WAIT, val, &pause);
+}
+
+// ----- the interposed calls -----------------------------------------------------
+
+/// `syscall(SYS_futex, ...)` while simulated threads are alive: `Some`
+/// with the result, `None` to pass the call on to the kernel.
+///
+/// # Safety
+/// `uaddr` is a futex word, as the kernel's contract.
+pub(crate) unsafe fn futex(
+    uaddr: *const AtomicU32,
+    op: i32,
+    val: u32,
+    timeout: *const libc::timespec,
+) -> Option<libc::c_long> {
+    if !active() {
+        return None;
+    }
+    let cmd = op & libc::FUTEX_CMD_MASK;
+    match cmd {
+        libc::FUTEX_WAIT | libc::FUTEX_WAIT_BITSET => {
+            let word = &*uaddr;
+            if word.load(Ordering::SeqCst) != val {
+                return Some(fail(libc::EAGAIN));
+            }
+            // A deadline in true virtual ns: relative for WAIT, absolute
+            // on the monotonic clock for WAIT_BITSET.
+            let deadline = if timeout.is_null() {
+                None
+            } else {
+                let t = &*timeout;
+                let ns = t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
+                sim_runtime::context::with_simulation(|core| {
+                    if cmd == libc::FUTEX_WAIT {
+                        core.now_ns() + ns
+                    } else {
+                        ns.saturating_sub(crate::raw::MONOTONIC_ORIGIN_NS)
+                    }
+                })
+            };
+            match me() {
+                Some(thread) => Some(thread_wait(&thread, uaddr as usize, deadline)),
+                None => {
+                    // The simulator's thread, while its threads live; any
+                    // other waits in the kernel.
+                    let core_id = sim_runtime::context::current_id()?;
+                    if !core_has_threads(core_id) {
+                        return None;
+                    }
+                    let changed = || word.load(Ordering::SeqCst) != val;
+                    match simulator_waits(changed, Some((word, val)), "a std lock or channel") {
+                        Ok(()) => Some(0),
+                        // A timed wait gives up (the clock cannot move under
+                        // a task's poll); an untimed one is a deadlock.
+                        Err(_) if deadline.is_some() => Some(fail(libc::ETIMEDOUT)),
+                        Err(report) => fatal(&report),
+                    }
+                }
+            }
+        }
+        libc::FUTEX_WAKE | libc::FUTEX_WAKE_BITSET => {
+            let woken = wake(uaddr as usize, val as usize);
+            // Also whoever waits in the kernel (a thread outside the run).
+            let rest = (val as usize).saturating_sub(woken);
+            let kernel = if rest > 0 {
+                raw_wake(&*uaddr, rest.min(i32::MAX as usize) as i32).max(0) as usize
+            } else {
+                0
+            };
+            // A wake is a scheduling point: the woken may run first.
+            if let (Some(thread), true) = (me(), woken > 0) {
+                thread.notify();
+                lock(&thread.inner).waits = "its turn (after a wake)";
+                thread.pause();
+            }
+            Some((woken + kernel) as libc::c_long)
+        }
+        _ => None,
+    }
+}
+
+/// Says why the run fails: on stderr (past capture) and in the run's
+/// failure, so the sweep classes it.
+fn report_failure(report: &str) {
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("{report}\n").as_bytes());
+    sim_runtime::context::with_current(|core| {
+        core.fail_run(
+            sim_runtime::sweep::FailureClass::Deadlock,
+            report.to_string(),
+        )
+    });
+    sim_runtime::sweep::set_failure_class(sim_runtime::sweep::FailureClass::Deadlock);
+}
+
+/// A deadlock inside a std call that cannot fail (a lock, a channel): the
+/// report, then the process ends, since no panic may unwind through libc's
+/// frames.
+pub(super) fn fatal(report: &str) -> ! {
+    report_failure(report);
+    std::process::abort()
+}
+
+fn fail(errno: i32) -> libc::c_long {
+    // Safety: errno is thread-local and writable.
+    unsafe { *libc::__errno_location() = errno };
+    -1
+}
+
+/// Wakes up to `n` simulated threads waiting on `addr`, in arrival order.
+fn wake(addr: usize, n: usize) -> usize {
+    let woken: Vec<Arc<SimThread>> = {
+        let mut waiters = lock(&WAITERS);
+        let Some(queue) = waiters.get_mut(&addr) else {
+            return 0;
+        };
+        let take = n.min(queue.len());
+        let woken = queue.drain(..take).collect();
+        if queue.is_empty() {
+            waiters.remove(&addr);
+        }
+        woken
+    };
+    for t in &woken {
+        t.notify();
+    }
+    woken.len()
+}
+
+/// A simulated thread's futex wait: queued on `addr`, the turn handed back
+/// until a wake (or the deadline).
+fn thread_wait(thread: &Arc<SimThread>, addr: usize, deadline_ns: Option<u64>) -> libc::c_long {
+    lock(&WAITERS)
+        .entry(addr)
+        .or_default()
+        .push_back(thread.clone());
+    let timer = deadline_ns.and_then(|at| {
+        let t = thread.clone();
+        sim_runtime::context::with_simulation(|core| {
+            core.schedule(
+                at,
+                "thread timeout",
+                Box::new(move || {
+                    lock(&t.inner).timed_out = true;
+                    t.notify();
+                }),
+            )
+        })
+    });
+    {
+        let mut inner = lock(&thread.inner);
+        inner.waits = "a std lock or channel (futex)";
+        inner.timed_out = false;
+    }
+    thread.pause();
+    // Woken, timed out, or given a turn spuriously: std checks again.
+    let still_queued = {
+        let mut waiters = lock(&WAITERS);
+        let mut found = false;
+        if let Some(queue) = waiters.get_mut(&addr) {
+            if let Some(i) = queue.iter().position(|t| Arc::ptr_eq(t, thread)) {
+                queue.remove(i);
+                found = true;
+            }
+            if queue.is_empty() {
+                waiters.remove(&addr);
+            }
+        }
+        found
+    };
+    if let Some(key) = timer {
+        sim_runtime::context::with_simulation(|core| core.event_cancel(key));
+    }
+    let timed_out = std::mem::take(&mut lock(&thread.inner).timed_out);
+    if still_queued && timed_out {
+        fail(libc::ETIMEDOUT)
+    } else {
+        0
+    }
+}
+
+/// `nanosleep`/`clock_nanosleep` on a simulated thread: virtual time. `None`
+/// when the caller is not one.
+pub(crate) fn sleep_until(deadline_ns: impl FnOnce(&Core) -> u64) -> Option<()> {
+    let thread = me()?;
+    let deadline = sim_runtime::context::with_simulation(deadline_ns)?;
+    // Bounded: each turn either finds the deadline reached or waits for it.
+    loop {
+        let now = sim_runtime::context::with_simulation(|core| core.now_ns())?;
+        if now >= deadline {
+            return Some(());
+        }
+        let t = thread.clone();
+        sim_runtime::context::with_simulation(|core| {
+            core.schedule(deadline, "thread sleep", Box::new(move || t.notify()))
+        });
+        lock(&thread.inner).waits = "a sleep";
+        thread.pause();
+    }
+}
+
+/// `sched_yield` on a simulated thread: a scheduling point.
+pub(crate) fn yield_now() -> bool {
+    let Some(thread) = me() else {
+        return false;
+    };
+    thread.notify();
+    lock(&thread.inner).waits = "its turn (after a yield)";
+    thread.pause();
+    true
+}
+
+/// `pthread_join` of a simulated thread: waits (as a thread, or as the
+/// simulator) for it to end. `None` for a thread that is not one.
+pub(crate) fn join(os: libc::pthread_t, retval: *mut *mut libc::c_void) -> Option<i32> {
+    let target = lock(&THREADS).get(&(os as u64)).cloned()?;
+    let ended = || lock(&target.inner).reaped;
+    match me() {
+        Some(thread) => {
+            // Bounded by the target's end: each pass waits for a wake.
+            while !ended() {
+                let exited = {
+                    let mut inner = lock(&target.inner);
+                    if !inner.exited {
+                        inner.joiners.push(thread.clone());
+                    }
+                    inner.exited
+                };
+                if exited {
+                    // Its task reaps it at its next turn.
+                    thread.notify();
+                }
+                lock(&thread.inner).waits = "a thread's end (join)";
+                thread.pause();
+            }
+        }
+        None => {
+            if let Err(report) = simulator_waits(
+                || {
+                    let exited = lock(&target.inner).exited;
+                    if exited {
+                        reap(&target);
+                    }
+                    ended()
+                },
+                None,
+                "a thread's end (join)",
+            ) {
+                // std turns the error into a panic of the joining code; the
+                // report says why.
+                report_failure(&report);
+                return Some(libc::EDEADLK);
+            }
+        }
+    }
+    lock(&target.inner).released = true;
+    lock(&THREADS).remove(&(os as u64));
+    if !retval.is_null() {
+        // Safety: the caller's out pointer.
+        unsafe { *retval = lock(&target.inner).retval as *mut libc::c_void };
+    }
+    Some(0)
+}
+
+/// `pthread_detach` of a simulated thread: nothing to do (its task reaps
+/// it). `None` for a thread that is not one.
+pub(crate) fn detach(os: libc::pthread_t) -> Option<i32> {
+    let target = lock(&THREADS).get(&(os as u64)).cloned()?;
+    let reaped = {
+        let mut inner = lock(&target.inner);
+        inner.released = true;
+        inner.reaped
+    };
+    if reaped {
+        lock(&THREADS).remove(&(os as u64));
+    }
+    Some(0)
+}
