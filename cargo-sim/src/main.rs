@@ -91,6 +91,9 @@ fn main() -> ExitCode {
     }
 }
 
+/// The most seeds of a test that carries state run again, one process each.
+const FRESH_PROCESS_SEEDS_MAX: usize = 10_000;
+
 /// For a test that ran its seeds in one process: its first failing seed,
 /// when that seed passes run alone in a fresh process (state carried
 /// between seeds made it fail).
@@ -373,6 +376,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
                 replay_prefix,
                 replay_command,
                 whole_binary,
+                fresh_process_per_seed: false,
             });
         }
     }
@@ -426,7 +430,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         sim_trace,
     };
     let mut reporter = report::Reporter::new(config.deadline);
-    let results = match runner::run(&config, &binaries, cases, &mut reporter) {
+    let mut results = match runner::run(&config, &binaries, cases, &mut reporter) {
         Ok(results) => results,
         Err(runner::Interrupted(signal)) => {
             reporter.finish();
@@ -440,6 +444,49 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
     let interrupted = signals::received();
     if let Some(signal) = interrupted {
         eprintln!("sim: interrupted by signal {signal}; the report of what ran follows");
+    }
+    // A failing seed that passes alone failed because of the seeds before
+    // it in its process (a static, a process-wide counter): the test
+    // carries state, and its outcomes are not its seeds' own. Its seeds run
+    // again, one process each (a bounded count), so what is reported and
+    // saved reproduces.
+    let mut carried = std::collections::BTreeMap::new();
+    if interrupted.is_none() && soak.is_none() {
+        for (index, result) in results.iter().enumerate() {
+            if let Some(seed) = confirm_alone(&config, &binaries, result) {
+                carried.insert(index, seed);
+            }
+        }
+        let again: Vec<usize> = carried
+            .keys()
+            .copied()
+            .filter(|&i| results[i].case.seeds.len() <= FRESH_PROCESS_SEEDS_MAX)
+            .collect();
+        if !again.is_empty() {
+            let cases = again
+                .iter()
+                .map(|&i| runner::TestCase {
+                    fresh_process_per_seed: true,
+                    ..results[i].case.clone()
+                })
+                .collect();
+            let mut reporter = report::Reporter::new(None);
+            match runner::run(&config, &binaries, cases, &mut reporter) {
+                Ok(rerun) => {
+                    for (i, result) in again.iter().zip(rerun) {
+                        results[*i] = result;
+                    }
+                }
+                Err(runner::Interrupted(signal)) => {
+                    reporter.finish();
+                    eprintln!(
+                        "sim: interrupted by signal {signal}; no test process is left running"
+                    );
+                    return Ok(exit_for_signal(signal));
+                }
+            }
+            reporter.finish();
+        }
     }
     if config.verbose {
         // One test at one seed (a replay): show what it printed.
@@ -502,10 +549,22 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
     let mut failed = 0usize;
     let mut seeds_run = 0usize;
     let mut not_simulated = 0usize;
-    for result in &results {
+    for (index, result) in results.iter().enumerate() {
         seeds_run += result.outcomes.len();
         if result.mode == runner::Mode::NotSimulated {
             not_simulated += 1;
+        }
+        let rerun = result.case.fresh_process_per_seed;
+        let carried_seed = carried.get(&index).copied();
+        if let (Some(seed), true) = (carried_seed, rerun) {
+            eprintln!(
+                "sim: {} carries state from one seed to the next (a static, a process-wide \
+                 counter, a cache): seed {seed:#x} failed after other seeds ran in its process \
+                 and passes alone. Its {} ran again, one process each; the outcome below is \
+                 theirs.",
+                result.case.name,
+                plural(result.case.seeds.len() as usize, "seed")
+            );
         }
         if result.passed() {
             passed += 1;
@@ -514,12 +573,9 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
         failed += 1;
         let binary = &binaries[result.case.binary];
         // A seed that failed in a process shared with other seeds must
-        // fail alone too, or its replay line would not reproduce it.
-        let carried = if interrupted.is_none() {
-            confirm_alone(&config, &binaries, result)
-        } else {
-            None
-        };
+        // fail alone too, or its replay line would not reproduce it (too
+        // many seeds to run again one process each).
+        let carried = carried_seed.filter(|_| !rerun);
         let mut saved = None;
         if !options.no_save && carried.is_none() {
             // A soak run keeps every failing seed (up to the file's
@@ -563,8 +619,10 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
                 "  seed {seed:#x} passes when it runs alone: it failed only after other seeds ran \
                  in the same process, so the test carries state from one seed to the next (a \
                  static, a process-wide counter, a cache) and its replay line does not \
-                 reproduce it. Not saved. `--check-determinism` runs each seed again in a \
-                 fresh process and names the first event where the runs part."
+                 reproduce it. Not saved, and its {} are too many to run again one process \
+                 each (at most {FRESH_PROCESS_SEEDS_MAX}). `--check-determinism` runs each seed \
+                 again in a fresh process and names the first event where the runs part.",
+                plural(result.case.seeds.len() as usize, "seed")
             );
         }
         if let (Some(dir), None) = (&options.shrink, interrupted) {

@@ -54,6 +54,9 @@ pub struct TestCase {
     /// The binary is not libtest's (`harness = false`): it runs whole, once
     /// per seed, with `SIM_SEED`.
     pub whole_binary: bool,
+    /// Each seed runs in a process of its own: the test carries state from
+    /// one seed to the next, so seeds sharing a process are not their own.
+    pub fresh_process_per_seed: bool,
 }
 
 /// How long a test process may go without a record before the runner

@@ -111,6 +111,7 @@ pub fn run(
         .enumerate()
         .map(|(index, case)| {
             let count = case.seeds.len();
+            let fresh = case.fresh_process_per_seed;
             let share_count = jobs.min(count).max(1);
             let shares = (0..share_count)
                 .map(|k| Indices {
@@ -123,7 +124,13 @@ pub fn run(
                 index,
                 result: TestResult {
                     case,
-                    mode: Mode::Unknown,
+                    // A test known to carry state between seeds skips the
+                    // probe: each seed in a process of its own.
+                    mode: if fresh {
+                        Mode::PerProcess
+                    } else {
+                        Mode::Unknown
+                    },
                     outcomes: Default::default(),
                     elapsed: Duration::ZERO,
                     failing_hashes: BTreeMap::new(),

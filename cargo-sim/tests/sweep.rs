@@ -1787,10 +1787,10 @@ fn four_shards_merge_into_one_report() {
 
 /// A seed that fails only after other seeds ran in the same process (a
 /// static counter) is run alone before it is reported: it passes there, so
-/// it is reported as state carried between seeds, not saved as a
-/// replayable failure.
+/// the test carries state between seeds, and its seeds run again, one
+/// process each. What is reported (and saved) is those runs' outcome.
 #[test]
-fn a_seed_that_fails_only_after_others_in_its_process_is_named_so() {
+fn a_test_that_carries_state_between_seeds_runs_one_process_per_seed() {
     let dir = fixture("carried");
     write(
         &dir.join("tests/carried.rs"),
@@ -1804,19 +1804,40 @@ async fn counts_its_runs() {
     tokio::task::yield_now().await;
     assert!(n < 2, "the third run in this process");
 }
+
+#[tokio::test]
+async fn counts_and_fails_on_an_odd_seed() {
+    let n = RUNS.fetch_add(1, Ordering::SeqCst);
+    tokio::task::yield_now().await;
+    assert!(n < 2, "the third run in this process");
+    let seed: u64 = std::env::var("SIM_SEED").unwrap().trim_start_matches("0x").parse().unwrap();
+    assert!(seed % 2 == 0 || seed < 3, "the planted odd-seed bug");
+}
 "#,
     );
     let (output, _, stderr) = sim(&dir, "test --test carried --seeds 6 --jobs 1", &[]);
     assert!(!output.status.success(), "{stderr}");
-    assert!(stderr.contains("FAIL counts_its_runs "), "{stderr}");
     assert!(
-        stderr.contains("seed 0x2 passes when it runs alone"),
+        stderr.contains(
+            "counts_its_runs carries state from one seed to the next (a static, a process-wide \
+             counter, a cache): seed 0x2 failed after other seeds ran in its process and passes \
+             alone. Its 6 seeds ran again, one process each"
+        ),
         "{stderr}"
     );
-    assert!(stderr.contains("--check-determinism"), "{stderr}");
+    assert!(!stderr.contains("FAIL counts_its_runs "), "{stderr}");
+    // Its twin's own bug is found, and the seed saved replays it.
     assert!(
-        !dir.join("sim-regressions/test-carried.txt").exists(),
-        "not saved"
+        stderr.contains("FAIL counts_and_fails_on_an_odd_seed ")
+            && stderr.contains("seed 0x3 failed (panic)")
+            && stderr.contains("the planted odd-seed bug"),
+        "{stderr}"
+    );
+    let saved = std::fs::read_to_string(dir.join("sim-regressions/test-carried.txt")).unwrap();
+    assert!(
+        saved.contains("counts_and_fails_on_an_odd_seed 0x3 panic")
+            && !saved.contains("counts_its_runs"),
+        "{saved}"
     );
 }
 
