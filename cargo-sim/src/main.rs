@@ -563,7 +563,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
                  and passes alone. Its {} ran again, one process each; the outcome below is \
                  theirs.",
                 result.case.name,
-                plural(result.case.seeds.len() as usize, "seed")
+                plural(result.case.seeds.len(), "seed")
             );
         }
         if result.passed() {
@@ -622,7 +622,7 @@ fn test_command(args: &[String]) -> Result<ExitCode, String> {
                  reproduce it. Not saved, and its {} are too many to run again one process \
                  each (at most {FRESH_PROCESS_SEEDS_MAX}). `--check-determinism` runs each seed \
                  again in a fresh process and names the first event where the runs part.",
-                plural(result.case.seeds.len() as usize, "seed")
+                plural(result.case.seeds.len(), "seed")
             );
         }
         if let (Some(dir), None) = (&options.shrink, interrupted) {
