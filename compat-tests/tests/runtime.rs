@@ -106,6 +106,21 @@ fn shutdown_timeout_and_background() {
     rt.shutdown_background();
 }
 
+/// A runtime built inside another's `block_on` may be shut down there
+/// without waiting (unlike a drop, which would block).
+#[test]
+fn an_inner_runtime_shuts_down_inside_block_on() {
+    let outer = Builder::new_current_thread().enable_all().build().unwrap();
+    outer.block_on(async {
+        let inner = Builder::new_current_thread().build().unwrap();
+        inner.spawn(std::future::pending::<()>());
+        inner.shutdown_timeout(Duration::ZERO);
+        let inner = Builder::new_current_thread().build().unwrap();
+        inner.spawn(std::future::pending::<()>());
+        inner.shutdown_background();
+    });
+}
+
 #[test]
 fn a_panic_in_the_root_future_fails_block_on() {
     let rt = Builder::new_current_thread().build().unwrap();

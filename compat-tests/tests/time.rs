@@ -302,3 +302,18 @@ async fn a_busy_task_does_not_stop_the_clock_for_a_threads_sleep() {
     }
     thread.join().unwrap();
 }
+
+/// A paused clock does not move while a blocking task runs, even past a
+/// timeout shorter than the task's sleep: that sleep is the system's time.
+#[tokio::test(start_paused = true)]
+async fn a_paused_clock_waits_for_a_blocking_task() {
+    let start = tokio::time::Instant::now();
+    tokio::time::timeout(
+        Duration::from_millis(1),
+        tokio::task::spawn_blocking(|| std::thread::sleep(Duration::from_millis(50))),
+    )
+    .await
+    .expect("the timeout does not fire while the blocking task runs")
+    .unwrap();
+    assert!(start.elapsed() < Duration::from_millis(1));
+}

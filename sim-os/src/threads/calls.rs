@@ -303,6 +303,15 @@ fn thread_wait(thread: &Arc<SimThread>, addr: usize, deadline_ns: Option<u64>) -
 /// when the caller is not one.
 pub(crate) fn sleep_until(deadline_ns: impl FnOnce(&Core) -> u64) -> Option<()> {
     let thread = me()?;
+    // A paused tokio clock does not move while a blocking task runs: the
+    // task's sleep passes in system time, which that clock does not see.
+    // Here the sleep takes no virtual time; others get a turn.
+    if sim_runtime::context::on_blocking_pool()
+        && sim_runtime::context::with_simulation(|core| core.is_paused()).unwrap_or(false)
+    {
+        yield_now();
+        return Some(());
+    }
     let deadline = sim_runtime::context::with_simulation(deadline_ns)?;
     // Bounded: each turn either finds the deadline reached or waits for it.
     loop {

@@ -88,6 +88,23 @@ pub fn in_blocking_section() -> bool {
     BLOCKING.try_with(Cell::get).unwrap_or(0) > 0
 }
 
+thread_local! {
+    /// This thread runs a `spawn_blocking` closure (tokio's blocking pool).
+    static BLOCKING_POOL: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The calling thread runs `spawn_blocking` closures from now on (a thread
+/// of the blocking pool, which exists for its closure).
+pub fn join_blocking_pool() {
+    BLOCKING_POOL.with(|b| b.set(true));
+}
+
+/// Whether the calling thread runs a `spawn_blocking` closure: while the
+/// clock is paused, tokio does not move it for such a thread's sleep.
+pub fn on_blocking_pool() -> bool {
+    BLOCKING_POOL.try_with(Cell::get).unwrap_or(false)
+}
+
 /// Until the guard drops, this thread drives tasks again (a `block_on`
 /// inside a blocking section): the section's permission does not reach
 /// into the tasks it runs.

@@ -100,12 +100,23 @@ impl Runtime {
     /// blocks, so the timeout is never waited for.
     pub fn shutdown_timeout(self, duration: Duration) {
         let _ = duration;
-        drop(self);
+        self.shut_down();
     }
 
     /// Shuts down at once, cancelling every task.
     pub fn shutdown_background(self) {
-        drop(self);
+        self.shut_down();
+    }
+
+    /// Shuts down without the check a drop makes: a shutdown that does not
+    /// wait is allowed inside an asynchronous context, as in tokio.
+    fn shut_down(self) {
+        let this = std::mem::ManuallyDrop::new(self);
+        // Safety: read once from a value that is never used or dropped again.
+        let handle = unsafe { std::ptr::read(&this.handle) };
+        if std::thread::current().id() == handle.thread() {
+            close(&handle);
+        }
     }
 
     /// What the runtime can tell about itself.

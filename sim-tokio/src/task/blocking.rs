@@ -73,6 +73,7 @@ where
                     // The blocking pool's threads are in the runtime's
                     // context, as tokio's are.
                     let _enter = handle.enter();
+                    sim_runtime::context::join_blocking_pool();
                     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(func));
                     let waker = {
                         let mut outcome = lock(&shared);
