@@ -40,6 +40,9 @@ TEST OPTIONS (cargo sim test; every other argument goes to cargo test):
     --trace-failing          with --trace: the failing seeds' traces only
     -j, --jobs N             test processes at once (default: the cores)
     --keep-going             run every seed, not only up to the first failure
+                             (cargo test has no --keep-going; a target that does
+                             not compile never stops the others; cargo build's
+                             own: cargo sim build --keep-going)
     --check-determinism      run each seed again in a fresh process, compare traces
     --junit FILE             write a JUnit XML report
     --partition K/N          run share K of N of the seeds (a CI matrix); auto/N
