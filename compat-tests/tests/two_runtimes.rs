@@ -107,3 +107,27 @@ fn a_current_thread_runtimes_tasks_run_only_while_it_is_blocked_on() {
     idle.block_on(tokio::task::yield_now());
     assert!(ran.load(Ordering::SeqCst));
 }
+
+/// Runtimes alive together, blocked on one after another: each one's
+/// timeout expires in its own `block_on`.
+#[test]
+fn timeouts_expire_on_each_of_several_live_runtimes() {
+    let runtimes = [
+        Builder::new_current_thread().enable_all().build().unwrap(),
+        multi(true),
+        Builder::new_multi_thread()
+            .worker_threads(4)
+            .enable_all()
+            .build()
+            .unwrap(),
+    ];
+    for rt in &runtimes {
+        rt.block_on(async {
+            let (_tx, rx) = tokio::sync::oneshot::channel::<()>();
+            let start = tokio::time::Instant::now();
+            let waited = tokio::time::timeout(Duration::from_millis(10), rx).await;
+            assert!(waited.is_err());
+            assert!(tokio::time::Instant::now() >= start + Duration::from_millis(10));
+        });
+    }
+}

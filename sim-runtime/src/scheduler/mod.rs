@@ -275,9 +275,12 @@ impl Scheduler {
         self.root_queued = false;
     }
 
-    /// The root future finished: it leaves the ready set.
+    /// The root future finished: it leaves the ready set, and a wake during
+    /// its last poll is forgotten (the next `block_on`'s root is queued
+    /// afresh).
     pub fn root_done(&mut self) {
         self.ready.retain(|&s| s != ROOT_SLOT);
+        self.root_queued = false;
     }
 
     /// Queues the outer root future again (a nested `block_on` ended).
