@@ -665,3 +665,42 @@ fn quickack_on_the_server_releases_the_held_body() {
     });
     sim.run();
 }
+
+/// A connect refused in the simulation while a real socket of the process
+/// (a `std::net::TcpListener`) listens on that port says why: the kernel's
+/// network is outside the simulation.
+#[test]
+fn a_connect_to_a_port_only_a_real_listener_holds_names_the_escape() {
+    let real = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = real.local_addr().unwrap().port();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build_with(SimConfig::with_seed(5));
+    let err = runtime
+        .block_on(async move { TcpStream::connect(("127.0.0.1", port)).await })
+        .expect_err("nothing in the simulation listens there");
+    assert_eq!(err.kind(), ErrorKind::ConnectionRefused);
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!(
+            "a real socket of this process (std::net::TcpListener) listens on port {port}"
+        )),
+        "{message}"
+    );
+    assert!(
+        message.contains("Listen with tokio::net::TcpListener"),
+        "{message}"
+    );
+    // A port no real socket holds keeps the plain refusal.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build_with(SimConfig::with_seed(5));
+    let err = runtime
+        .block_on(async { TcpStream::connect("127.0.0.1:1").await })
+        .expect_err("nothing listens");
+    assert_eq!(
+        err.to_string(),
+        "Connection refused: nothing listens on 127.0.0.1:1"
+    );
+    drop(real);
+}

@@ -20,6 +20,7 @@ pub mod files;
 pub mod interpose;
 pub mod logs;
 mod raw;
+pub mod real_sockets;
 #[cfg(all(
     simulation,
     target_os = "linux",

@@ -297,10 +297,7 @@ impl Network {
                 Phase::Failed(io::ErrorKind::TimedOut) => {
                     Poll::Ready(Err(io::Error::from_raw_os_error(handshake::ETIMEDOUT)))
                 }
-                Phase::Failed(kind) => Poll::Ready(Err(io::Error::new(
-                    kind,
-                    format!("Connection refused: nothing listens on {}", end.peer),
-                ))),
+                Phase::Failed(kind) => Poll::Ready(Err(refused(kind, end.peer))),
                 Phase::Connecting => {
                     end.write_waker = Some(cx.waker().clone());
                     wait_on("TcpStream::connect", end.local, end.peer);
@@ -768,4 +765,25 @@ impl Network {
 /// Whether `ip` means "this host" wherever it is used.
 pub fn is_local(ip: IpAddr) -> bool {
     ip.is_loopback() || ip.is_unspecified()
+}
+
+/// A refused connect's error. When a real socket of this process listens on
+/// that port (a `std::net::TcpListener`), the refusal says why and counts
+/// as an escape: the kernel's network is outside the simulation.
+fn refused(kind: io::ErrorKind, peer: SocketAddr) -> io::Error {
+    if !sim_os::real_sockets::listened_on(peer.port()) {
+        return io::Error::new(
+            kind,
+            format!("Connection refused: nothing listens on {peer}"),
+        );
+    }
+    let message = format!(
+        "sim: escape refused: a connect to {peer} found nothing listening in the simulation, \
+         but a real socket of this process (std::net::TcpListener) listens on port {}: the \
+         kernel's network is outside the simulation, and no simulated connection reaches it. \
+         Listen with tokio::net::TcpListener, so both ends are simulated.",
+        peer.port()
+    );
+    sim_runtime::sweep::note_escape(&message);
+    io::Error::new(kind, format!("Connection refused: {message}"))
 }
