@@ -12,6 +12,7 @@ use std::sync::Mutex;
 static PORTS: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
 
 /// How many ports are kept.
+#[cfg(simulation)]
 const PORTS_MAX: usize = 4096;
 
 /// Whether a real socket of this process listened on `port` (the kernel's
@@ -24,6 +25,7 @@ pub fn listened_on(port: u16) -> bool {
 }
 
 /// Notes the port of `fd`, a socket that now listens.
+#[cfg(simulation)]
 fn note(fd: libc::c_int) {
     // Safety: getsockname into a zeroed storage of its full size.
     let port = unsafe {
