@@ -24,9 +24,10 @@ pub(crate) fn classify(message: String) -> (FailureClass, String) {
     let class = crate::failure::take_failure_class();
     let escapes = ESCAPES.with(|e| e.borrow().clone());
     match class {
-        Some(class) => (class, message),
-        None if message.contains("sim: escape refused") => (FailureClass::Escape, message),
-        None if !escapes.is_empty() => {
+        _ if message.contains("sim: escape refused") => (FailureClass::Escape, message),
+        // A refused escape is the cause of what failed after it (a deadlock
+        // on an answer the kernel's side never sent, a refused connect).
+        _ if !escapes.is_empty() => {
             let mut message = message;
             for escape in escapes {
                 message.push_str("\n\n");
@@ -34,6 +35,7 @@ pub(crate) fn classify(message: String) -> (FailureClass, String) {
             }
             (FailureClass::Escape, message)
         }
+        Some(class) => (class, message),
         None => (FailureClass::Panic, message),
     }
 }
@@ -143,11 +145,12 @@ pub(crate) fn install_panic_hook() {
                 eprintln!("{}", recent_text.trim_start());
             }
             if reporting() {
-                let class = crate::failure::failure_class().unwrap_or(if escapes.is_empty() {
-                    FailureClass::Panic
+                // A refused escape is the cause of what failed after it.
+                let class = if escapes.is_empty() {
+                    crate::failure::failure_class().unwrap_or(FailureClass::Panic)
                 } else {
                     FailureClass::Escape
-                });
+                };
                 let mut message = text;
                 for escape in &escapes {
                     message.push_str("\n\n");
