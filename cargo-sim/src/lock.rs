@@ -26,6 +26,8 @@ pub struct LockFiles {
     pub lock: PathBuf,
     /// The simulation build's lock, kept between runs.
     pub sim_lock: PathBuf,
+    /// Which user lock the kept one was made from (its FNV-1a hash).
+    pub sim_lock_origin: PathBuf,
     /// The saved user lock while a swap is in progress.
     pub journal: PathBuf,
     /// Held with `flock` during a swap.
@@ -41,6 +43,7 @@ impl LockFiles {
         LockFiles {
             lock: root.join("Cargo.lock"),
             sim_lock: target.join(format!("Cargo.sim.{key}.lock")),
+            sim_lock_origin: target.join(format!("Cargo.sim.{key}.lock.origin")),
             journal: target.join(format!("Cargo.lock.{key}.journal")),
             mutex: target.join(format!("Cargo.lock.{key}.mutex")),
         }
@@ -117,7 +120,10 @@ impl Held<'_> {
     }
 
     /// Saves the user's lock to the journal and puts the simulation build's
-    /// lock (from the last run, if any) in its place.
+    /// lock in its place: the last run's, when it was made from this very
+    /// user lock; otherwise the user's stays, to be pointed at the facade,
+    /// so the simulation build uses the versions the user's build does
+    /// (after a `cargo update`, a new dependency, a deleted lock).
     pub fn swap_in(&mut self) -> Result<(), String> {
         let files = self.files;
         let original = std::fs::read(&files.lock).ok();
@@ -125,9 +131,12 @@ impl Held<'_> {
         write_durably(&files.journal, &saved)
             .map_err(|e| format!("cannot write {}: {e}", files.journal.display()))?;
         self.swapped = true;
-        if let Ok(bytes) = std::fs::read(&files.sim_lock) {
-            std::fs::write(&files.lock, bytes)
-                .map_err(|e| format!("cannot write {}: {e}", files.lock.display()))?;
+        let origin = std::fs::read_to_string(&files.sim_lock_origin).unwrap_or_default();
+        if origin.trim() == origin_of(&saved) {
+            if let Ok(bytes) = std::fs::read(&files.sim_lock) {
+                std::fs::write(&files.lock, bytes)
+                    .map_err(|e| format!("cannot write {}: {e}", files.lock.display()))?;
+            }
         }
         Ok(())
     }
@@ -139,11 +148,13 @@ impl Held<'_> {
             return Ok(());
         }
         let files = self.files;
-        if let Ok(bytes) = std::fs::read(&files.lock) {
-            let _ = std::fs::write(&files.sim_lock, bytes);
-        }
         let saved = std::fs::read(&files.journal)
             .map_err(|e| format!("the journal {} is gone: {e}", files.journal.display()))?;
+        if let Ok(bytes) = std::fs::read(&files.lock) {
+            if std::fs::write(&files.sim_lock, bytes).is_ok() {
+                let _ = std::fs::write(&files.sim_lock_origin, origin_of(&saved));
+            }
+        }
         self.put_back(&saved)?;
         self.swapped = false;
         Ok(())
@@ -162,6 +173,12 @@ fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut file = File::create(path)?;
     file.write_all(bytes)?;
     file.sync_all()
+}
+
+/// What the kept simulation lock was made from: the user's lock's bytes
+/// (or the marker of none), hashed.
+fn origin_of(saved: &[u8]) -> String {
+    format!("{:016x}", fnv1a(saved))
 }
 
 /// FNV-1a: a stable name for a workspace's files.

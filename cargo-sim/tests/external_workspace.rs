@@ -134,4 +134,56 @@ fn runs_an_unmodified_crate_and_keeps_its_lock() {
         lock_before == lock_after,
         "cargo sim changed the user's Cargo.lock"
     );
+
+    // The simulation build's lock is kept between runs only while the
+    // user's is the one it was made from: after the user's changes (a
+    // `cargo update`, here a comment), it is made afresh from the user's.
+    let sim_dir = target.join("external-target/sim");
+    let kept: Vec<PathBuf> = std::fs::read_dir(&sim_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("Cargo.sim.") && name.ends_with(".lock")
+        })
+        .collect();
+    assert!(
+        !kept.is_empty(),
+        "a kept simulation lock in {}",
+        sim_dir.display()
+    );
+    for lock in &kept {
+        let mut text = std::fs::read_to_string(lock).unwrap();
+        text.push_str("# stale\n");
+        std::fs::write(lock, text).unwrap();
+    }
+    let mut changed = lock_after.clone();
+    changed.extend_from_slice(b"# changed by the user\n");
+    std::fs::write(dir.join("Cargo.lock"), &changed).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
+        .args(["sim", "test"])
+        .current_dir(&dir)
+        .env("CARGO_TARGET_DIR", target.join("external-target"))
+        .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")
+        .env("SIM_SEED", "0x2a")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for lock in &kept {
+        let text = std::fs::read_to_string(lock).unwrap();
+        assert!(
+            !text.contains("# stale"),
+            "the kept lock of another user lock was used: {}",
+            lock.display()
+        );
+    }
+    assert_eq!(
+        std::fs::read(dir.join("Cargo.lock")).unwrap(),
+        changed,
+        "the user's lock is as the user left it"
+    );
 }
