@@ -116,6 +116,42 @@ async fn tasks_of_a_threads_runtime_run_on_that_thread() {
         .unwrap();
 }
 
+/// A std thread that polls a future by hand in a busy loop, and a task
+/// that lets it work with `std::thread::sleep` (tower's buffer tests do
+/// both): the thread runs while the task sleeps, as on a real machine.
+#[tokio::test]
+async fn a_spinning_thread_works_while_a_task_sleeps() {
+    use std::future::Future;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::task::{Context, Poll};
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<u32>(1);
+    let got = Arc::new(AtomicBool::new(false));
+    let seen = got.clone();
+    let spinner = std::thread::spawn(move || {
+        let waker = futures::task::noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        loop {
+            let mut recv = std::pin::pin!(rx.recv());
+            if let Poll::Ready(value) = recv.as_mut().poll(&mut cx) {
+                assert_eq!(value, Some(7));
+                seen.store(true, Ordering::SeqCst);
+                return;
+            }
+        }
+    });
+    // Blocks the runtime's thread; the thread spins on an empty channel
+    // meanwhile, and must not hold the turn for ever.
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(!got.load(Ordering::SeqCst));
+    tx.send(7).await.unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(got.load(Ordering::SeqCst), "the thread took the value meanwhile");
+    tokio::task::spawn_blocking(move || spinner.join().unwrap())
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn a_thread_sleeps_and_a_task_waits_for_it() {
     let (tx, rx) = tokio::sync::oneshot::channel();

@@ -245,13 +245,16 @@ pub(crate) fn add_waker(wakers: &mut Vec<Waker>, waker: &Waker) {
 /// Notes what the running task waits on, a socket (see
 /// `sim_runtime::WaitNote`).
 pub(crate) fn wait_on(what: &'static str, local: SocketAddr, peer: SocketAddr) {
-    sim_runtime::context::with_current(|core| {
+    let noted = sim_runtime::context::with_current(|core| {
         core.note_wait(sim_runtime::WaitNote {
             what,
             detail: sim_runtime::WaitDetail::Conn { local, peer },
             site: None,
         })
     });
+    if noted.is_none() {
+        sim_runtime::context::pending_outside_runtime();
+    }
 }
 
 // ----- UDP ---------------------------------------------------------------------

@@ -347,7 +347,9 @@ mod overrides {
         if !request.is_null() {
             let r = &*request;
             let ns = r.tv_sec as u64 * 1_000_000_000 + r.tv_nsec as u64;
-            if crate::threads::sleep_until(|core| core.now_ns() + ns).is_some() {
+            if crate::threads::sleep_until(|core| core.now_ns() + ns).is_some()
+                || crate::threads::simulator_sleep(|core| core.now_ns() + ns).is_some()
+            {
                 if !remain.is_null() {
                     (*remain).tv_sec = 0;
                     (*remain).tv_nsec = 0;
@@ -376,7 +378,7 @@ mod overrides {
             let r = &*request;
             let ns = r.tv_sec as u64 * 1_000_000_000 + r.tv_nsec as u64;
             let absolute = flags & libc::TIMER_ABSTIME != 0;
-            let slept = crate::threads::sleep_until(|core| {
+            let deadline = |core: &sim_runtime::Core| {
                 if !absolute {
                     core.now_ns() + ns
                 } else if matches!(classify(clock), Virtual::Monotonic) {
@@ -384,7 +386,9 @@ mod overrides {
                 } else {
                     ns.saturating_sub(core.config().epoch_unix_ns)
                 }
-            });
+            };
+            let slept = crate::threads::sleep_until(deadline)
+                .or_else(|| crate::threads::simulator_sleep(deadline));
             if slept.is_some() {
                 return 0;
             }

@@ -24,9 +24,12 @@ pub(crate) fn note_wait(
     detail: sim_runtime::WaitDetail,
     site: Option<&'static std::panic::Location<'static>>,
 ) {
-    sim_runtime::context::with_current(|core| {
+    let noted = sim_runtime::context::with_current(|core| {
         core.note_wait(sim_runtime::WaitNote { what, detail, site })
     });
+    if noted.is_none() {
+        sim_runtime::context::pending_outside_runtime();
+    }
 }
 
 /// Runs `future` to completion on a private, throwaway simulation: what the

@@ -328,6 +328,80 @@ pub(crate) fn sleep_until(deadline_ns: impl FnOnce(&Core) -> u64) -> Option<()> 
     }
 }
 
+/// How much virtual time one turn of a simulated thread takes while the
+/// simulator's thread sleeps: a thread that spins (polls, never blocks)
+/// would otherwise hold the clock still under the sleep forever.
+const SLEEP_TURN_NS: u64 = 100_000;
+
+/// The most turns one sleep of the simulator's thread hands out.
+const SLEEP_TURNS_MAX: u64 = 10_000_000;
+
+/// `nanosleep`/`clock_nanosleep` on the simulator's own thread inside a run
+/// (a task calls `std::thread::sleep`, as tests do to "let a worker
+/// work"): the task holds its runtime's thread, so no task runs, but the
+/// simulated threads do, picked by the seed, and virtual time passes to the
+/// deadline (each turn costs `SLEEP_TURN_NS`; with no thread to run the
+/// clock jumps to the next event). `None` when the caller is not the
+/// simulator's thread in a run.
+pub(crate) fn simulator_sleep(deadline_ns: impl FnOnce(&Core) -> u64) -> Option<()> {
+    if me().is_some() {
+        return None;
+    }
+    let deadline = sim_runtime::context::with_current(deadline_ns)?;
+    let core_id = sim_runtime::context::current_id()?;
+    let now = || sim_runtime::context::with_current(|core| core.now_ns()).unwrap_or(u64::MAX);
+    // Moves the clock by at most `by`, never past the deadline, firing the
+    // events it passes.
+    let pass = |by: u64| {
+        sim_runtime::context::with_current(|core| {
+            let now = core.now_ns();
+            let next = core.next_event_ns().unwrap_or(u64::MAX).max(now);
+            let to = now.saturating_add(by).min(deadline).min(next);
+            core.advance_clock(std::time::Duration::from_nanos(to - now));
+        });
+    };
+    for _ in 0..SLEEP_TURNS_MAX {
+        if now() >= deadline {
+            return Some(());
+        }
+        let runnable: Vec<Arc<SimThread>> = lock(&THREADS)
+            .values()
+            .filter(|t| {
+                let inner = lock(&t.inner);
+                inner.core_id == core_id && inner.notified && !inner.exited
+            })
+            .cloned()
+            .collect();
+        if runnable.is_empty() {
+            pass(u64::MAX);
+            continue;
+        }
+        let index = sim_runtime::context::with_current(|core| {
+            core.stream_below("threads", runnable.len() as u64)
+        })
+        .unwrap_or(0) as usize;
+        let thread = &runnable[index];
+        let task = {
+            let mut inner = lock(&thread.inner);
+            inner.notified = false;
+            inner.task
+        };
+        sim_runtime::context::with_current(|core| {
+            core.trace(
+                sim_runtime::trace::EventKind::Poll,
+                task,
+                sim_runtime::trace::Label::None,
+            )
+        });
+        thread.run();
+        if lock(&thread.inner).exited {
+            reap(thread);
+        }
+        pass(SLEEP_TURN_NS);
+    }
+    Some(())
+}
+
 /// `sched_yield` on a simulated thread: a scheduling point.
 pub(crate) fn yield_now() -> bool {
     let Some(thread) = me() else {

@@ -28,7 +28,7 @@ mod calls;
 
 use block_on::Request;
 pub(crate) use block_on::{block_on, current_token, run_on_thread};
-pub(crate) use calls::{detach, futex, join, sleep_until, yield_now};
+pub(crate) use calls::{detach, futex, join, simulator_sleep, sleep_until, yield_now};
 
 use sim_runtime::Core;
 use sim_runtime::TaskMeta;

@@ -91,6 +91,45 @@ pub fn in_blocking_section() -> bool {
 thread_local! {
     /// This thread runs a `spawn_blocking` closure (tokio's blocking pool).
     static BLOCKING_POOL: Cell<bool> = const { Cell::new(false) };
+    /// Futures of the simulation that returned `Pending` to this thread
+    /// outside any runtime (see [`pending_outside_runtime`]).
+    static PENDING_OUTSIDE: Cell<u32> = const { Cell::new(0) };
+    /// This thread owes a scheduling point (see [`yield_if_due`]).
+    static YIELD_DUE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A future polled by hand on a simulated OS thread outside any runtime
+/// (a thread that loops over `poll` until ready, as tower's buffer tests
+/// do) is not ready. Such a loop never blocks, so it never gives the turn
+/// back, where a real OS would preempt it: every `SPIN_PENDING_POLLS`th
+/// `Pending` here makes the thread owe a scheduling point, taken at the
+/// next [`yield_if_due`] (not here: the primitive may hold its lock).
+pub fn pending_outside_runtime() {
+    /// How many not-ready polls a thread makes between yields.
+    const SPIN_PENDING_POLLS: u32 = 16;
+    if with_current(|_| ()).is_some() || with_simulation(|_| ()).is_none() {
+        return;
+    }
+    let count = PENDING_OUTSIDE.with(|p| {
+        let next = p.get().wrapping_add(1);
+        p.set(next);
+        next
+    });
+    if count % SPIN_PENDING_POLLS == 0 {
+        YIELD_DUE.with(|y| y.set(true));
+    }
+}
+
+/// Takes the scheduling point [`pending_outside_runtime`] made due, if
+/// any. Called where the thread holds none of the simulation's locks (a
+/// primitive about to take its own).
+#[inline]
+pub fn yield_if_due() {
+    if YIELD_DUE.try_with(|y| y.replace(false)).unwrap_or(false) {
+        // Interposed in simulation builds: the thread's scheduling point.
+        // Safety: a plain libc call.
+        unsafe { libc::sched_yield() };
+    }
 }
 
 /// The calling thread runs `spawn_blocking` closures from now on (a thread

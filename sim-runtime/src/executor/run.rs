@@ -408,6 +408,12 @@ impl Core {
         true
     }
 
+    /// When the next pending event (a timer, a sleep, a delivery) is due,
+    /// in virtual ns, if any.
+    pub fn next_event_ns(&self) -> Option<u64> {
+        self.time.next_deadline()
+    }
+
     /// `tokio::time::advance`: moves the clock forward by `by` at once and
     /// fires every event due by then.
     pub fn advance_clock(&self, by: Duration) {

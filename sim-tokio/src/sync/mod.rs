@@ -45,6 +45,8 @@ pub(crate) fn budget(cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
 }
 
 pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A thread spinning on polls yields here, holding no lock of ours.
+    sim_runtime::context::yield_if_due();
     // A panic while holding an internal lock leaves consistent state (every
     // critical section is a few field updates); keep going.
     m.lock().unwrap_or_else(|e| e.into_inner())
