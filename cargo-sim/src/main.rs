@@ -105,7 +105,16 @@ fn confirm_alone(
     if result.mode != runner::Mode::InProcess || result.case.seeds.len() < 2 {
         return None;
     }
-    let (index, _) = result.failures().into_iter().next()?;
+    let (index, outcome) = result.failures().into_iter().next()?;
+    if let runner::Outcome::Fail {
+        class: sim_runtime::sweep::FailureClass::Nondeterminism,
+        ..
+    } = outcome
+    {
+        // `--check-determinism` already compared it with a fresh process:
+        // state carried between seeds is what it reports.
+        return None;
+    }
     if index == 0 {
         // The process's first seed: nothing ran before it.
         return None;
