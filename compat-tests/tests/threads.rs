@@ -146,7 +146,10 @@ async fn a_spinning_thread_works_while_a_task_sleeps() {
     assert!(!got.load(Ordering::SeqCst));
     tx.send(7).await.unwrap();
     std::thread::sleep(Duration::from_millis(50));
-    assert!(got.load(Ordering::SeqCst), "the thread took the value meanwhile");
+    assert!(
+        got.load(Ordering::SeqCst),
+        "the thread took the value meanwhile"
+    );
     tokio::task::spawn_blocking(move || spinner.join().unwrap())
         .await
         .unwrap();
