@@ -425,7 +425,7 @@ fn a_two_host_echo_writes_the_same_trace_in_two_processes() {
         "tcp-connect",
         "tcp-accept",
         "send ",
-        "tcp-deliver",
+        "deliver #",
     ] {
         assert!(text.contains(word), "the trace records {word}");
     }

@@ -25,6 +25,7 @@ pub mod control;
 mod draws;
 pub mod link;
 pub mod net;
+mod ports;
 pub mod signal;
 mod socket;
 mod state;

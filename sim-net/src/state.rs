@@ -4,6 +4,7 @@
 //! `control.rs`, `signal.rs`) work on it; it imports none of them.
 
 use crate::link::{LinkConfig, LinkMode};
+use crate::ports::PortMap;
 pub use crate::socket::SocketId;
 use crate::socket::{Datagram, Segment, TcpEnd, TcpListenerState, UdpState, UnixDatagramState};
 use sim_runtime::rng::Rng;
@@ -34,22 +35,26 @@ pub enum ConnectPolicy {
 /// The first port handed out for ephemeral binds (the IANA dynamic range).
 pub(crate) const EPHEMERAL_FIRST: u16 = 49152;
 
+// A delivery reads a host it has not touched for a while: the fields it
+// reads (`alive`, the UDP ports) come first, in the host's first cache
+// line; names and the rarer tables follow.
+#[repr(C, align(64))]
 pub(crate) struct Host {
-    pub(crate) name: String,
-    pub(crate) addr: Ipv4Addr,
     pub(crate) alive: bool,
-    pub(crate) incarnation: u32,
+    /// Down because its process exited, not because it crashed: the
+    /// machine is up, and its kernel answers with RSTs.
+    pub(crate) exited: bool,
     pub(crate) next_port: u16,
+    pub(crate) incarnation: u32,
+    pub(crate) addr: Ipv4Addr,
+    pub(crate) udp_ports: PortMap,
     pub(crate) tcp_ports: BTreeMap<u16, u32>,
-    pub(crate) udp_ports: BTreeMap<u16, u32>,
+    pub(crate) name: String,
     /// Unix socket paths bound on the host: its own namespace.
     pub(crate) unix_paths: BTreeMap<std::path::PathBuf, u32>,
     /// Paths of Unix listeners that were dropped: their socket files.
     pub(crate) unix_stale: std::collections::BTreeSet<std::path::PathBuf>,
     pub(crate) policy: ConnectPolicy,
-    /// Down because its process exited, not because it crashed: the
-    /// machine is up, and its kernel answers with RSTs.
-    pub(crate) exited: bool,
 }
 
 pub(crate) enum Socket {
@@ -131,7 +136,7 @@ impl NetState {
             incarnation: 0,
             next_port: EPHEMERAL_FIRST,
             tcp_ports: BTreeMap::new(),
-            udp_ports: BTreeMap::new(),
+            udp_ports: PortMap::default(),
             unix_paths: BTreeMap::new(),
             unix_stale: std::collections::BTreeSet::new(),
             policy: ConnectPolicy::Normal,

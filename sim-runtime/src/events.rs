@@ -40,6 +40,15 @@ const SLOT_MAX: u64 = 1 << SLOT_BITS;
 const SEQ_MAX: u64 = 1 << (64 - SLOT_BITS);
 
 impl Entry {
+    /// The entry's place in the order as one number: comparing two is one
+    /// 128-bit compare, which the heap's loops select with without a
+    /// branch (a pop's comparisons are unpredictable, and mispredicted
+    /// branches were most of its time).
+    #[inline(always)]
+    fn rank(self) -> u128 {
+        (u128::from(self.deadline_ns) << 64) | u128::from(self.key)
+    }
+
     fn seq(self) -> u64 {
         self.key >> SLOT_BITS
     }
@@ -49,79 +58,156 @@ impl Entry {
 }
 
 /// A min-heap of entries with four children per node: half the depth of a
-/// binary heap, and each level's children compared in one cache line.
+/// binary heap. The entries are laid out so that each node's four children
+/// fill one 64-byte line exactly (the root alone in the first line's last
+/// lane, padded), so a level of a sift costs one line, never two; lanes past
+/// the end hold a sentinel that ranks last, so a pick among children needs
+/// no bounds check.
 #[derive(Default)]
 struct QuadHeap {
-    entries: Vec<Entry>,
+    lines: Vec<Line>,
+    len: usize,
 }
+
+/// Four entries in one cache line: the children of one node.
+#[derive(Clone, Copy)]
+#[repr(align(64))]
+struct Line([Entry; 4]);
+
+/// What an unused lane holds: it ranks after every real entry.
+const SENTINEL: Entry = Entry {
+    deadline_ns: u64::MAX,
+    key: u64::MAX,
+};
+
+/// Lanes before the root: logical index `i` lives at lane `i + PAD`, so
+/// the children of `i` (`4i + 1 ..= 4i + 4`) are line `i + 1`.
+const PAD: usize = 3;
 
 impl QuadHeap {
     fn len(&self) -> usize {
-        self.entries.len()
+        self.len
     }
 
-    fn peek(&self) -> Option<&Entry> {
-        self.entries.first()
+    #[inline(always)]
+    fn get(&self, index: usize) -> Entry {
+        let lane = index + PAD;
+        self.lines[lane / 4].0[lane % 4]
+    }
+
+    #[inline(always)]
+    fn set(&mut self, index: usize, entry: Entry) {
+        let lane = index + PAD;
+        self.lines[lane / 4].0[lane % 4] = entry;
+    }
+
+    fn peek(&self) -> Option<Entry> {
+        (self.len > 0).then(|| self.get(0))
     }
 
     fn push(&mut self, entry: Entry) {
-        self.entries.push(entry);
-        let mut at = self.entries.len() - 1;
+        let lane = self.len + PAD;
+        if lane / 4 == self.lines.len() {
+            self.lines.push(Line([SENTINEL; 4]));
+        }
+        self.len += 1;
+        let mut at = self.len - 1;
         // Bounded by the depth: log4 of the length.
         while at > 0 {
             let parent = (at - 1) / 4;
-            if self.entries[parent] <= entry {
+            let above = self.get(parent);
+            if above.rank() <= entry.rank() {
                 break;
             }
-            self.entries[at] = self.entries[parent];
+            self.set(at, above);
             at = parent;
         }
-        self.entries[at] = entry;
+        self.set(at, entry);
     }
 
     fn pop(&mut self) -> Option<Entry> {
-        let last = self.entries.pop()?;
-        if self.entries.is_empty() {
-            return Some(last);
+        if self.len == 0 {
+            return None;
         }
-        let top = self.entries[0];
-        let len = self.entries.len();
+        let top = self.get(0);
+        self.len -= 1;
+        let last = self.get(self.len);
+        self.set(self.len, SENTINEL);
+        if self.len == 0 {
+            return Some(top);
+        }
+        let len = self.len;
         let mut at = 0;
+        // Bounded by the depth: log4 of the length.
         loop {
             let first = 4 * at + 1;
             if first >= len {
                 break;
             }
-            let end = (first + 4).min(len);
-            let mut least = first;
-            for child in first + 1..end {
-                if self.entries[child] < self.entries[least] {
-                    least = child;
-                }
+            // The children are line `at + 1`; lanes past the end hold the
+            // sentinel, which never wins.
+            let children = &self.lines[at + 1].0;
+            let mut least = 0;
+            let mut least_rank = children[0].rank();
+            for (lane, child) in children.iter().enumerate().skip(1) {
+                let rank = child.rank();
+                let less = rank < least_rank;
+                least = if less { lane } else { least };
+                least_rank = if less { rank } else { least_rank };
             }
-            if last <= self.entries[least] {
+            if last.rank() <= least_rank {
                 break;
             }
-            self.entries[at] = self.entries[least];
-            at = least;
+            let child = first + least;
+            self.set(at, children[least]);
+            at = child;
         }
-        self.entries[at] = last;
+        self.set(at, last);
         Some(top)
     }
 
     fn clear(&mut self) {
-        self.entries.clear();
+        self.lines.clear();
+        self.len = 0;
+    }
+
+    /// The second-earliest entry (the least of the root's children), if
+    /// any: with the root, what the next two pops will take, unless an
+    /// earlier event is scheduled in between.
+    #[inline]
+    fn second(&self) -> Option<Entry> {
+        if self.len < 2 {
+            return None;
+        }
+        let children = &self.lines[1].0;
+        children.iter().copied().min_by_key(|e| e.rank())
     }
 
     /// Keeps the entries `keep` accepts, and restores the heap order.
     fn retain(&mut self, keep: impl Fn(&Entry) -> bool) {
-        let mut entries = std::mem::take(&mut self.entries);
-        entries.retain(|e| keep(e));
-        entries.sort_unstable();
+        let mut entries: Vec<Entry> = (0..self.len)
+            .map(|i| self.get(i))
+            .filter(|e| keep(e))
+            .collect();
+        entries.sort_unstable_by_key(|e| e.rank());
         // A sorted array is a heap.
-        self.entries = entries;
+        self.clear();
+        for entry in entries {
+            let lane = self.len + PAD;
+            if lane / 4 == self.lines.len() {
+                self.lines.push(Line([SENTINEL; 4]));
+            }
+            self.set(self.len, entry);
+            self.len += 1;
+        }
     }
 }
+
+/// Stale entries allowed beyond the live ones before the heap is rebuilt.
+/// Small: a cancelled timer (a delayed ACK, a `timeout` that did not fire)
+/// otherwise stays in the heap until its deadline, and every pop sifts
+/// through it; a rebuild of a small heap costs less than the pops it saves.
+const STALE_SLACK: usize = 64;
 
 struct Slot {
     generation: u32,
@@ -227,7 +313,7 @@ impl EventQueue {
         slot.generation = slot.generation.wrapping_add(1);
         self.free.push(key.slot);
         self.live -= 1;
-        if self.heap.len() > 2 * self.live + 1024 {
+        if self.heap.len() > 2 * self.live + STALE_SLACK {
             self.rebuild();
         }
         action
@@ -249,7 +335,7 @@ impl EventQueue {
     /// The deadline of the earliest pending event.
     pub fn next_deadline(&mut self) -> Option<u64> {
         while let Some(top) = self.heap.peek() {
-            if Self::entry_is_live(&self.slots, top) {
+            if Self::entry_is_live(&self.slots, &top) {
                 return Some(top.deadline_ns);
             }
             self.heap.pop();
@@ -265,6 +351,12 @@ impl EventQueue {
             return None;
         }
         let entry = self.heap.pop().expect("next_deadline saw an entry");
+        // Deadline order is not the order the slots were taken in: fetch
+        // the slot after next now, while this event is carried out (the
+        // next one's slot was fetched by the previous pop).
+        if let Some(after_next) = self.heap.second() {
+            crate::prefetch::line(&self.slots[after_next.slot() as usize]);
+        }
         let slot = &mut self.slots[entry.slot() as usize];
         let action = slot.action.take().expect("a live entry has an action");
         slot.generation = slot.generation.wrapping_add(1);
@@ -274,6 +366,19 @@ impl EventQueue {
             seq: entry.seq(),
             action,
         })
+    }
+
+    /// The action of the earliest pending event, if its entry is live: to
+    /// fetch what it will touch before it fires (a guess: an earlier event
+    /// may still be scheduled first).
+    #[inline]
+    pub fn peek_action(&self) -> Option<&Action> {
+        let top = self.heap.peek()?;
+        let slot = &self.slots[top.slot() as usize];
+        if slot.seq != top.seq() {
+            return None;
+        }
+        slot.action.as_ref()
     }
 
     /// How many pending timers keep a waker `matches` accepts: for
@@ -444,7 +549,11 @@ mod tests {
             let (k, _) = q.insert(i, call());
             q.cancel(k);
         }
-        assert!(q.heap.len() <= 1024 + 1, "heap holds {}", q.heap.len());
+        assert!(
+            q.heap.len() <= STALE_SLACK + 1,
+            "heap holds {}",
+            q.heap.len()
+        );
         assert!(q.is_empty());
     }
 }

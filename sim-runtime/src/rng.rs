@@ -59,13 +59,31 @@ impl Rng {
     #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
         debug_assert!(n > 0, "a draw needs a non-empty range");
-        ((self.0.next_u64() as u128 * n as u128) >> 64) as u64
+        scale(self.0.next_u64(), n)
+    }
+
+    /// What the next two draws of [`Rng::below`] will be, for ranges `n`
+    /// and then `n - 1`, without drawing them: the stream is not moved (a
+    /// copy of its 128-bit state draws). The scheduler guesses its next
+    /// picks with it, to fetch their memory early.
+    #[inline]
+    pub fn peek_below_two(&self, n: u64) -> (u64, u64) {
+        debug_assert!(n > 1, "two draws need a range of two or more");
+        let mut ahead = self.0.clone();
+        let first = scale(ahead.next_u64(), n);
+        (first, scale(ahead.next_u64(), n - 1))
     }
 
     /// Fills `buf` with random bytes.
     pub fn fill(&mut self, buf: &mut [u8]) {
         self.0.fill_bytes(buf);
     }
+}
+
+/// A uniform 64-bit draw scaled to `0..n`.
+#[inline]
+fn scale(bits: u64, n: u64) -> u64 {
+    ((bits as u128 * n as u128) >> 64) as u64
 }
 
 /// A random u64 from the operating system, never from the simulation (a
@@ -149,6 +167,17 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_ne!(a, d);
+    }
+
+    #[test]
+    fn a_peek_sees_the_next_two_draws_and_moves_nothing() {
+        let mut r = Rng::new(7, 3);
+        for n in [2u64, 3, 10, 1000, 100_000] {
+            let (first, second) = r.peek_below_two(n);
+            assert_eq!(r.peek_below_two(n), (first, second), "a peek draws nothing");
+            assert_eq!(r.below(n), first);
+            assert_eq!(r.below(n - 1), second);
+        }
     }
 
     #[test]

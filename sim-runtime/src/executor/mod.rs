@@ -135,7 +135,8 @@ pub struct Core {
     wait_describer: RefCell<Option<WaitDescriber>>,
     /// State of subsystems above the runtime (the network), one value per
     /// type, created on first use.
-    extensions: RefCell<Vec<Rc<dyn Any>>>,
+    /// Each extension with its type, compared without a virtual call.
+    extensions: RefCell<Vec<(std::any::TypeId, Rc<dyn Any>)>>,
 }
 
 impl Core {
@@ -512,19 +513,19 @@ impl Core {
 
     /// The per-simulation value of type `T`, made by `init` on first use.
     pub fn extension<T: 'static>(&self, init: impl FnOnce() -> T) -> Rc<T> {
-        // Hot (every socket call finds the network here): the type is
-        // compared first, so only the match is cloned.
-        if let Some(found) = self
-            .extensions
-            .borrow()
-            .iter()
-            .find(|e| (***e).is::<T>())
-            .and_then(|e| e.clone().downcast::<T>().ok())
-        {
-            return found;
+        // Hot (every socket call finds the network here): the types are
+        // compared as plain values, and only the match is cloned.
+        let wanted = std::any::TypeId::of::<T>();
+        if let Some((_, found)) = self.extensions.borrow().iter().find(|(t, _)| *t == wanted) {
+            let raw = Rc::into_raw(found.clone()).cast::<T>();
+            // Safety: the entry's type id is `T`'s, so the value is a `T`:
+            // the pointer is the same allocation, typed as what it holds.
+            return unsafe { Rc::from_raw(raw) };
         }
         let value = Rc::new(init());
-        self.extensions.borrow_mut().push(value.clone());
+        self.extensions
+            .borrow_mut()
+            .push((wanted, value.clone() as Rc<dyn Any>));
         value
     }
 

@@ -200,7 +200,12 @@ impl Core {
         let deciding = self.deciding.get();
         if !multi && !deciding {
             // The hot path: one runtime, no decision log.
-            return self.scheduler.borrow_mut().next(None, None, false);
+            let mut scheduler = self.scheduler.borrow_mut();
+            let slot = scheduler.next(None, None, false);
+            if let Some((first, second)) = scheduler.likely_next() {
+                self.tasks.borrow().prefetch(first, second);
+            }
+            return slot;
         }
         let mut scheduler = self.scheduler.borrow_mut();
         // Runtimes share the simulation: a `current_thread` runtime's tasks
@@ -350,6 +355,7 @@ impl Core {
     fn fire_due(&self) {
         // Bounded by the events due now; each fired event is removed.
         while let Some(fired) = self.time.pop_due() {
+            self.prefetch_next_event();
             match fired.action {
                 Action::Wake(waker) => {
                     self.trace(EventKind::TimerFire, 0, Label::Num(fired.seq));
@@ -358,7 +364,9 @@ impl Core {
                     }
                 }
                 Action::Call(callback, label) => {
-                    self.trace(EventKind::Callback, 0, Label::Str(label));
+                    // Not an event of the trace: what a callback does (a
+                    // delivery, a loss, a fault, a disk outcome) is its
+                    // own note, and the wakes it makes are events.
                     callback();
                     // The harness's checkers look at the world after each
                     // delivery, fault and lifecycle event.
@@ -369,6 +377,24 @@ impl Core {
                 }
             }
         }
+    }
+
+    /// Fetches what the next event will touch, while this one is carried
+    /// out: the task slot a timer wakes, or a callback's boxed closure (the
+    /// event's own slot was fetched by the queue).
+    #[inline]
+    fn prefetch_next_event(&self) {
+        self.time.with_next_action(|action| match action {
+            Action::Wake(Some(waker)) => {
+                if let Some(slot) = waker::task_slot(waker) {
+                    self.tasks.borrow().prefetch_slot(slot);
+                }
+            }
+            Action::Wake(None) => {}
+            Action::Call(callback, _) => {
+                crate::prefetch::line((&**callback as *const dyn FnOnce()).cast::<u8>());
+            }
+        });
     }
 
     /// Moves the clock to `now_ns` (never back), within the time limit.
@@ -383,7 +409,6 @@ impl Core {
             self.steps_at_instant.set(0);
             watch::clock_moved(now_ns);
         }
-        self.trace(EventKind::Advance, 0, Label::Num(now_ns));
     }
 
     /// Jumps to the next event and fires everything due. Returns false when

@@ -73,6 +73,14 @@ pub(crate) fn keeps(kept: &Waker, waker: &Waker) -> bool {
     }
 }
 
+/// The task slot a waker of this runtime's tasks wakes (either kind), if
+/// it is one: to fetch the slot before the wake.
+#[inline]
+pub(crate) fn task_slot(waker: &Waker) -> Option<u32> {
+    let ours = std::ptr::eq(waker.vtable(), &KEPT_VTABLE) || std::ptr::eq(waker.vtable(), &VTABLE);
+    ours.then(|| unpack(waker.data() as usize).1)
+}
+
 /// For a kept task waker, its packed data (to match a task by); `None`
 /// for any other waker.
 pub(crate) fn kept_data(waker: &Waker) -> Option<usize> {

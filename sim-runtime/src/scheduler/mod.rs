@@ -379,6 +379,29 @@ impl Scheduler {
         }
     }
 
+    /// The slots the next two picks of [`Scheduler::next`] will likely
+    /// take, if no task is woken before them: a guess (right while the
+    /// ready set only shrinks, as it does between wakes), for the core to
+    /// fetch the tasks' memory while it polls the current one. The uniform
+    /// draw's tasks lie anywhere in memory, so each poll would otherwise
+    /// wait on a cold slot and a cold future. Only the plain case guesses:
+    /// no workers, no decision log.
+    #[inline]
+    pub fn likely_next(&self) -> Option<(u32, u32)> {
+        let len = self.ready.len();
+        if len < 3 || self.any_workers {
+            return None;
+        }
+        let (first, second) = self.policy.lookahead(len, &self.rng)?;
+        // The first pick's `swap_remove` moves the last slot into its place.
+        let second = if second == first {
+            self.ready[len - 1]
+        } else {
+            self.ready[second]
+        };
+        Some((self.ready[first], second))
+    }
+
     /// [`Scheduler::next`] when some runtime has workers: the candidates
     /// are the `block_on` thread's ready tasks and each worker's next task
     /// (a stalled worker's only when no other can run). The policy (or the

@@ -13,6 +13,14 @@ pub trait SchedulePolicy {
 
     /// A task was spawned into `slot` (which an ended task may have held).
     fn spawned(&mut self, _slot: u32) {}
+
+    /// The indexes the next two picks will choose if nothing is woken in
+    /// between: among `len` ready tasks, then among the `len - 1` left.
+    /// Only a guess, to fetch the tasks' memory before their polls; a
+    /// policy that cannot tell cheaply says `None`.
+    fn lookahead(&self, _len: usize, _rng: &Rng) -> Option<(usize, usize)> {
+        None
+    }
 }
 
 /// The first key of a worker in a pick's list: task slots are below it
@@ -37,5 +45,11 @@ impl SchedulePolicy for UniformRandom {
     #[inline]
     fn choose(&mut self, ready: &[u32], rng: &mut Rng) -> usize {
         rng.below(ready.len() as u64) as usize
+    }
+
+    #[inline]
+    fn lookahead(&self, len: usize, rng: &Rng) -> Option<(usize, usize)> {
+        let (first, second) = rng.peek_below_two(len as u64);
+        Some((first as usize, second as usize))
     }
 }

@@ -124,6 +124,31 @@ impl Tasks {
         &mut self.slots[slot as usize]
     }
 
+    /// Fetches the memory of the next two polls (a guess, see
+    /// `Scheduler::likely_next`): the future of `first`, whose slot the
+    /// previous guess fetched, and the slot of `second`.
+    #[inline]
+    pub(crate) fn prefetch(&self, first: u32, second: u32) {
+        if let Some(task) = self.slots.get(first as usize) {
+            if let Some(cell) = task.cell.as_deref() {
+                let at = (cell as *const dyn TaskCell).cast::<u8>();
+                crate::prefetch::line(at);
+                crate::prefetch::line(at.wrapping_add(64));
+            }
+        }
+        if let Some(task) = self.slots.get(second as usize) {
+            crate::prefetch::line(task);
+        }
+    }
+
+    /// Fetches the slot `slot` (a wake is coming).
+    #[inline]
+    pub(crate) fn prefetch_slot(&self, slot: u32) {
+        if let Some(task) = self.slots.get(slot as usize) {
+            crate::prefetch::line(task);
+        }
+    }
+
     /// The slot `slot`, if the table has one.
     #[inline]
     pub(crate) fn get_mut(&mut self, slot: u32) -> Option<&mut TaskSlot> {

@@ -173,6 +173,15 @@ impl Time {
         self.events.borrow_mut().pop_due(self.now_ns.get())
     }
 
+    /// Runs `f` on the action of the earliest pending event, if any (to
+    /// fetch its memory early).
+    #[inline]
+    pub(crate) fn with_next_action(&self, f: impl FnOnce(&Action)) {
+        if let Some(action) = self.events.borrow().peek_action() {
+            f(action);
+        }
+    }
+
     /// How many pending timers keep a waker `matches` accepts.
     pub(crate) fn count_timer_wakers(&self, matches: impl Fn(&Waker) -> bool) -> u32 {
         self.events.borrow().count_wakers(matches)

@@ -21,14 +21,10 @@ pub enum EventKind {
     TimerSet = 6,
     /// A timer fired. Label: its id.
     TimerFire = 7,
-    /// The virtual clock jumped forward. Label: the new time in ns.
-    Advance = 8,
     /// The run began. Label: the seed.
     Start = 9,
     /// The root future completed and the run ended.
     End = 10,
-    /// A scheduled callback (network or disk event) ran. Label: what it was.
-    Callback = 11,
     /// An event of a subsystem above the runtime (network, filesystem).
     /// Label: what happened.
     Note = 12,
@@ -45,10 +41,8 @@ impl EventKind {
             5 => EventKind::Cancel,
             6 => EventKind::TimerSet,
             7 => EventKind::TimerFire,
-            8 => EventKind::Advance,
             9 => EventKind::Start,
             10 => EventKind::End,
-            11 => EventKind::Callback,
             12 => EventKind::Note,
             _ => return None,
         })
@@ -64,10 +58,8 @@ impl EventKind {
             EventKind::Cancel => "cancel",
             EventKind::TimerSet => "timer-set",
             EventKind::TimerFire => "timer-fire",
-            EventKind::Advance => "advance",
             EventKind::Start => "start",
             EventKind::End => "end",
-            EventKind::Callback => "callback",
             EventKind::Note => "note",
         }
     }

@@ -42,6 +42,7 @@
 
 mod codec;
 pub mod compare;
+mod digest;
 pub mod event;
 mod path;
 mod text;
@@ -211,7 +212,7 @@ impl Trace {
     /// chunk. `next_seq` and `last_ns` are where the next event starts.
     #[inline]
     fn flush_chunk(&mut self, next_seq: u64) {
-        self.hasher.update(&self.pending);
+        self.hasher.update(digest::chunk_digest(&self.pending));
         std::mem::swap(&mut self.previous, &mut self.pending);
         self.pending.clear();
         self.previous_start = self.pending_start;
@@ -440,7 +441,7 @@ impl Trace {
     /// The SHA-256 of every event so far, in hex. The trace goes on.
     pub fn hash_hex(&self) -> String {
         let mut hasher = self.hasher.clone();
-        hasher.update(&self.pending);
+        hasher.update(digest::chunk_digest(&self.pending));
         hex(&hasher.finalize())
     }
 

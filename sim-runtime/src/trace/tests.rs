@@ -34,7 +34,7 @@ fn recent_lines_decode_the_last_events() {
         3,
         Label::Str("a label longer than forty bytes, which a report cuts"),
     );
-    t.record(base + 5, EventKind::Advance, 0, Label::Num(base + 5));
+    t.record(base + 5, EventKind::Note, 0, Label::Num(base + 5));
     t.record(
         base + 5,
         EventKind::TimerSet,
@@ -58,7 +58,7 @@ fn recent_lines_decode_the_last_events() {
         lines[12],
         "#3000 0.000030000s wake task 3 a label longer than forty bytes, which a..."
     );
-    assert_eq!(lines[13], "#3001 0.000030005s advance task 0 30005");
+    assert_eq!(lines[13], "#3001 0.000030005s note task 0 30005");
     assert_eq!(
         lines[14],
         "#3002 0.000030005s timer-set task 2 timer=9 at=31000"
