@@ -108,7 +108,10 @@ pub(crate) struct AckState {
     pub(crate) received: u64,
     /// How many of them this end acknowledged.
     pub(crate) received_acked: u64,
-    /// The delayed ACK's timer, while an ACK is owed.
+    /// When the ACK owed is due, if one is owed (`tcp/ack.rs`).
+    pub(crate) delack_due_ns: Option<u64>,
+    /// The delayed ACK's event, while one is pending: it may be due before
+    /// `delack_due_ns` (then it schedules the next) or find nothing owed.
     pub(crate) delack_timer: Option<sim_runtime::EventKey>,
     /// Quick ACKs used (Linux acknowledges a connection's first segments
     /// at once).

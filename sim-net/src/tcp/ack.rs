@@ -170,7 +170,7 @@ impl Network {
             return;
         }
         let now_ns = self.now_ns();
-        let (host, local, peer, peer_id, ack, timer) = {
+        let (host, local, peer, peer_id, ack) = {
             let mut st = self.state.borrow_mut();
             let Some(Socket::Tcp(end)) = st.get_mut(id) else {
                 return;
@@ -181,21 +181,13 @@ impl Network {
                 ack.interactive = true;
             }
             ack.received_acked = ack.received;
-            let timer = ack.delack_timer.take();
-            (
-                end.host,
-                end.local,
-                end.peer,
-                end.peer_id,
-                ack.received,
-                timer,
-            )
+            // The ACK rides on this data: none is owed. A pending delayed
+            // ACK event stays and finds nothing to do (see `owe_ack`).
+            ack.delack_due_ns = None;
+            (end.host, end.local, end.peer, end.peer_id, ack.received)
         };
-        if let Some(timer) = timer {
-            self.cancel(timer);
-        }
         let to_host = self.route(host, peer);
-        for chunk in self.cut_segments(bytes, to_host == host) {
+        self.cut_segments(bytes, to_host == host, |chunk| {
             self.send_segment(Segment {
                 from_host: host,
                 to_host,
@@ -209,7 +201,7 @@ impl Network {
                     ack,
                 },
             });
-        }
+        });
     }
 
     /// A data segment of `len` bytes, carrying `ack`, crossed `link` (from
@@ -243,7 +235,7 @@ impl Network {
                     state.quick_acks_used += 1;
                 }
                 AckAction::Now
-            } else if state.delack_timer.is_none() {
+            } else if state.delack_due_ns.is_none() {
                 AckAction::Later
             } else {
                 AckAction::Nothing
@@ -252,17 +244,7 @@ impl Network {
         };
         match action {
             AckAction::Now => self.send_ack(id),
-            AckAction::Later => {
-                let net = self.clone();
-                let key = self.schedule(
-                    self.now_ns() + DELAYED_ACK_NS,
-                    "tcp-delayed-ack",
-                    Box::new(move || net.delayed_ack_due(id)),
-                );
-                if let Some(Socket::Tcp(end)) = self.state.borrow_mut().get_mut(id) {
-                    end.ack.delack_timer = Some(key);
-                }
-            }
+            AckAction::Later => self.owe_ack(id, self.now_ns() + DELAYED_ACK_NS),
             AckAction::Nothing => {}
         }
         if release {
@@ -270,14 +252,63 @@ impl Network {
         }
     }
 
-    /// The delayed ACK's time came and no reply carried it: it leaves
-    /// alone, and the end leaves ping-pong mode, as Linux's does.
-    fn delayed_ack_due(self: &Rc<Self>, id: SocketId) {
-        if let Some(Socket::Tcp(end)) = self.state.borrow_mut().get_mut(id) {
-            end.ack.delack_timer = None;
-            end.ack.interactive = false;
+    /// `id` owes an ACK, due at `due_ns`. The delayed ACK's event is
+    /// lazy, as Linux's timer is: an ACK that rides on a reply leaves the
+    /// event pending, and the next ACK owed reuses it. So a connection that
+    /// answers each message schedules about one event per `DELAYED_ACK_NS`,
+    /// not one per message (each armed only to be cancelled).
+    fn owe_ack(self: &Rc<Self>, id: SocketId, due_ns: u64) {
+        let pending = {
+            let mut st = self.state.borrow_mut();
+            let Some(Socket::Tcp(end)) = st.get_mut(id) else {
+                return;
+            };
+            end.ack.delack_due_ns = Some(due_ns);
+            end.ack.delack_timer.is_some()
+        };
+        // A pending event was scheduled for an earlier ACK, so it comes
+        // first; when it fires it schedules this one's.
+        if !pending {
+            self.arm_delayed_ack(id, due_ns);
         }
-        self.send_ack(id);
+    }
+
+    fn arm_delayed_ack(self: &Rc<Self>, id: SocketId, at_ns: u64) {
+        let net = self.clone();
+        let key = self.schedule(
+            at_ns,
+            "tcp-delayed-ack",
+            Box::new(move || net.delayed_ack_event(id)),
+        );
+        if let Some(Socket::Tcp(end)) = self.state.borrow_mut().get_mut(id) {
+            end.ack.delack_timer = Some(key);
+        }
+    }
+
+    /// The delayed ACK's event: when the ACK owed is due and no reply
+    /// carried it, it leaves alone, and the end leaves ping-pong mode, as
+    /// Linux's does; when it is due later, the event moves there; when
+    /// none is owed, nothing happens.
+    fn delayed_ack_event(self: &Rc<Self>, id: SocketId) {
+        let now_ns = self.now_ns();
+        let due = {
+            let mut st = self.state.borrow_mut();
+            let Some(Socket::Tcp(end)) = st.get_mut(id) else {
+                return;
+            };
+            end.ack.delack_timer = None;
+            end.ack.delack_due_ns
+        };
+        match due {
+            None => {}
+            Some(due_ns) if due_ns > now_ns => self.arm_delayed_ack(id, due_ns),
+            Some(_) => {
+                if let Some(Socket::Tcp(end)) = self.state.borrow_mut().get_mut(id) {
+                    end.ack.interactive = false;
+                }
+                self.send_ack(id);
+            }
+        }
     }
 
     /// Sends `id`'s acknowledgement of all it received, alone.
@@ -303,12 +334,9 @@ impl Network {
                 },
             }
         };
-        let timer = match self.state.borrow_mut().get_mut(id) {
-            Some(Socket::Tcp(end)) => end.ack.delack_timer.take(),
-            _ => None,
-        };
-        if let Some(timer) = timer {
-            self.cancel(timer);
+        if let Some(Socket::Tcp(end)) = self.state.borrow_mut().get_mut(id) {
+            // Nothing is owed now; a pending event finds nothing to do.
+            end.ack.delack_due_ns = None;
         }
         let to_host = self.route(segment.from_host, segment.dst);
         self.send_segment(Segment { to_host, ..segment });

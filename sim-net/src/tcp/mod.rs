@@ -261,31 +261,40 @@ impl Network {
         Ok(id)
     }
 
-    /// The segments a write of `bytes` leaves as: across a link, of an
-    /// Ethernet MSS each (each with its own latency draw, so a large write
-    /// arrives in pieces, in order); on loopback, whole (up to
-    /// `SEGMENT_BYTES` each); with a swarm's segment limit, pieces of drawn
-    /// sizes.
-    fn cut_segments<'b>(&self, bytes: &'b [u8], loopback: bool) -> Vec<&'b [u8]> {
+    /// Gives `each` the segments a write of `bytes` leaves as, in order:
+    /// across a link, of an Ethernet MSS each (each with its own latency
+    /// draw, so a large write arrives in pieces, in order); on loopback,
+    /// whole (up to `SEGMENT_BYTES` each); with a swarm's segment limit,
+    /// pieces of drawn sizes.
+    fn cut_segments(&self, bytes: &[u8], loopback: bool, mut each: impl FnMut(&[u8])) {
         let max = self.state.borrow().segment_bytes_max;
         if max == 0 {
+            // Nothing is drawn: no list is made (most writes are one
+            // segment, and this is on every write's path).
             let size = if loopback { SEGMENT_BYTES } else { MSS_BYTES };
-            return bytes.chunks(size).collect();
+            bytes.chunks(size).for_each(each);
+            return;
         }
-        let mut out = Vec::new();
-        let mut rest = bytes;
+        // Every size is drawn before any segment is sent (sending draws
+        // latencies from the same stream).
+        let mut sizes = Vec::new();
+        let mut left = bytes.len();
         // Bounded: each turn takes at least one byte.
-        while !rest.is_empty() {
-            let limit = rest.len().min(max).min(SEGMENT_BYTES) as u64;
+        while left > 0 {
+            let limit = left.min(max).min(SEGMENT_BYTES) as u64;
             let size = {
                 let mut st = self.state.borrow_mut();
                 1 + decision::below(|| "net segment".into(), &mut st.rng, limit) as usize
             };
+            sizes.push(size);
+            left -= size;
+        }
+        let mut rest = bytes;
+        for size in sizes {
             let (segment, after) = rest.split_at(size);
-            out.push(segment);
+            each(segment);
             rest = after;
         }
-        out
     }
 
     /// Waits for a connection attempt to complete.

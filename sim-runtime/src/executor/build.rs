@@ -2,7 +2,7 @@
 //! layers' seams, and shutting it (or one of its runtimes) down.
 
 use super::context::{self, Enter};
-use super::{Core, RuntimeHooks, TASK_BUDGET};
+use super::{Core, RuntimeHooks, NOT_POLLING, TASK_BUDGET};
 use crate::config::{Policy, SimConfig};
 use crate::hosts::Hosts;
 use crate::rng::Rng;
@@ -51,8 +51,7 @@ impl Core {
             current_local: Cell::new(0),
             budget: Cell::new(TASK_BUDGET),
             unconstrained: Cell::new(false),
-            poll_note: Cell::new(None),
-            poll_note_more: Cell::new(0),
+            polling_slot: Cell::new(NOT_POLLING),
             workers: Cell::new(false),
             in_block_on: Cell::new(false),
             shut_down: Cell::new(false),

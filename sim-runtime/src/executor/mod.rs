@@ -51,6 +51,10 @@ use std::task::{Context, Poll, Waker};
 /// (tokio's cooperative budget has the same size).
 pub const TASK_BUDGET: u32 = 128;
 
+/// `Core::polling_slot` when no task is being polled (nor when the root
+/// future is: its waits are not kept).
+const NOT_POLLING: u32 = u32::MAX;
+
 /// A runtime's hooks (tokio's `Builder::on_thread_park` and the rest), run
 /// where the one simulated thread does those things.
 #[derive(Clone, Default)]
@@ -98,8 +102,11 @@ pub struct Core {
     budget: Cell<u32>,
     unconstrained: Cell<bool>,
     /// The first wait the running poll noted, and how many more.
-    poll_note: Cell<Option<WaitNote>>,
-    poll_note_more: Cell<u32>,
+    /// The slot of the task being polled (`NOT_POLLING` for none, or the
+    /// root future): what it notes it waits on goes straight into its
+    /// entry of the task table (a note is about 100 bytes: copied through
+    /// the poll, it cost more than the rest of the poll's bookkeeping).
+    polling_slot: Cell<u32>,
 
     // ----- the loop -----
     /// Whether some runtime of the simulation has workers (`scheduler`).
@@ -433,11 +440,11 @@ impl Core {
     /// says so). The first note of a poll is kept, the others counted.
     #[inline]
     pub fn note_wait(&self, note: WaitNote) {
-        if self.poll_note.get().is_none() {
-            self.poll_note.set(Some(note));
-        } else {
-            self.poll_note_more.set(self.poll_note_more.get() + 1);
+        let slot = self.polling_slot.get();
+        if slot == NOT_POLLING {
+            return;
         }
+        self.tasks.borrow_mut().note_wait(slot, note);
     }
 
     /// The running task yields (`tokio::task::yield_now`): see

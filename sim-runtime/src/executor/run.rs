@@ -300,12 +300,12 @@ impl Core {
         let waker = std::mem::ManuallyDrop::new(waker::waker(self.id, slot, generation));
         let mut cx = Context::from_waker(&waker);
         watch::poll_started(id, site);
-        // A poll inside a poll (a LocalSet's task) keeps the outer's notes.
-        let outer_note = self.poll_note.replace(None);
-        let outer_more = self.poll_note_more.replace(0);
+        // This poll's notes replace the last one's; a poll inside a poll (a
+        // LocalSet's task) notes for its own task, then the outer's go on.
+        self.tasks.borrow_mut().clear_wait(slot);
+        let outer_slot = self.polling_slot.replace(slot);
         let result = self.on_home_thread(scope, || cell.poll(&mut cx));
-        let note = self.poll_note.replace(outer_note);
-        let more = self.poll_note_more.replace(outer_more);
+        self.polling_slot.set(outer_slot);
         watch::poll_finished();
         self.current_task.set(previous);
         match result {
@@ -314,7 +314,6 @@ impl Core {
                 let task = tasks.slot_mut(slot);
                 task.flags &= !RUNNING;
                 task.cell = Some(cell);
-                tasks.set_wait(slot, note.map(|n| (n, more)));
             }
             Poll::Ready(()) => {
                 self.trace(EventKind::Complete, id, Label::None);

@@ -166,6 +166,9 @@ pub(crate) const DONE: u8 = 4;
 pub(crate) const ABORT: u8 = 8;
 pub(crate) const DETACHED: u8 = 16;
 pub(crate) const OUTPUT_TAKEN: u8 = 32;
+/// The task's entry in the table's waits holds a note (so a poll that
+/// notes nothing need not touch the entry, which lies apart, to clear it).
+pub(crate) const NOTED: u8 = 64;
 
 /// One task's place in the runtime's slab.
 pub(crate) struct TaskSlot {

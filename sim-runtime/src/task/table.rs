@@ -7,7 +7,7 @@
 //! a slot, marks it, and frees it.
 
 use super::wait::WaitNote;
-use super::{RawTask, TaskCell, TaskMeta, TaskSlot, DONE, QUEUED, ROOT_SLOT, SLOT_MASK};
+use super::{RawTask, TaskCell, TaskMeta, TaskSlot, DONE, NOTED, QUEUED, ROOT_SLOT, SLOT_MASK};
 
 /// The task table.
 pub(crate) struct Tasks {
@@ -99,14 +99,15 @@ impl Tasks {
         debug_assert!(task.id != 0, "freeing a slot twice");
         task.generation = task.generation.wrapping_add(1);
         task.id = 0;
+        let noted = task.flags & NOTED != 0;
         task.flags = 0;
         task.owner = 0;
         task.node = 0;
         task.join_waker = None;
         task.site = None;
         self.metas[slot as usize] = None;
-        if let Some(wait) = self.waits.get_mut(slot as usize) {
-            *wait = None;
+        if noted {
+            self.waits[slot as usize] = None;
         }
         self.free.push(slot);
         self.live -= 1;
@@ -216,13 +217,29 @@ impl Tasks {
             .count()
     }
 
-    /// Records what the task in `slot` waits on after a poll.
-    pub(crate) fn set_wait(&mut self, slot: u32, wait: Option<(WaitNote, u32)>) {
+    /// The task in `slot`, being polled, waits on `note`: its poll's first
+    /// note is kept, the others counted.
+    #[inline]
+    pub(crate) fn note_wait(&mut self, slot: u32, note: WaitNote) {
+        self.slots[slot as usize].flags |= NOTED;
         let index = slot as usize;
         if self.waits.len() <= index {
             self.waits.resize(index + 1, None);
         }
-        self.waits[index] = wait;
+        match &mut self.waits[index] {
+            Some((_, more)) => *more += 1,
+            empty => *empty = Some((note, 0)),
+        }
+    }
+
+    /// Forgets what the task in `slot` noted (a new poll begins).
+    #[inline]
+    pub(crate) fn clear_wait(&mut self, slot: u32) {
+        let task = &mut self.slots[slot as usize];
+        if task.flags & NOTED != 0 {
+            task.flags &= !NOTED;
+            self.waits[slot as usize] = None;
+        }
     }
 
     /// What task `id` waits on, if its last poll noted it.
