@@ -6,11 +6,16 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const TASKS: u64 = 100_000;
 const ROUND_TRIPS: u64 = 100_000;
+/// The segmented echo (see the tokio-api crate): 4 KiB messages.
+const SEGMENTED_ROUND_TRIPS: u64 = 20_000;
+const SEGMENTED_BYTES: usize = 4096;
 
 fn delays() -> impl Iterator<Item = u64> {
     let mut x: u64 = 0x2545_f491_4f6c_dd1d;
     std::iter::repeat_with(move || {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (x >> 33) % 1000
     })
 }
@@ -53,30 +58,38 @@ fn main() {
                 }
                 sum
             }
-            "echo" => {
+            "echo" | "echo-seg" => {
+                let (size, rounds) = if workload == "echo-seg" {
+                    (SEGMENTED_BYTES, SEGMENTED_ROUND_TRIPS)
+                } else {
+                    (8, ROUND_TRIPS)
+                };
                 let handle = madsim::runtime::Handle::current();
                 let server = handle.create_node().ip("10.0.0.1".parse().unwrap()).build();
                 let client = handle.create_node().ip("10.0.0.2".parse().unwrap()).build();
-                server.spawn(async {
+                server.spawn(async move {
                     let listener = tokio::net::TcpListener::bind("10.0.0.1:7").await.unwrap();
                     let (mut stream, _) = listener.accept().await.unwrap();
-                    let mut buf = [0u8; 8];
+                    let mut buf = vec![0u8; size];
                     while stream.read_exact(&mut buf).await.is_ok() {
                         stream.write_all(&buf).await.unwrap();
                         stream.flush().await.unwrap();
                     }
                 });
                 client
-                    .spawn(async {
+                    .spawn(async move {
                         tokio::time::sleep(Duration::from_millis(1)).await;
-                        let mut stream = tokio::net::TcpStream::connect("10.0.0.1:7").await.unwrap();
-                        let mut buf = [0u8; 8];
+                        let mut stream =
+                            tokio::net::TcpStream::connect("10.0.0.1:7").await.unwrap();
+                        let mut message = vec![0u8; size];
+                        let mut buf = vec![0u8; size];
                         let mut sum = 0;
-                        for i in 0..ROUND_TRIPS {
-                            stream.write_all(&i.to_le_bytes()).await.unwrap();
+                        for i in 0..rounds {
+                            message[..8].copy_from_slice(&i.to_le_bytes());
+                            stream.write_all(&message).await.unwrap();
                             stream.flush().await.unwrap();
                             stream.read_exact(&mut buf).await.unwrap();
-                            sum += u64::from_le_bytes(buf);
+                            sum += u64::from_le_bytes(buf[..8].try_into().unwrap());
                         }
                         sum
                     })
@@ -147,9 +160,8 @@ fn main() {
                     let node = handle.create_node().ip(ip(h).into()).build();
                     let received = received.clone();
                     node.spawn(async move {
-                        let socket = Arc::new(
-                            tokio::net::UdpSocket::bind((ip(h), 9)).await.unwrap(),
-                        );
+                        let socket =
+                            Arc::new(tokio::net::UdpSocket::bind((ip(h), 9)).await.unwrap());
                         let peers: Vec<std::net::SocketAddr> =
                             (1..=3).map(|p| (ip((h + p) % hosts), 9).into()).collect();
                         let listener = socket.clone();
@@ -176,7 +188,9 @@ fn main() {
                 tokio::time::sleep(Duration::from_secs(seconds + 1)).await;
                 received.load(Ordering::Relaxed)
             }
-            other => panic!("unknown workload {other:?}: spawn, sleeps, echo, cluster or heartbeat"),
+            other => panic!(
+                "unknown workload {other:?}: spawn, sleeps, echo, echo-seg, cluster or heartbeat"
+            ),
         }
     });
     println!("{} {result}", std::env::args().nth(1).unwrap_or_default());

@@ -6,12 +6,18 @@ use std::time::Duration;
 
 const TASKS: u64 = 100_000;
 const ROUND_TRIPS: u64 = 100_000;
+/// The segmented echo: fewer round trips of a message larger than a
+/// segment (an Ethernet MSS is 1460 bytes: 4 KiB crosses a link as 3).
+const SEGMENTED_ROUND_TRIPS: u64 = 20_000;
+const SEGMENTED_BYTES: usize = 4096;
 
 /// A seeded linear congruential sequence: the same delays on every system.
 fn delays() -> impl Iterator<Item = u64> {
     let mut x: u64 = 0x2545_f491_4f6c_dd1d;
     std::iter::repeat_with(move || {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (x >> 33) % 1000
     })
 }
@@ -42,26 +48,62 @@ async fn sleeps() -> u64 {
     sum
 }
 
-async fn echo_server(listener: tokio::net::TcpListener) {
+/// Spawn + join on a `multi_thread` runtime of 4 workers (real threads
+/// on real tokio, simulated workers on the simulator).
+fn spawn_join_multi_thread() -> u64 {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(spawn_join())
+}
+
+/// The echo's shape: `size`-byte messages, `rounds` round trips.
+#[derive(Clone, Copy)]
+struct Echo {
+    size: usize,
+    rounds: u64,
+}
+
+impl Echo {
+    fn from_workload(workload: &str) -> Echo {
+        if workload == "echo-seg" {
+            Echo {
+                size: SEGMENTED_BYTES,
+                rounds: SEGMENTED_ROUND_TRIPS,
+            }
+        } else {
+            Echo {
+                size: 8,
+                rounds: ROUND_TRIPS,
+            }
+        }
+    }
+}
+
+async fn echo_server(listener: tokio::net::TcpListener, echo: Echo) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let (mut stream, _) = listener.accept().await.unwrap();
     stream.set_nodelay(true).unwrap();
-    let mut buf = [0u8; 8];
+    let mut buf = vec![0u8; echo.size];
     while stream.read_exact(&mut buf).await.is_ok() {
         stream.write_all(&buf).await.unwrap();
     }
 }
 
-async fn echo_client(addr: String) -> u64 {
+async fn echo_client(addr: String, echo: Echo) -> u64 {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     stream.set_nodelay(true).unwrap();
-    let mut buf = [0u8; 8];
+    let mut message = vec![0u8; echo.size];
+    let mut buf = vec![0u8; echo.size];
     let mut sum = 0;
-    for i in 0..ROUND_TRIPS {
-        stream.write_all(&i.to_le_bytes()).await.unwrap();
+    for i in 0..echo.rounds {
+        message[..8].copy_from_slice(&i.to_le_bytes());
+        stream.write_all(&message).await.unwrap();
         stream.read_exact(&mut buf).await.unwrap();
-        sum += u64::from_le_bytes(buf);
+        sum += u64::from_le_bytes(buf[..8].try_into().unwrap());
     }
     sum
 }
@@ -91,25 +133,27 @@ fn linked_sim() -> tokio::sim::Sim {
 /// TCP echo: on loopback for real tokio; between two simulated hosts over
 /// 0-1 ms links in a simulation.
 #[cfg(not(simulation))]
-fn tcp_echo() -> u64 {
-    runtime().block_on(async {
+fn tcp_echo(echo: Echo) -> u64 {
+    runtime().block_on(async move {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap().to_string();
-        tokio::spawn(echo_server(listener));
-        echo_client(addr).await
+        tokio::spawn(echo_server(listener, echo));
+        echo_client(addr, echo).await
     })
 }
 
 #[cfg(simulation)]
-fn tcp_echo() -> u64 {
+fn tcp_echo(echo: Echo) -> u64 {
     let mut sim = linked_sim();
-    sim.host("server", || async {
+    sim.host("server", move || async move {
         let listener = tokio::net::TcpListener::bind("0.0.0.0:7").await.unwrap();
-        echo_server(listener).await;
+        echo_server(listener, echo).await;
     });
     let sum = std::rc::Rc::new(std::cell::Cell::new(0));
     let out = sum.clone();
-    sim.client("client", async move { out.set(echo_client("server:7".into()).await) });
+    sim.client("client", async move {
+        out.set(echo_client("server:7".into(), echo).await)
+    });
     sim.run();
     sum.get()
 }
@@ -288,7 +332,8 @@ fn main() {
     let result = match workload.as_str() {
         "spawn" => runtime().block_on(spawn_join()),
         "sleeps" => runtime().block_on(sleeps()),
-        "echo" => tcp_echo(),
+        "spawn-mt" => spawn_join_multi_thread(),
+        "echo" | "echo-seg" => tcp_echo(Echo::from_workload(&workload)),
         #[cfg(simulation)]
         "cluster" => cluster(arg(2).unwrap_or(10)),
         #[cfg(simulation)]
@@ -298,7 +343,7 @@ fn main() {
         #[cfg(simulation)]
         "conns" => open_connections(arg(2).unwrap_or(10_000)),
         other => panic!(
-            "unknown workload {other:?}: spawn, sleeps, echo, cluster [minutes], \
+            "unknown workload {other:?}: spawn, spawn-mt, sleeps, echo, echo-seg, cluster [minutes], \
              heartbeat [hosts] [seconds], hosts [n] or conns [n]"
         ),
     };

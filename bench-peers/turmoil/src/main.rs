@@ -8,11 +8,16 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const TASKS: u64 = 100_000;
 const ROUND_TRIPS: u64 = 100_000;
+/// The segmented echo (see the tokio-api crate): 4 KiB messages.
+const SEGMENTED_ROUND_TRIPS: u64 = 20_000;
+const SEGMENTED_BYTES: usize = 4096;
 
 fn delays() -> impl Iterator<Item = u64> {
     let mut x: u64 = 0x2545_f491_4f6c_dd1d;
     std::iter::repeat_with(move || {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (x >> 33) % 1000
     })
 }
@@ -62,11 +67,16 @@ fn main() {
             out.set(sum);
             Ok(())
         }),
-        "echo" => {
-            sim.host("server", || async {
+        "echo" | "echo-seg" => {
+            let (size, rounds) = if workload == "echo-seg" {
+                (SEGMENTED_BYTES, SEGMENTED_ROUND_TRIPS)
+            } else {
+                (8, ROUND_TRIPS)
+            };
+            sim.host("server", move || async move {
                 let listener = turmoil::net::TcpListener::bind("0.0.0.0:7").await?;
                 let (mut stream, _) = listener.accept().await?;
-                let mut buf = [0u8; 8];
+                let mut buf = vec![0u8; size];
                 while stream.read_exact(&mut buf).await.is_ok() {
                     stream.write_all(&buf).await?;
                 }
@@ -74,12 +84,14 @@ fn main() {
             });
             sim.client("client", async move {
                 let mut stream = turmoil::net::TcpStream::connect("server:7").await?;
-                let mut buf = [0u8; 8];
+                let mut message = vec![0u8; size];
+                let mut buf = vec![0u8; size];
                 let mut sum = 0;
-                for i in 0..ROUND_TRIPS {
-                    stream.write_all(&i.to_le_bytes()).await?;
+                for i in 0..rounds {
+                    message[..8].copy_from_slice(&i.to_le_bytes());
+                    stream.write_all(&message).await?;
                     stream.read_exact(&mut buf).await?;
-                    sum += u64::from_le_bytes(buf);
+                    sum += u64::from_le_bytes(buf[..8].try_into().unwrap());
                 }
                 out.set(sum);
                 Ok(())
@@ -161,7 +173,9 @@ fn main() {
                 Ok(())
             })
         }
-        other => panic!("unknown workload {other:?}: spawn, sleeps, echo, cluster or heartbeat"),
+        other => panic!(
+            "unknown workload {other:?}: spawn, sleeps, echo, echo-seg, cluster or heartbeat"
+        ),
     }
     sim.run().unwrap();
     println!("{workload} {}", result.get());
