@@ -459,13 +459,13 @@ mod tests {
     fn sends_pair_with_deliveries_and_losses_become_stubs() {
         let trace = events(&[
             "0 0 0.000000000s main start 0:root 1",
-            "1 10 0.000000010s a note 1:a send #1 a:1>b:2 len=3 fnv=0 data=\"abc\"",
+            "1 10 0.000000010s a note 1:a send #1 a:1>b:2 len=3 digest=0 data=\"abc\"",
             "2 20 0.000000020s main note 0:root deliver #1",
             "3 30 0.000000030s main note 0:root partition a->b",
-            "4 40 0.000000040s a note 1:a send udp #2 a:1>b:2 len=1 fnv=0 data=\"x\"",
+            "4 40 0.000000040s a note 1:a send udp #2 a:1>b:2 len=1 digest=0 data=\"x\"",
             "5 40 0.000000040s a note 1:a lost udp #2 a:1>b:2: partition",
             "6 50 0.000000050s main note 0:root heal a->b",
-            "7 60 0.000000060s b note 2:b send #3 b:2>a:1 len=1 fnv=0 data=\"y\"",
+            "7 60 0.000000060s b note 2:b send #3 b:2>a:1 len=1 digest=0 data=\"y\"",
             "8 70 0.000000070s main note 0:root crash b",
             "- 75 0.000000075s a log 1:a INFO app: a service's log line",
         ]);

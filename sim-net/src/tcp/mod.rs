@@ -554,9 +554,12 @@ impl Network {
             let Some(Socket::Tcp(end)) = st.get_mut(id) else {
                 unreachable!("looked up above")
             };
-            for (dst, src) in buf.iter_mut().zip(end.recv.iter()) {
-                *dst = *src;
-            }
+            // The receive buffer is a ring: its first `n` bytes are at most
+            // two slices, copied whole.
+            let (front, back) = end.recv.as_slices();
+            let from_front = n.min(front.len());
+            buf[..from_front].copy_from_slice(&front[..from_front]);
+            buf[from_front..n].copy_from_slice(&back[..n - from_front]);
             if !peek {
                 end.recv.drain(..n);
                 // The window opened: the peer's writer may go on.

@@ -109,8 +109,8 @@ impl Reader<'_> {
                     0 => None,
                     _ => {
                         let len = self.varint()? as u32;
-                        let fnv = u32::from_le_bytes(self.take(4)?.try_into().ok()?);
-                        Some((len, fnv))
+                        let digest = u32::from_le_bytes(self.take(4)?.try_into().ok()?);
+                        Some((len, digest))
                     }
                 };
                 let mut line = Vec::new();

@@ -250,7 +250,7 @@ mod tests {
             &a,
             "0 0 0.000000000s main start 0:root 1\n1 0 0.000000000s main poll 0:root -\n\
              2 5 0.000000005s main note 0:root partition a->b\n\
-             3 9 0.000000009s a note 1:a send #1 a:1>b:2 len=1 fnv=0\n",
+             3 9 0.000000009s a note 1:a send #1 a:1>b:2 len=1 digest=0\n",
         )
         .unwrap();
         std::fs::write(

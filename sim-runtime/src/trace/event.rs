@@ -91,7 +91,7 @@ pub enum Label<'a> {
 /// in binary, so sending a message formats nothing. Its text is
 /// `<verb> #<msg>`, then ` <src>><dst>` when it has the addresses (a
 /// simulated host's address as `name:port`, see [`Trace::name_address`]),
-/// then ` len=<bytes> fnv=<hex>` when it has a payload; a file's line also
+/// then ` len=<bytes> digest=<hex>` when it has a payload; a file's line also
 /// shows the payload's first `SIM_TRACE_BYTES` bytes (default 32), escaped:
 /// `data="..."`.
 #[derive(Clone, Copy, Debug)]
@@ -107,16 +107,12 @@ pub struct Message<'a> {
 }
 
 impl Message<'_> {
-    /// The payload's length and FNV-1a digest, when it has one.
+    /// The payload's length and digest ([`payload_digest`]), when it has
+    /// one.
     #[inline]
     pub(crate) fn payload(&self) -> Option<(u32, u32)> {
-        self.data.map(|d| (d.len() as u32, fnv32(d)))
+        self.data.map(|d| (d.len() as u32, payload_digest(d)))
     }
 }
 
-/// FNV-1a over `data`: the short digest network lines carry.
-pub fn fnv32(data: &[u8]) -> u32 {
-    data.iter().fold(0x811c_9dc5u32, |hash, &byte| {
-        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
-    })
-}
+pub use super::digest::payload_digest;

@@ -42,12 +42,12 @@
 
 mod codec;
 pub mod compare;
-mod digest;
+pub(crate) mod digest;
 pub mod event;
 mod path;
 mod text;
 
-pub use event::fnv32;
+pub use event::payload_digest;
 pub use event::{EventKind, Label, Message};
 pub use path::{file_name_part, trace_path};
 
@@ -292,10 +292,10 @@ impl Trace {
                     }
                     match message.payload() {
                         None => out.byte(0),
-                        Some((len, fnv)) => {
+                        Some((len, digest)) => {
                             out.byte(1);
                             out.varint(u64::from(len));
-                            out.bytes(&fnv.to_le_bytes());
+                            out.bytes(&digest.to_le_bytes());
                         }
                     }
                 }

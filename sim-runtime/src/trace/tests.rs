@@ -66,8 +66,8 @@ fn recent_lines_decode_the_last_events() {
     assert_eq!(
         lines[15],
         format!(
-            "#3003 0.000030006s note task 2 send #4 client:49152>10.0.0.3:7 len=5 fnv={:08x}",
-            fnv32(b"hello")
+            "#3003 0.000030006s note task 2 send #4 client:49152>10.0.0.3:7 len=5 digest={:08x}",
+            payload_digest(b"hello")
         )
     );
 }

@@ -46,13 +46,13 @@ pub(crate) fn push_message_text(
         line.push(b'>');
         push_endpoint(line, names, &dst);
     }
-    if let Some((len, fnv)) = payload {
+    if let Some((len, digest)) = payload {
         line.extend_from_slice(b" len=");
         push_u64(line, u64::from(len));
-        line.extend_from_slice(b" fnv=");
+        line.extend_from_slice(b" digest=");
         const DIGITS: &[u8; 16] = b"0123456789abcdef";
         for shift in (0..8).rev() {
-            line.push(DIGITS[((fnv >> (shift * 4)) & 15) as usize]);
+            line.push(DIGITS[((digest >> (shift * 4)) & 15) as usize]);
         }
     }
 }
