@@ -230,8 +230,23 @@ impl Core {
         }
         task.flags |= QUEUED;
         let (id, owner, scope, node) = (task.id, task.owner, task.scope, task.node);
+        let cell = task
+            .cell
+            .as_deref()
+            .map(|cell| (cell as *const dyn crate::task::TaskCell).cast::<u8>());
         drop(tasks);
-        let local_waker = self.scheduler.borrow_mut().woken(slot, owner, scope, node);
+        let mut scheduler = self.scheduler.borrow_mut();
+        let local_waker = scheduler.woken(slot, owner, scope, node);
+        // With few tasks ready this one runs next or nearly: fetch its
+        // future now, while the waker's caller (a delivery, a timer) goes
+        // on. (With many, the pick's own lookahead fetches it.)
+        if scheduler.ready_len() <= 2 {
+            if let Some(at) = cell {
+                crate::prefetch::line(at);
+                crate::prefetch::line(at.wrapping_add(64));
+            }
+        }
+        drop(scheduler);
         self.trace(EventKind::Wake, id, Label::None);
         if let Some(waker) = local_waker {
             waker.wake();
