@@ -23,6 +23,7 @@
 
 pub mod control;
 mod draws;
+mod flight;
 pub mod link;
 pub mod net;
 mod ports;

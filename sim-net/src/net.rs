@@ -105,6 +105,8 @@ impl Network {
             next_msg: 0,
             loopback_latency_max_ns: 0,
             segment_bytes_max: 0,
+            udp_flight: Default::default(),
+            tcp_flight: Default::default(),
         };
         let main = state.add_host("main");
         core.name_address(IpAddr::V4(state.hosts[main.0 as usize].addr), "main");
@@ -534,6 +536,18 @@ impl Network {
         f: Box<dyn FnOnce()>,
     ) -> sim_runtime::EventKey {
         with_core(|core| core.schedule(at_ns, label, f))
+    }
+
+    /// Schedules `call(arg)` at `at_ns`, with nothing allocated (a
+    /// message's delivery: `arg` is its entry in flight).
+    pub(crate) fn schedule_with(
+        &self,
+        at_ns: u64,
+        label: &'static str,
+        call: fn(u64),
+        arg: u64,
+    ) -> sim_runtime::EventKey {
+        with_core(|core| core.schedule_with(at_ns, label, call, arg))
     }
 
     /// Cancels a scheduled event (one that already ran is left alone).

@@ -3,6 +3,7 @@
 //! (`net.rs`) and every protocol file (`tcp/`, `udp.rs`, `unix.rs`,
 //! `control.rs`, `signal.rs`) work on it; it imports none of them.
 
+use crate::flight::Flight;
 use crate::link::{LinkConfig, LinkMode};
 use crate::ports::PortMap;
 pub use crate::socket::SocketId;
@@ -107,6 +108,9 @@ pub(crate) struct NetState {
     /// leave whole, up to the 16 KiB segment); with a limit, each segment's
     /// size is drawn in `1..=limit`, so a frame arrives in pieces.
     pub(crate) segment_bytes_max: usize,
+    /// Datagrams and segments sent and not yet delivered (`flight.rs`).
+    pub(crate) udp_flight: Flight<Datagram>,
+    pub(crate) tcp_flight: Flight<Segment>,
 }
 
 /// The network of one simulation.

@@ -264,7 +264,6 @@ impl Network {
                 ));
                 delay += extra;
             }
-            let net = self.clone();
             // The last copy takes the payload; an earlier one clones it.
             let d = Datagram {
                 msg: datagram.msg,
@@ -278,11 +277,16 @@ impl Network {
                     datagram.data.clone()
                 },
             };
-            self.schedule(
-                now + delay,
-                "udp-deliver",
-                Box::new(move || net.deliver_datagram(d)),
-            );
+            let index = self.state.borrow_mut().udp_flight.put(d);
+            self.schedule_with(now + delay, "udp-deliver", deliver_datagram_event, index);
+        }
+    }
+
+    /// A datagram's delivery event: `index` is its entry in flight.
+    fn deliver_datagram_now(self: &Rc<Self>, index: u64) {
+        let datagram = self.state.borrow_mut().udp_flight.take(index);
+        if let Some(datagram) = datagram {
+            self.deliver_datagram(datagram);
         }
     }
 
@@ -425,4 +429,9 @@ impl Network {
             st.free_slot(id.index);
         }
     }
+}
+
+/// The delivery event of the datagram in flight entry `index`.
+fn deliver_datagram_event(index: u64) {
+    crate::net::try_with_net(|net| net.deliver_datagram_now(index));
 }

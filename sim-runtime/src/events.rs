@@ -10,8 +10,13 @@ pub enum Action {
     /// Wake a task (a timer). `None` until the timer is first polled.
     Wake(Option<Waker>),
     /// Run a callback in the runtime's context (network, disk). The label
-    /// names it in the trace.
+    /// says what it is (for the harness's checkers).
     Call(Box<dyn FnOnce()>, &'static str),
+    /// Call a function with a number (a network delivery: the number says
+    /// which message, kept by the network until then). Nothing is
+    /// allocated: a message sent is an entry here and one in the
+    /// network's table, where a boxed callback was a `malloc` and a `free`.
+    CallWith(fn(u64), u64, &'static str),
 }
 
 /// A handle on a scheduled event, to cancel it or change its waker.

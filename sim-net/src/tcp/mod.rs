@@ -366,7 +366,6 @@ impl Network {
         {
             self.note_message("send", msg, Some((segment.src, segment.dst)), Some(data));
         }
-        let net = self.clone();
         let label = match segment.kind {
             SegmentKind::Syn { .. } => "tcp-syn",
             SegmentKind::SynAck => "tcp-syn-ack",
@@ -376,7 +375,16 @@ impl Network {
             SegmentKind::Rst => "tcp-rst",
         };
         // Equal arrival times fire in scheduling order, which is send order.
-        self.schedule(at, label, Box::new(move || net.deliver_segment(segment)));
+        let index = self.state.borrow_mut().tcp_flight.put(segment);
+        self.schedule_with(at, label, deliver_segment_event, index);
+    }
+
+    /// A segment's delivery event: `index` is its entry in flight.
+    fn deliver_segment_now(self: &Rc<Self>, index: u64) {
+        let segment = self.state.borrow_mut().tcp_flight.take(index);
+        if let Some(segment) = segment {
+            self.deliver_segment(segment);
+        }
     }
 
     fn reply_rst(self: &Rc<Self>, to: &Segment) {
@@ -798,4 +806,9 @@ fn refused(kind: io::ErrorKind, peer: SocketAddr) -> io::Error {
     );
     sim_runtime::sweep::note_escape(&message);
     io::Error::new(kind, format!("Connection refused: {message}"))
+}
+
+/// The delivery event of the segment in flight entry `index`.
+fn deliver_segment_event(index: u64) {
+    crate::net::try_with_net(|net| net.deliver_segment_now(index));
 }

@@ -362,19 +362,28 @@ impl Core {
                         waker.wake();
                     }
                 }
+                // Not an event of the trace: what a callback does (a
+                // delivery, a loss, a fault, a disk outcome) is its own
+                // note, and the wakes it makes are events.
                 Action::Call(callback, label) => {
-                    // Not an event of the trace: what a callback does (a
-                    // delivery, a loss, a fault, a disk outcome) is its
-                    // own note, and the wakes it makes are events.
                     callback();
-                    // The harness's checkers look at the world after each
-                    // delivery, fault and lifecycle event.
-                    let hook = self.after_call.borrow().clone();
-                    if let Some(hook) = hook {
-                        hook(label);
-                    }
+                    self.after_callback(label);
+                }
+                Action::CallWith(call, arg, label) => {
+                    call(arg);
+                    self.after_callback(label);
                 }
             }
+        }
+    }
+
+    /// The harness's checkers look at the world after each delivery, fault
+    /// and lifecycle event.
+    #[inline]
+    fn after_callback(&self, label: &'static str) {
+        let hook = self.after_call.borrow().clone();
+        if let Some(hook) = hook {
+            hook(label);
         }
     }
 
@@ -393,6 +402,7 @@ impl Core {
             Action::Call(callback, _) => {
                 crate::prefetch::line((&**callback as *const dyn FnOnce()).cast::<u8>());
             }
+            Action::CallWith(..) => {}
         });
     }
 

@@ -65,6 +65,21 @@ impl Core {
         self.time.contains(key)
     }
 
+    /// Schedules `call(arg)` at `at_ns` (never in the past) in this
+    /// runtime's context: [`Core::schedule`] without a box.
+    pub fn schedule_with(
+        &self,
+        at_ns: u64,
+        label: &'static str,
+        call: fn(u64),
+        arg: u64,
+    ) -> EventKey {
+        let at_ns = at_ns.max(self.time.now_ns());
+        self.time
+            .insert(at_ns, Action::CallWith(call, arg, label))
+            .0
+    }
+
     /// Schedules `callback` to run at `at_ns` (never in the past) in this
     /// runtime's context.
     pub fn schedule(
