@@ -8,14 +8,18 @@ use std::collections::BTreeMap;
 /// Ports kept inline before the table moves to its map.
 const INLINE_MAX: usize = 4;
 
-/// Bound ports and their sockets' slab indexes.
+/// Bound ports and their sockets' slab indexes. What a lookup reads comes
+/// first (the map's own fields would be another cache line).
 #[derive(Default)]
+#[repr(C)]
 pub(crate) struct PortMap {
+    inline_len: u8,
+    /// Whether the ports are in `spill`.
+    spilled: bool,
     /// The first `inline_len` lanes hold ports, in no order.
     inline: [(u16, u32); INLINE_MAX],
-    inline_len: u8,
     /// Every port once more than `INLINE_MAX` were bound at once (then
-    /// `inline_len` is 0); emptied back inline when it falls to none.
+    /// `inline_len` is 0); back inline when it falls to none.
     spill: BTreeMap<u16, u32>,
 }
 
@@ -23,7 +27,7 @@ impl PortMap {
     /// The socket bound to `port`.
     #[inline]
     pub(crate) fn get(&self, port: &u16) -> Option<&u32> {
-        if self.spill.is_empty() {
+        if !self.spilled {
             return self.inline[..usize::from(self.inline_len)]
                 .iter()
                 .find(|(p, _)| p == port)
@@ -40,7 +44,7 @@ impl PortMap {
 
     /// Binds `port` to `index`; returns the index it had.
     pub(crate) fn insert(&mut self, port: u16, index: u32) -> Option<u32> {
-        if self.spill.is_empty() {
+        if !self.spilled {
             let len = usize::from(self.inline_len);
             if let Some(lane) = self.inline[..len].iter_mut().find(|(p, _)| *p == port) {
                 return Some(std::mem::replace(&mut lane.1, index));
@@ -53,13 +57,14 @@ impl PortMap {
             // Full: every port moves to the map.
             self.spill.extend(self.inline[..len].iter().copied());
             self.inline_len = 0;
+            self.spilled = true;
         }
         self.spill.insert(port, index)
     }
 
     /// Unbinds `port`; returns the index it had.
     pub(crate) fn remove(&mut self, port: &u16) -> Option<u32> {
-        if self.spill.is_empty() {
+        if !self.spilled {
             let len = usize::from(self.inline_len);
             let lane = self.inline[..len].iter().position(|(p, _)| p == port)?;
             let (_, index) = self.inline[lane];
@@ -67,12 +72,15 @@ impl PortMap {
             self.inline_len -= 1;
             return Some(index);
         }
-        self.spill.remove(port)
+        let index = self.spill.remove(port);
+        self.spilled = !self.spill.is_empty();
+        index
     }
 
     /// Unbinds every port.
     pub(crate) fn clear(&mut self) {
         self.inline_len = 0;
+        self.spilled = false;
         self.spill.clear();
     }
 }
