@@ -216,7 +216,7 @@ fn a_checker_report_names_the_fault_and_the_late_message() {
         "partition client->store",
         "client: hold tcp-data",
         "heal client->store",
-        "deliver #1 client:49152>store:9 len=13 digest=c0fb4454 data=\"ADD client0 2\" after \
+        "deliver #1 client:49152>store:9 len=13 digest=61935a6d data=\"ADD client0 2\" after \
          479.136014ms, held from 21ms",
         "store: publish store applied=ADD client0 2",
     ] {

@@ -39,6 +39,16 @@ impl<T> Flight<T> {
         }
     }
 
+    /// Fetches entry `index` into the cache (its delivery is next).
+    #[inline]
+    pub(crate) fn prefetch(&self, index: u64) {
+        if let Some(entry) = self.entries.get(index as usize) {
+            let at = (entry as *const Option<T>).cast::<u8>();
+            sim_runtime::prefetch::line(at);
+            sim_runtime::prefetch::line(at.wrapping_add(64));
+        }
+    }
+
     /// Takes the message of entry `index` (once: the entry is free after).
     #[inline]
     pub(crate) fn take(&mut self, index: u64) -> Option<T> {

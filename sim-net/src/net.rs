@@ -538,16 +538,16 @@ impl Network {
         with_core(|core| core.schedule(at_ns, label, f))
     }
 
-    /// Schedules `call(arg)` at `at_ns`, with nothing allocated (a
-    /// message's delivery: `arg` is its entry in flight).
+    /// Schedules `handler`'s run of `arg` at `at_ns`, with nothing
+    /// allocated (a message's delivery: `arg` is its entry in flight).
     pub(crate) fn schedule_with(
         &self,
         at_ns: u64,
         label: &'static str,
-        call: fn(u64),
+        handler: &'static sim_runtime::events::Handler,
         arg: u64,
     ) -> sim_runtime::EventKey {
-        with_core(|core| core.schedule_with(at_ns, label, call, arg))
+        with_core(|core| core.schedule_with(at_ns, label, handler, arg))
     }
 
     /// Cancels a scheduled event (one that already ran is left alone).

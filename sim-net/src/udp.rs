@@ -278,7 +278,7 @@ impl Network {
                 },
             };
             let index = self.state.borrow_mut().udp_flight.put(d);
-            self.schedule_with(now + delay, "udp-deliver", deliver_datagram_event, index);
+            self.schedule_with(now + delay, "udp-deliver", &DELIVER_DATAGRAM, index);
         }
     }
 
@@ -432,6 +432,15 @@ impl Network {
 }
 
 /// The delivery event of the datagram in flight entry `index`.
-fn deliver_datagram_event(index: u64) {
-    crate::net::try_with_net(|net| net.deliver_datagram_now(index));
-}
+static DELIVER_DATAGRAM: sim_runtime::events::Handler = sim_runtime::events::Handler {
+    run: |index| {
+        crate::net::try_with_net(|net| net.deliver_datagram_now(index));
+    },
+    fetch: |index| {
+        crate::net::try_with_net(|net| {
+            if let Ok(st) = net.state.try_borrow() {
+                st.udp_flight.prefetch(index);
+            }
+        });
+    },
+};

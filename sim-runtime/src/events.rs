@@ -12,12 +12,27 @@ pub enum Action {
     /// Run a callback in the runtime's context (network, disk). The label
     /// says what it is (for the harness's checkers).
     Call(Box<dyn FnOnce()>, &'static str),
-    /// Call a function with a number (a network delivery: the number says
+    /// Run a handler with a number (a network delivery: the number says
     /// which message, kept by the network until then). Nothing is
     /// allocated: a message sent is an entry here and one in the
     /// network's table, where a boxed callback was a `malloc` and a `free`.
-    CallWith(fn(u64), u64, &'static str),
+    CallWith(&'static Handler, u64, &'static str),
 }
+
+/// What an [`Action::CallWith`] runs, given its number.
+pub struct Handler {
+    /// Carries the event out.
+    pub run: fn(u64),
+    /// Fetches the memory `run` will read first (the message's entry), when
+    /// the event is next: called while the one before it is carried out,
+    /// in a run whose pending events are many (so its memory is cold).
+    pub fetch: fn(u64),
+}
+
+/// Pending events past which the next `CallWith` event's memory is
+/// fetched ahead: below, it is likely still in the cache, and fetching
+/// would only cost the call.
+pub const FETCH_AHEAD_EVENTS_MIN: usize = 8192;
 
 /// A handle on a scheduled event, to cancel it or change its waker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -39,7 +39,7 @@ pub mod failure;
 pub mod hosts;
 pub mod launch;
 pub mod outside;
-mod prefetch;
+pub mod prefetch;
 pub mod rng;
 pub mod scheduler;
 pub mod scopes;

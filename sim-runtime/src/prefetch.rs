@@ -6,7 +6,7 @@
 /// Asks the CPU to bring the cache line at `ptr` into its caches. Never
 /// faults, whatever `ptr` is.
 #[inline(always)]
-pub(crate) fn line<T: ?Sized>(ptr: *const T) {
+pub fn line<T: ?Sized>(ptr: *const T) {
     #[cfg(target_arch = "x86_64")]
     // Safety: a prefetch is a hint; it reads nothing and never faults, on
     // any address (SSE is part of x86_64's baseline).

@@ -376,7 +376,7 @@ impl Network {
         };
         // Equal arrival times fire in scheduling order, which is send order.
         let index = self.state.borrow_mut().tcp_flight.put(segment);
-        self.schedule_with(at, label, deliver_segment_event, index);
+        self.schedule_with(at, label, &DELIVER_SEGMENT, index);
     }
 
     /// A segment's delivery event: `index` is its entry in flight.
@@ -809,6 +809,15 @@ fn refused(kind: io::ErrorKind, peer: SocketAddr) -> io::Error {
 }
 
 /// The delivery event of the segment in flight entry `index`.
-fn deliver_segment_event(index: u64) {
-    crate::net::try_with_net(|net| net.deliver_segment_now(index));
-}
+static DELIVER_SEGMENT: sim_runtime::events::Handler = sim_runtime::events::Handler {
+    run: |index| {
+        crate::net::try_with_net(|net| net.deliver_segment_now(index));
+    },
+    fetch: |index| {
+        crate::net::try_with_net(|net| {
+            if let Ok(st) = net.state.try_borrow() {
+                st.tcp_flight.prefetch(index);
+            }
+        });
+    },
+};

@@ -15,7 +15,7 @@
 use super::context::{self, Enter};
 use super::waker;
 use super::{Core, TASK_BUDGET};
-use crate::events::Action;
+use crate::events::{Action, FETCH_AHEAD_EVENTS_MIN};
 use crate::failure::{set_failure_class, FailureClass};
 use crate::seams::os_layer;
 use crate::task::{ABORT, DONE, QUEUED, ROOT_SLOT, RUNNING};
@@ -369,8 +369,8 @@ impl Core {
                     callback();
                     self.after_callback(label);
                 }
-                Action::CallWith(call, arg, label) => {
-                    call(arg);
+                Action::CallWith(handler, arg, label) => {
+                    (handler.run)(arg);
                     self.after_callback(label);
                 }
             }
@@ -402,7 +402,11 @@ impl Core {
             Action::Call(callback, _) => {
                 crate::prefetch::line((&**callback as *const dyn FnOnce()).cast::<u8>());
             }
-            Action::CallWith(..) => {}
+            Action::CallWith(handler, arg, _) => {
+                if self.time.pending() > FETCH_AHEAD_EVENTS_MIN {
+                    (handler.fetch)(*arg);
+                }
+            }
         });
     }
 

@@ -4,7 +4,7 @@
 
 use super::waker;
 use super::Core;
-use crate::events::{Action, EventKey};
+use crate::events::{Action, EventKey, Handler};
 use crate::trace::{EventKind, Label};
 use std::task::Waker;
 
@@ -65,18 +65,18 @@ impl Core {
         self.time.contains(key)
     }
 
-    /// Schedules `call(arg)` at `at_ns` (never in the past) in this
-    /// runtime's context: [`Core::schedule`] without a box.
+    /// Schedules `handler`'s run of `arg` at `at_ns` (never in the past)
+    /// in this runtime's context: [`Core::schedule`] without a box.
     pub fn schedule_with(
         &self,
         at_ns: u64,
         label: &'static str,
-        call: fn(u64),
+        handler: &'static Handler,
         arg: u64,
     ) -> EventKey {
         let at_ns = at_ns.max(self.time.now_ns());
         self.time
-            .insert(at_ns, Action::CallWith(call, arg, label))
+            .insert(at_ns, Action::CallWith(handler, arg, label))
             .0
     }
 

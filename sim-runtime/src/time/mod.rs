@@ -182,6 +182,12 @@ impl Time {
         }
     }
 
+    /// How many events are pending.
+    #[inline]
+    pub(crate) fn pending(&self) -> usize {
+        self.events.borrow().len()
+    }
+
     /// How many pending timers keep a waker `matches` accepts.
     pub(crate) fn count_timer_wakers(&self, matches: impl Fn(&Waker) -> bool) -> u32 {
         self.events.borrow().count_wakers(matches)
