@@ -67,6 +67,7 @@ impl Core {
 
     /// Schedules `handler`'s run of `arg` at `at_ns` (never in the past)
     /// in this runtime's context: [`Core::schedule`] without a box.
+    #[inline]
     pub fn schedule_with(
         &self,
         at_ns: u64,
