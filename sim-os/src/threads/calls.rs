@@ -37,14 +37,7 @@ pub(super) fn simulator_waits(
         let Some(core_id) = sim_runtime::context::current_id() else {
             return Ok(());
         };
-        let runnable: Vec<Arc<SimThread>> = lock(&THREADS)
-            .values()
-            .filter(|t| {
-                let inner = lock(&t.inner);
-                inner.core_id == core_id && inner.notified && !inner.exited
-            })
-            .cloned()
-            .collect();
+        let runnable = runnable_threads(core_id);
         if runnable.is_empty() {
             // Threads that sleep, or wait with a deadline: time moves on
             // under the blocked call, as it would under a real one.
@@ -80,29 +73,7 @@ pub(super) fn simulator_waits(
             ));
         }
         idle = 0;
-        let index = sim_runtime::context::with_current(|core| {
-            core.stream_below("threads", runnable.len() as u64)
-        })
-        .unwrap_or(0) as usize;
-        let thread = &runnable[index];
-        let task = {
-            let mut inner = lock(&thread.inner);
-            inner.notified = false;
-            inner.task
-        };
-        // A turn the simulator's thread hands out itself is a poll of the
-        // thread's task in the trace, as any other turn.
-        sim_runtime::context::with_current(|core| {
-            core.trace(
-                sim_runtime::trace::EventKind::Poll,
-                task,
-                sim_runtime::trace::Label::None,
-            )
-        });
-        thread.run();
-        if lock(&thread.inner).exited {
-            reap(thread);
-        }
+        run_one_turn(&runnable);
     }
     Err(format!(
         "sim: livelock: the simulator's thread waited on {what} for too many turns"
@@ -364,39 +335,12 @@ pub(crate) fn simulator_sleep(deadline_ns: impl FnOnce(&Core) -> u64) -> Option<
         if now() >= deadline {
             return Some(());
         }
-        let runnable: Vec<Arc<SimThread>> = lock(&THREADS)
-            .values()
-            .filter(|t| {
-                let inner = lock(&t.inner);
-                inner.core_id == core_id && inner.notified && !inner.exited
-            })
-            .cloned()
-            .collect();
+        let runnable = runnable_threads(core_id);
         if runnable.is_empty() {
             pass(u64::MAX);
             continue;
         }
-        let index = sim_runtime::context::with_current(|core| {
-            core.stream_below("threads", runnable.len() as u64)
-        })
-        .unwrap_or(0) as usize;
-        let thread = &runnable[index];
-        let task = {
-            let mut inner = lock(&thread.inner);
-            inner.notified = false;
-            inner.task
-        };
-        sim_runtime::context::with_current(|core| {
-            core.trace(
-                sim_runtime::trace::EventKind::Poll,
-                task,
-                sim_runtime::trace::Label::None,
-            )
-        });
-        thread.run();
-        if lock(&thread.inner).exited {
-            reap(thread);
-        }
+        run_one_turn(&runnable);
         pass(SLEEP_TURN_NS);
     }
     Some(())
@@ -478,4 +422,43 @@ pub(crate) fn detach(os: libc::pthread_t) -> Option<i32> {
         lock(&THREADS).remove(&(os as u64));
     }
     Some(0)
+}
+
+/// The simulated threads of simulation `core_id` that may take a turn.
+fn runnable_threads(core_id: u16) -> Vec<Arc<SimThread>> {
+    lock(&THREADS)
+        .values()
+        .filter(|t| {
+            let inner = lock(&t.inner);
+            inner.core_id == core_id && inner.notified && !inner.exited
+        })
+        .cloned()
+        .collect()
+}
+
+/// Gives one of `runnable` (not empty), picked by the seed, a turn: a turn
+/// the simulator's thread hands out itself is a poll of the thread's task
+/// in the trace, as any other turn.
+fn run_one_turn(runnable: &[Arc<SimThread>]) {
+    let index = sim_runtime::context::with_current(|core| {
+        core.stream_below("threads", runnable.len() as u64)
+    })
+    .unwrap_or(0) as usize;
+    let thread = &runnable[index];
+    let task = {
+        let mut inner = lock(&thread.inner);
+        inner.notified = false;
+        inner.task
+    };
+    sim_runtime::context::with_current(|core| {
+        core.trace(
+            sim_runtime::trace::EventKind::Poll,
+            task,
+            sim_runtime::trace::Label::None,
+        )
+    });
+    thread.run();
+    if lock(&thread.inner).exited {
+        reap(thread);
+    }
 }
