@@ -91,15 +91,18 @@ fn runs_an_unmodified_crate_and_keeps_its_lock() {
     let lock_before = std::fs::read(dir.join("Cargo.lock")).unwrap();
     assert!(String::from_utf8_lossy(&lock_before).contains("name = \"tokio\""));
 
-    let output = Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
-        .args(["sim", "test"])
-        .current_dir(&dir)
-        // Share compiled dependencies with this workspace's own builds.
-        .env("CARGO_TARGET_DIR", target.join("external-target"))
-        .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")
-        .env("SIM_SEED", "0x2a")
-        .output()
-        .unwrap();
+    // Share compiled dependencies with this workspace's own builds.
+    let sim_test = || {
+        Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
+            .args(["sim", "test"])
+            .current_dir(&dir)
+            .env("CARGO_TARGET_DIR", target.join("external-target"))
+            .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")
+            .env("SIM_SEED", "0x2a")
+            .output()
+            .unwrap()
+    };
+    let output = sim_test();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -160,14 +163,7 @@ fn runs_an_unmodified_crate_and_keeps_its_lock() {
     let mut changed = lock_after.clone();
     changed.extend_from_slice(b"# changed by the user\n");
     std::fs::write(dir.join("Cargo.lock"), &changed).unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
-        .args(["sim", "test"])
-        .current_dir(&dir)
-        .env("CARGO_TARGET_DIR", target.join("external-target"))
-        .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")
-        .env("SIM_SEED", "0x2a")
-        .output()
-        .unwrap();
+    let output = sim_test();
     assert!(
         output.status.success(),
         "{}",
