@@ -210,15 +210,10 @@ impl QuadHeap {
             .filter(|e| keep(e))
             .collect();
         entries.sort_unstable_by_key(|e| e.rank());
-        // A sorted array is a heap.
+        // A sorted array is a heap: each push stays where it lands.
         self.clear();
         for entry in entries {
-            let lane = self.len + PAD;
-            if lane / 4 == self.lines.len() {
-                self.lines.push(Line([SENTINEL; 4]));
-            }
-            self.set(self.len, entry);
-            self.len += 1;
+            self.push(entry);
         }
     }
 }

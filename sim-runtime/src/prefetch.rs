@@ -16,3 +16,13 @@ pub fn line<T: ?Sized>(ptr: *const T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = ptr;
 }
+
+/// [`line`] for `count` consecutive lines from `ptr` (a value larger than
+/// one line: a task's future, a message in flight).
+#[inline(always)]
+pub fn lines<T: ?Sized>(ptr: *const T, count: usize) {
+    let start = ptr.cast::<u8>();
+    for at in 0..count {
+        line(start.wrapping_add(64 * at));
+    }
+}

@@ -5,7 +5,7 @@
 
 use super::context;
 use super::Core;
-use crate::task::{DONE, QUEUED, ROOT_SLOT, RUNNING, SLOT_MASK};
+use crate::task::{TaskCell, DONE, QUEUED, ROOT_SLOT, RUNNING, SLOT_MASK};
 use crate::trace::{EventKind, Label};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -230,21 +230,17 @@ impl Core {
         }
         task.flags |= QUEUED;
         let (id, owner, scope, node) = (task.id, task.owner, task.scope, task.node);
-        let cell = task
-            .cell
-            .as_deref()
-            .map(|cell| (cell as *const dyn crate::task::TaskCell).cast::<u8>());
+        // Taken while the slot is at hand (looking it up again after the
+        // scheduler's answer cost more than the fetch saved).
+        let future = task.cell.as_deref().map(|cell| cell as *const dyn TaskCell);
         drop(tasks);
         let mut scheduler = self.scheduler.borrow_mut();
         let local_waker = scheduler.woken(slot, owner, scope, node);
         // With few tasks ready this one runs next or nearly: fetch its
         // future now, while the waker's caller (a delivery, a timer) goes
         // on. (With many, the pick's own lookahead fetches it.)
-        if scheduler.ready_len() <= 2 {
-            if let Some(at) = cell {
-                crate::prefetch::line(at);
-                crate::prefetch::line(at.wrapping_add(64));
-            }
+        if let Some(future) = future.filter(|_| scheduler.ready_len() <= 2) {
+            crate::prefetch::lines(future, 2);
         }
         drop(scheduler);
         self.trace(EventKind::Wake, id, Label::None);

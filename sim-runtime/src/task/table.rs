@@ -130,15 +130,20 @@ impl Tasks {
     /// previous guess fetched, and the slot of `second`.
     #[inline]
     pub(crate) fn prefetch(&self, first: u32, second: u32) {
-        if let Some(task) = self.slots.get(first as usize) {
-            if let Some(cell) = task.cell.as_deref() {
-                let at = (cell as *const dyn TaskCell).cast::<u8>();
-                crate::prefetch::line(at);
-                crate::prefetch::line(at.wrapping_add(64));
-            }
-        }
-        if let Some(task) = self.slots.get(second as usize) {
-            crate::prefetch::line(task);
+        self.prefetch_future(first);
+        self.prefetch_slot(second);
+    }
+
+    /// Fetches the first lines of the future of the task in `slot` (it is
+    /// polled soon).
+    #[inline]
+    pub(crate) fn prefetch_future(&self, slot: u32) {
+        if let Some(cell) = self
+            .slots
+            .get(slot as usize)
+            .and_then(|t| t.cell.as_deref())
+        {
+            crate::prefetch::lines(cell as *const dyn TaskCell, 2);
         }
     }
 

@@ -1,6 +1,7 @@
 //! What the trace records: the kinds of events, their labels, and the
 //! network messages a label can carry.
 
+use super::digest::payload_digest;
 use std::net::SocketAddr;
 
 /// The kind of a harness event.
@@ -114,5 +115,3 @@ impl Message<'_> {
         self.data.map(|d| (d.len() as u32, payload_digest(d)))
     }
 }
-
-pub use super::digest::payload_digest;

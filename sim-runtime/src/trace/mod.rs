@@ -42,12 +42,12 @@
 
 mod codec;
 pub mod compare;
-pub(crate) mod digest;
+mod digest;
 pub mod event;
 mod path;
 mod text;
 
-pub use event::payload_digest;
+pub use digest::payload_digest;
 pub use event::{EventKind, Label, Message};
 pub use path::{file_name_part, trace_path};
 
