@@ -43,9 +43,7 @@ impl<T> Flight<T> {
     #[inline]
     pub(crate) fn prefetch(&self, index: u64) {
         if let Some(entry) = self.entries.get(index as usize) {
-            let at = (entry as *const Option<T>).cast::<u8>();
-            sim_runtime::prefetch::line(at);
-            sim_runtime::prefetch::line(at.wrapping_add(64));
+            sim_runtime::prefetch::lines(entry, 2);
         }
     }
 

@@ -2,6 +2,7 @@
 //! test can inject. It lives in the runtime as an extension (one per
 //! simulation) and schedules every delivery on the runtime's event queue.
 
+use crate::flight::Flight;
 use crate::link::{LinkConfig, LinkMode};
 pub use crate::state::{ConnectPolicy, HostId, Network, SocketId};
 use crate::state::{NetState, Parked, Socket, EPHEMERAL_FIRST, FIRST_ADDR};
@@ -548,6 +549,32 @@ impl Network {
         arg: u64,
     ) -> sim_runtime::EventKey {
         with_core(|core| core.schedule_with(at_ns, label, handler, arg))
+    }
+
+    /// A message's delivery event: takes entry `index` of the flight table
+    /// `table` picks and hands it to `deliver` (nothing, when the network
+    /// is gone).
+    pub(crate) fn deliver_in_flight<T>(
+        index: u64,
+        table: impl FnOnce(&mut NetState) -> &mut Flight<T>,
+        deliver: impl FnOnce(&Rc<Network>, T),
+    ) {
+        try_with_net(|net| {
+            let message = table(&mut net.state.borrow_mut()).take(index);
+            if let Some(message) = message {
+                deliver(net, message);
+            }
+        });
+    }
+
+    /// Fetches entry `index` of the flight table `table` picks: its
+    /// delivery is the next event.
+    pub(crate) fn fetch_in_flight<T>(index: u64, table: impl FnOnce(&NetState) -> &Flight<T>) {
+        try_with_net(|net| {
+            if let Ok(st) = net.state.try_borrow() {
+                table(&st).prefetch(index);
+            }
+        });
     }
 
     /// Cancels a scheduled event (one that already ran is left alone).

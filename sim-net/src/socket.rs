@@ -110,9 +110,10 @@ pub(crate) struct AckState {
     pub(crate) received_acked: u64,
     /// When the ACK owed is due, if one is owed (`tcp/ack.rs`).
     pub(crate) delack_due_ns: Option<u64>,
-    /// The delayed ACK's event, while one is pending: it may be due before
+    /// Whether the delayed ACK's event is pending: it may be due before
     /// `delack_due_ns` (then it schedules the next) or find nothing owed.
-    pub(crate) delack_timer: Option<sim_runtime::EventKey>,
+    /// It is never cancelled, so its key is not kept.
+    pub(crate) delack_pending: bool,
     /// Quick ACKs used (Linux acknowledges a connection's first segments
     /// at once).
     pub(crate) quick_acks_used: u32,

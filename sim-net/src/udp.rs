@@ -282,14 +282,6 @@ impl Network {
         }
     }
 
-    /// A datagram's delivery event: `index` is its entry in flight.
-    fn deliver_datagram_now(self: &Rc<Self>, index: u64) {
-        let datagram = self.state.borrow_mut().udp_flight.take(index);
-        if let Some(datagram) = datagram {
-            self.deliver_datagram(datagram);
-        }
-    }
-
     fn deliver_datagram(self: &Rc<Self>, d: Datagram) {
         let lost = |net: &Network, why: &str| {
             net.note(&format!(
@@ -434,13 +426,7 @@ impl Network {
 /// The delivery event of the datagram in flight entry `index`.
 static DELIVER_DATAGRAM: sim_runtime::events::Handler = sim_runtime::events::Handler {
     run: |index| {
-        crate::net::try_with_net(|net| net.deliver_datagram_now(index));
+        Network::deliver_in_flight(index, |st| &mut st.udp_flight, Network::deliver_datagram)
     },
-    fetch: |index| {
-        crate::net::try_with_net(|net| {
-            if let Ok(st) = net.state.try_borrow() {
-                st.udp_flight.prefetch(index);
-            }
-        });
-    },
+    fetch: |index| Network::fetch_in_flight(index, |st| &st.udp_flight),
 };

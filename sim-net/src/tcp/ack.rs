@@ -264,7 +264,7 @@ impl Network {
                 return;
             };
             end.ack.delack_due_ns = Some(due_ns);
-            end.ack.delack_timer.is_some()
+            end.ack.delack_pending
         };
         // A pending event was scheduled for an earlier ACK, so it comes
         // first; when it fires it schedules this one's.
@@ -275,13 +275,13 @@ impl Network {
 
     fn arm_delayed_ack(self: &Rc<Self>, id: SocketId, at_ns: u64) {
         let net = self.clone();
-        let key = self.schedule(
+        self.schedule(
             at_ns,
             "tcp-delayed-ack",
             Box::new(move || net.delayed_ack_event(id)),
         );
         if let Some(Socket::Tcp(end)) = self.state.borrow_mut().get_mut(id) {
-            end.ack.delack_timer = Some(key);
+            end.ack.delack_pending = true;
         }
     }
 
@@ -296,7 +296,7 @@ impl Network {
             let Some(Socket::Tcp(end)) = st.get_mut(id) else {
                 return;
             };
-            end.ack.delack_timer = None;
+            end.ack.delack_pending = false;
             end.ack.delack_due_ns
         };
         match due {

@@ -68,14 +68,6 @@ impl Network {
         self.schedule_with(at, label, &DELIVER_SEGMENT, index);
     }
 
-    /// A segment's delivery event: `index` is its entry in flight.
-    fn deliver_segment_now(self: &Rc<Self>, index: u64) {
-        let segment = self.state.borrow_mut().tcp_flight.take(index);
-        if let Some(segment) = segment {
-            self.deliver_segment(segment);
-        }
-    }
-
     pub(super) fn reply_rst(self: &Rc<Self>, to: &Segment) {
         if matches!(to.kind, SegmentKind::Rst) {
             return;
@@ -209,13 +201,7 @@ impl Network {
 /// The delivery event of the segment in flight entry `index`.
 static DELIVER_SEGMENT: sim_runtime::events::Handler = sim_runtime::events::Handler {
     run: |index| {
-        crate::net::try_with_net(|net| net.deliver_segment_now(index));
+        Network::deliver_in_flight(index, |st| &mut st.tcp_flight, Network::deliver_segment)
     },
-    fetch: |index| {
-        crate::net::try_with_net(|net| {
-            if let Ok(st) = net.state.try_borrow() {
-                st.tcp_flight.prefetch(index);
-            }
-        });
-    },
+    fetch: |index| Network::fetch_in_flight(index, |st| &st.tcp_flight),
 };
