@@ -17,7 +17,7 @@ pub fn line<T: ?Sized>(ptr: *const T) {
     let _ = ptr;
 }
 
-/// [`line`] for `count` consecutive lines from `ptr` (a value larger than
+/// [`line()`] for `count` consecutive lines from `ptr` (a value larger than
 /// one line: a task's future, a message in flight).
 #[inline(always)]
 pub fn lines<T: ?Sized>(ptr: *const T, count: usize) {
