@@ -5,10 +5,10 @@
 //! - the scheduler ([`crate::scheduler`]): the ready set and the policies;
 //! - time ([`crate::time`]): the virtual clock, each host's clock and the
 //!   one event queue;
-//! - tasks ([`crate::task::table`]): slots, names, spawn sites, wait notes;
+//! - tasks (`task/table.rs`): slots, names, spawn sites, wait notes;
 //! - scopes ([`crate::scopes`]): the runtimes sharing the simulation;
 //! - hosts ([`crate::hosts`]): the running code's host, crash listeners;
-//! - streams ([`crate::streams`]) and the trace ([`crate::trace`]).
+//! - streams (`streams.rs`) and the trace ([`crate::trace`]).
 //!
 //! The loop is in `run.rs` ([`Core::block_on`]): events due now fire; a
 //! ready task is picked and polled; otherwise the clock jumps to the next

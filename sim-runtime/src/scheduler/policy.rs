@@ -8,7 +8,7 @@ use crate::rng::Rng;
 pub trait SchedulePolicy {
     /// Returns an index into `ready` (the slots of the ready tasks, in queue
     /// order; `ROOT_SLOT` is the root future; with workers, a worker's key
-    /// (see [`worker_key`]) stands for the task it would run next).
+    /// (see `worker_key`) stands for the task it would run next).
     fn choose(&mut self, ready: &[u32], rng: &mut Rng) -> usize;
 
     /// A task was spawned into `slot` (which an ended task may have held).

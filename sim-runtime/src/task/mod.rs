@@ -1,5 +1,5 @@
 //! Tasks: a spawned future in a type-erased cell, the slot that holds it,
-//! and the table of slots ([`table::Tasks`], a part of the core), with
+//! and the table of slots (`table::Tasks`, a part of the core), with
 //! what each pending task waits on ([`wait`]).
 
 pub(crate) mod table;

@@ -91,7 +91,7 @@ pub enum Label<'a> {
 /// A network event about one message, kept as parts: the hash covers them
 /// in binary, so sending a message formats nothing. Its text is
 /// `<verb> #<msg>`, then ` <src>><dst>` when it has the addresses (a
-/// simulated host's address as `name:port`, see [`Trace::name_address`]),
+/// simulated host's address as `name:port`, see [`super::Trace::name_address`]),
 /// then ` len=<bytes> digest=<hex>` when it has a payload; a file's line also
 /// shows the payload's first `SIM_TRACE_BYTES` bytes (default 32), escaped:
 /// `data="..."`.
