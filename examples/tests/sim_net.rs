@@ -629,6 +629,45 @@ fn setting_nodelay_sends_what_nagle_holds() {
     sim.run();
 }
 
+/// The delayed ACK's event is lazy: an ACK that rode on a reply leaves it
+/// pending, and an ACK owed later is still delayed its full 40 ms, not
+/// sent when the earlier event comes due.
+#[test]
+fn an_ack_owed_after_one_that_rode_on_a_reply_still_waits_its_40_ms() {
+    let mut sim = sim(24);
+    sim.default_link(LinkConfig {
+        latency_min: Duration::from_millis(1),
+        latency_max: Duration::from_millis(1),
+        ..LinkConfig::default()
+    });
+    sim.host("server", request_server);
+    sim.client("client", async {
+        let mut stream = TcpStream::connect("server:9").await.unwrap();
+        let mut answer = [0u8; 1];
+        // The first answer puts the server in ping-pong mode (its ACKs
+        // wait to ride on replies); the second request's ACK is delayed,
+        // its event armed for 40 ms, and rides on the answer, leaving the
+        // event pending.
+        for _ in 0..2 {
+            stream.write_all(b"12345678").await.unwrap();
+            stream.read_exact(&mut answer).await.unwrap();
+        }
+        // Well before that event, a header alone: its ACK is owed from now,
+        // and Nagle holds the body until it comes.
+        sleep(Duration::from_millis(10)).await;
+        let started = Instant::now();
+        stream.write_all(b"head").await.unwrap();
+        stream.write_all(b"body").await.unwrap();
+        stream.read_exact(&mut answer).await.unwrap();
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_millis(40) && took < Duration::from_millis(50),
+            "the header's ACK waited {took:?}, not its own 40 ms"
+        );
+    });
+    sim.run();
+}
+
 /// A quick ACK asked for with `TCP_QUICKACK` releases the peer's held
 /// bytes without the 40 ms wait.
 #[test]
