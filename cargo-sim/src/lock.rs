@@ -54,12 +54,12 @@ impl LockFiles {
     pub fn acquire(&self) -> Result<Held<'_>, String> {
         let mutex = File::create(&self.mutex)
             .map_err(|e| format!("cannot create {}: {e}", self.mutex.display()))?;
-        // Safety: flock on a descriptor we own.
+        // SAFETY: flock on a descriptor we own.
         if unsafe { libc::flock(mutex.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             eprintln!(
                 "cargo sim: waiting for another cargo sim in this workspace to finish its build"
             );
-            // Safety: as above; blocking this time.
+            // SAFETY: as above; blocking this time.
             if unsafe { libc::flock(mutex.as_raw_fd(), libc::LOCK_EX) } != 0 {
                 return Err(format!(
                     "cannot lock {}: {}",

@@ -21,7 +21,7 @@ extern "C" fn on_signal(signal: libc::c_int) {
 /// process dies on Ctrl-C as it would under plain `cargo test`.
 pub fn install() {
     for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // Safety: a zeroed sigaction with a handler that only stores an
+        // SAFETY: a zeroed sigaction with a handler that only stores an
         // atomic is valid; SA_RESTART is left off so sleeps wake.
         unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
@@ -62,7 +62,7 @@ pub fn wait(child: &mut Child) -> Result<ExitStatus, Interrupted> {
 
 /// Sends `signal` to `child`, waits up to two seconds, then kills it.
 pub fn stop(child: &mut Child, signal: i32) {
-    // Safety: signalling a child we started and have not reaped.
+    // SAFETY: signalling a child we started and have not reaped.
     unsafe { libc::kill(child.id() as libc::pid_t, signal) };
     let deadline = Instant::now() + Duration::from_secs(2);
     while Instant::now() < deadline {

@@ -1177,7 +1177,7 @@ fn sigint_sigterm_and_sighup_during_the_build_leave_the_lock_unchanged() {
         let dir = fixture(name);
         let (mut child, original) = start_and_wait_for_swap(&dir, &["test", "--seeds", "2"]);
         // As Ctrl-C, a CI timeout or a closed terminal does: the whole group.
-        unsafe { libc::kill(-(child.id() as i32), signal) };
+        kill(-(child.id() as i32), signal);
         let status = child.wait().unwrap();
         assert_eq!(status.code(), Some(code), "{name}");
         assert!(
@@ -1192,7 +1192,7 @@ fn kill_9_of_cargo_sim_is_repaired_by_the_next_run() {
     let dir = fixture("kill9");
     let (mut child, original) = start_and_wait_for_swap(&dir, &["test", "--seeds", "2"]);
     // cargo-sim alone, with no chance to clean up; its cargo carries on.
-    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    kill(child.id() as i32, libc::SIGKILL);
     child.wait().unwrap();
     let (output, stdout, stderr) = sim(&dir, "test --seeds 1 --test planted -- always_passes", &[]);
     assert!(output.status.success(), "{stdout}\n{stderr}");
@@ -1205,7 +1205,7 @@ fn kill_9_of_cargo_sim_is_repaired_by_the_next_run() {
         "the next run put Cargo.lock back"
     );
     // Let the orphaned build finish before the directory is reused.
-    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+    kill(-(child.id() as i32), libc::SIGKILL);
 }
 
 /// Test processes running in `dir` whose command line mentions `needle`
@@ -1263,7 +1263,7 @@ fn ctrl_c_stops_a_busy_looping_test_within_seconds() {
     );
     // As a terminal does: the whole foreground group.
     let sent = Instant::now();
-    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    kill(-(child.id() as i32), libc::SIGINT);
     let status = child.wait().unwrap();
     assert!(
         sent.elapsed() < Duration::from_secs(5),
@@ -1936,7 +1936,7 @@ fn a_sweep_of_a_hundred_million_seeds_starts_at_once_and_stops_on_ctrl_c() {
     std::thread::sleep(Duration::from_secs(4));
     let peak = peak_kib(child.id());
     let sent = Instant::now();
-    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    kill(-(child.id() as i32), libc::SIGINT);
     let output = child.wait_with_output().unwrap();
     assert!(
         sent.elapsed() < Duration::from_secs(5),
@@ -2296,4 +2296,13 @@ fn shrinking_a_race_keeps_the_picks_it_needs_and_makes_the_rest_fifo() {
     let (replayed, text) = run_replay(&dir, replay);
     assert!(!replayed.status.success(), "{text}");
     assert!(text.contains("the workers finished in reverse"), "{text}");
+}
+
+/// Sends `signal` to `pid` (a negative pid: that process group), as a
+/// terminal or a CI runner would. A group already gone is no error: some
+/// calls only make sure nothing is left.
+fn kill(pid: i32, signal: i32) {
+    // SAFETY: `kill` takes plain integers and touches no memory of ours;
+    // the pids are this test's own children (or their groups).
+    unsafe { libc::kill(pid, signal) };
 }

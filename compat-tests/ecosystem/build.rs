@@ -4,7 +4,7 @@
 fn main() {
     let protoc =
         protoc_bin_vendored::protoc_bin_path().expect("a vendored protoc for this platform");
-    // Safety: the build script is single-threaded here.
+    // SAFETY: the build script is single-threaded here.
     unsafe { std::env::set_var("PROTOC", protoc) };
     tonic_prost_build::compile_protos("proto/echo.proto").expect("proto/echo.proto compiles");
     println!("cargo:rerun-if-changed=proto/echo.proto");

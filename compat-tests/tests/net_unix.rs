@@ -69,7 +69,7 @@ async fn pairs_shutdown_and_credentials() {
     let mut four = [0u8; 4];
     a.read_exact(&mut four).await.unwrap();
     assert_eq!(&four, b"back");
-    // Safety: getuid cannot fail.
+    // SAFETY: getuid cannot fail.
     let uid = unsafe { libc::getuid() };
     assert_eq!(a.peer_cred().unwrap().uid(), uid);
     // Both ends are this process.
@@ -209,7 +209,7 @@ async fn unix_peer_and_local_paths() {
 fn make_fifo(name: &str) -> PathBuf {
     let path = path(name);
     let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-    // Safety: a valid NUL-terminated path.
+    // SAFETY: a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
     path
 }

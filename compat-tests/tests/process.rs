@@ -108,7 +108,7 @@ async fn a_signal_sent_to_the_pid_terminates_the_program() {
     programs();
     let mut child = Command::new("sleep").arg("1000").spawn().unwrap();
     let pid = child.id().unwrap() as libc::pid_t;
-    // Safety: a signal to our own child.
+    // SAFETY: a signal to our own child.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
     let status = child.wait().await.unwrap();
     assert_eq!(status.signal(), Some(libc::SIGTERM));

@@ -365,12 +365,13 @@ async fn invalid_signal_numbers_are_refused() {
 async fn a_signal_the_process_sends_itself_reaches_its_handler() {
     use tokio::signal::unix::{signal, SignalKind};
     let mut usr1 = signal(SignalKind::user_defined1()).unwrap();
-    // Safety: kill and raise of the process's own pid, with a handled signal.
+    // SAFETY: kill and raise of the process's own pid, with a handled signal.
     assert_eq!(unsafe { libc::kill(libc::getpid(), libc::SIGUSR1) }, 0);
     tokio::time::timeout(Duration::from_secs(5), usr1.recv())
         .await
         .expect("the signal arrives")
         .unwrap();
+    // SAFETY: as above: a handled signal raised in this process.
     assert_eq!(unsafe { libc::raise(libc::SIGUSR1) }, 0);
     tokio::time::timeout(Duration::from_secs(5), usr1.recv())
         .await

@@ -133,7 +133,7 @@ async fn kill_on_drop_kills_and_a_plain_drop_leaves_it_running() {
     tokio::time::sleep(Duration::from_millis(1)).await;
     assert!(dropped.get(), "kill_on_drop killed the program");
     // Its pid is a zombie until reaped: signal 0 finds it.
-    // Safety: a signal to a simulated pid.
+    // SAFETY: a signal to a simulated pid.
     assert_eq!(unsafe { kill(pid, 0) }, 0);
 }
 
@@ -151,7 +151,7 @@ async fn a_program_that_takes_signals_over_handles_sigterm() {
         .spawn()
         .unwrap();
     tokio::time::sleep(Duration::from_millis(10)).await;
-    // Safety: a signal to a simulated pid.
+    // SAFETY: a signal to a simulated pid.
     assert_eq!(unsafe { kill(child.id().unwrap() as libc_pid, 15) }, 0);
     let mut out = String::new();
     child
@@ -172,7 +172,7 @@ async fn a_program_that_takes_signals_over_handles_sigterm() {
     child.kill().await.unwrap();
     assert_eq!(child.wait().await.unwrap().signal(), Some(9));
     // A reaped pid is gone, as is one never given out.
-    // Safety: signals to simulated pids.
+    // SAFETY: signals to simulated pids.
     assert_eq!(unsafe { kill(pid, 0) }, -1);
     assert_eq!(std::io::Error::last_os_error().raw_os_error(), Some(3));
     assert_eq!(unsafe { kill(pid + 1000, 0) }, -1);

@@ -215,12 +215,12 @@ fn a_thread_blocking_on_a_real_pipe_is_refused() {
     let failure = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         runtime.block_on(async {
             let mut fds = [0i32; 2];
-            // Safety: room for two descriptors.
+            // SAFETY: room for two descriptors.
             assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
             let reader = std::thread::Builder::new()
                 .name("reader".into())
                 .spawn(move || {
-                    // Safety: the pipe's read end, owned from here.
+                    // SAFETY: the pipe's read end, owned from here.
                     let mut end = unsafe { std::fs::File::from_raw_fd(fds[0]) };
                     end.read(&mut [0u8; 1])
                 })

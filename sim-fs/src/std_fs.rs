@@ -37,7 +37,7 @@ fn errno_of(e: io::Error) -> i32 {
 /// Reserves a descriptor number with a real `/dev/null` descriptor, opened
 /// by a raw syscall so that no interposed `open` sees it.
 fn reserve_fd() -> Result<i32, i32> {
-    // Safety: a plain openat(2) of a constant path.
+    // SAFETY: a plain openat(2) of a constant path.
     let fd = unsafe {
         libc::syscall(
             libc::SYS_openat,
@@ -53,7 +53,7 @@ fn reserve_fd() -> Result<i32, i32> {
 }
 
 fn release_fd(fd: i32) {
-    // Safety: closes the reservation made by `reserve_fd`.
+    // SAFETY: closes the reservation made by `reserve_fd`.
     unsafe { libc::syscall(libc::SYS_close, fd) };
 }
 

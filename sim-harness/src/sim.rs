@@ -439,7 +439,7 @@ impl Sim {
                     std::future::poll_fn(|cx| {
                         let dst = &mut output as *mut Output<()> as *mut ();
                         sim_runtime::context::with_current(|core| {
-                            // Safety: the client futures all return `()`.
+                            // SAFETY: the client futures all return `()`.
                             unsafe { core.poll_join(raw, cx, dst) }
                         })
                         .unwrap_or(Poll::Ready(()))

@@ -178,7 +178,7 @@ fn expand_select(select: Select) -> Tokens {
                 if #disabled & #bit != 0 {
                     continue;
                 }
-                // Safety: the futures live in a tuple on this async block's
+                // SAFETY: the futures live in a tuple on this async block's
                 // pinned stack frame and are never moved until dropped.
                 let fut = unsafe { ::core::pin::Pin::new_unchecked(&mut #futures.#index) };
                 // The output is bound first and tested after: matching it
@@ -322,7 +322,7 @@ fn expand_join(join: Join, try_join: bool) -> Tokens {
         };
         quote! {
             #i => {
-                // Safety: the tuple lives on this async block's pinned frame
+                // SAFETY: the tuple lives on this async block's pinned frame
                 // and is never moved.
                 let fut = unsafe { ::core::pin::Pin::new_unchecked(&mut #futures.#index) };
                 if fut.poll_done(cx) {

@@ -187,7 +187,7 @@ mod overrides {
     }
 
     fn set_errno(code: i32) {
-        // Safety: errno is thread-local and always writable.
+        // SAFETY: errno is thread-local and always writable.
         unsafe { *libc::__errno_location() = code };
     }
 
@@ -208,7 +208,7 @@ mod overrides {
         if path.is_null() {
             return None;
         }
-        // Safety: the caller's contract.
+        // SAFETY: the caller's contract.
         let raw = Path::new(OsStr::from_bytes(
             unsafe { CStr::from_ptr(path) }.to_bytes(),
         ));
@@ -257,7 +257,7 @@ mod overrides {
         let shown = if path.is_null() {
             String::from("?")
         } else {
-            // Safety: the caller's contract.
+            // SAFETY: the caller's contract.
             unsafe { CStr::from_ptr(path) }
                 .to_string_lossy()
                 .into_owned()
@@ -268,7 +268,7 @@ mod overrides {
              simulated disk; these stay real and unchanged.\n"
         );
         // Straight to stderr, past any capture, and with the test's failure.
-        // Safety: a plain write of a valid buffer.
+        // SAFETY: a plain write of a valid buffer.
         unsafe { real_write(2, message.as_ptr().cast(), message.len()) };
         sim_runtime::sweep::note_escape(&message);
         libc::EPERM
@@ -278,7 +278,7 @@ mod overrides {
     fn next(slot: &AtomicUsize, name: &CStr) -> usize {
         let mut f = slot.load(Ordering::Relaxed);
         if f == 0 {
-            // Safety: dlsym with a valid name.
+            // SAFETY: dlsym with a valid name.
             f = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) } as usize;
             assert!(f != 0, "sim: libc has no {name:?}");
             slot.store(f, Ordering::Relaxed);
@@ -290,9 +290,9 @@ mod overrides {
         ($slot:ident, $name:literal, fn($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty) => {{
             static $slot: AtomicUsize = AtomicUsize::new(0);
             let f = next(&$slot, $name);
-            // Safety: libc's function of that name has this signature.
+            // SAFETY: libc's function of that name has this signature.
             let f: unsafe extern "C" fn($($ty),*) -> $ret = unsafe { std::mem::transmute(f) };
-            // Safety: the caller's arguments, passed on.
+            // SAFETY: the caller's arguments, passed on.
             unsafe { f($($arg),*) }
         }};
     }
@@ -306,7 +306,7 @@ mod overrides {
     }
 
     fn fill_stat64(s: &FakeStat, out: *mut libc::stat64) {
-        // Safety: a plain C struct, valid when zeroed; `out` is the
+        // SAFETY: a plain C struct, valid when zeroed; `out` is the
         // caller's buffer.
         unsafe {
             let mut st: libc::stat64 = std::mem::zeroed();
@@ -362,7 +362,7 @@ mod overrides {
 
     /// Real paths a run may still write: devices (`/dev/null`, a tty).
     unsafe fn writable_real(path: *const libc::c_char) -> bool {
-        // Safety: the caller's contract.
+        // SAFETY: the caller's contract.
         !path.is_null()
             && unsafe { CStr::from_ptr(path) }
                 .to_bytes()
@@ -563,7 +563,7 @@ mod overrides {
     #[no_mangle]
     pub unsafe extern "C" fn read(fd: i32, buf: *mut libc::c_void, n: usize) -> isize {
         if let Some(hooks) = fd_hooks(fd) {
-            // Safety: the caller's buffer.
+            // SAFETY: the caller's buffer.
             let buf = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), n) };
             return io_result(hooks.read(fd, buf, None));
         }
@@ -585,7 +585,7 @@ mod overrides {
     #[no_mangle]
     pub unsafe extern "C" fn pread64(fd: i32, buf: *mut libc::c_void, n: usize, at: i64) -> isize {
         if let Some(hooks) = fd_hooks(fd) {
-            // Safety: the caller's buffer.
+            // SAFETY: the caller's buffer.
             let buf = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), n) };
             return io_result(hooks.read(fd, buf, Some(at as u64)));
         }
@@ -603,7 +603,7 @@ mod overrides {
     #[no_mangle]
     pub unsafe extern "C" fn write(fd: i32, buf: *const libc::c_void, n: usize) -> isize {
         if let Some(hooks) = fd_hooks(fd) {
-            // Safety: the caller's buffer.
+            // SAFETY: the caller's buffer.
             let buf = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), n) };
             return io_result(hooks.write(fd, buf, None));
         }
@@ -622,7 +622,7 @@ mod overrides {
         at: i64,
     ) -> isize {
         if let Some(hooks) = fd_hooks(fd) {
-            // Safety: the caller's buffer.
+            // SAFETY: the caller's buffer.
             let buf = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), n) };
             return io_result(hooks.write(fd, buf, Some(at as u64)));
         }
@@ -642,7 +642,7 @@ mod overrides {
         if let Some(hooks) = fd_hooks(fd) {
             let mut total = 0usize;
             for i in 0..count.max(0) as usize {
-                // Safety: the caller's iovec array of `count` entries.
+                // SAFETY: the caller's iovec array of `count` entries.
                 let v = unsafe { &*iov.add(i) };
                 let buf = unsafe { std::slice::from_raw_parts(v.iov_base.cast::<u8>(), v.iov_len) };
                 match hooks.write(fd, buf, None) {
@@ -1132,7 +1132,7 @@ mod overrides {
         link: *const libc::c_char,
     ) -> i32 {
         let op = |h: &dyn FileHooks, p: &Path| {
-            // Safety: the caller's contract.
+            // SAFETY: the caller's contract.
             let target = Path::new(OsStr::from_bytes(
                 unsafe { CStr::from_ptr(target) }.to_bytes(),
             ));
@@ -1164,7 +1164,7 @@ mod overrides {
                     Ok(target) => {
                         let bytes = target.as_os_str().as_bytes();
                         let n = bytes.len().min(size);
-                        // Safety: the caller's buffer of `size` bytes.
+                        // SAFETY: the caller's buffer of `size` bytes.
                         unsafe {
                             std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.cast::<u8>(), n)
                         };
@@ -1200,7 +1200,7 @@ mod overrides {
                             return std::ptr::null_mut();
                         }
                         let out = if resolved.is_null() {
-                            // Safety: malloc, freed by the caller with free.
+                            // SAFETY: malloc, freed by the caller with free.
                             unsafe { libc::malloc(bytes.len() + 1) }.cast::<libc::c_char>()
                         } else {
                             resolved
@@ -1209,7 +1209,7 @@ mod overrides {
                             set_errno(libc::ENOMEM);
                             return out;
                         }
-                        // Safety: `out` holds PATH_MAX bytes, or len + 1.
+                        // SAFETY: `out` holds PATH_MAX bytes, or len + 1.
                         unsafe {
                             std::ptr::copy_nonoverlapping(
                                 bytes.as_ptr(),
@@ -1262,7 +1262,7 @@ mod overrides {
                     fd,
                     entries,
                     next: 0,
-                    // Safety: a plain C struct, valid when zeroed.
+                    // SAFETY: a plain C struct, valid when zeroed.
                     current: unsafe { std::mem::zeroed() },
                 });
                 let ptr = Box::into_raw(dir) as usize;
@@ -1319,7 +1319,7 @@ mod overrides {
     #[no_mangle]
     pub unsafe extern "C" fn readdir64(dirp: *mut libc::DIR) -> *mut libc::dirent64 {
         if is_fake_dir(dirp) {
-            // Safety: a pointer `fake_dir` made and `closedir` not yet took.
+            // SAFETY: a pointer `fake_dir` made and `closedir` not yet took.
             let dir = unsafe { &mut *(dirp as *mut FakeDir) };
             let Some((name, ino, kind)) = dir.entries.get(dir.next) else {
                 return std::ptr::null_mut();
@@ -1352,7 +1352,7 @@ mod overrides {
     pub unsafe extern "C" fn closedir(dirp: *mut libc::DIR) -> i32 {
         if is_fake_dir(dirp) {
             FAKE_DIRS.with(|d| d.borrow_mut().retain(|p| *p != dirp as usize));
-            // Safety: made by `fake_dir` with Box::into_raw.
+            // SAFETY: made by `fake_dir` with Box::into_raw.
             let dir = unsafe { Box::from_raw(dirp as *mut FakeDir) };
             return unsafe { close(dir.fd) };
         }
@@ -1366,7 +1366,7 @@ mod overrides {
     #[no_mangle]
     pub unsafe extern "C" fn dirfd(dirp: *mut libc::DIR) -> i32 {
         if is_fake_dir(dirp) {
-            // Safety: a live fake DIR.
+            // SAFETY: a live fake DIR.
             return unsafe { &*(dirp as *mut FakeDir) }.fd;
         }
         real!(DIRFD, c"dirfd", fn(dirp: *mut libc::DIR) -> i32)

@@ -77,7 +77,7 @@ pub fn real_clock_ns(clock: libc::clockid_t) -> u64 {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // Safety: `ts` is a valid timespec to write.
+    // SAFETY: `ts` is a valid timespec to write.
     unsafe { real_clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
@@ -217,7 +217,7 @@ mod overrides {
         if len == 0 {
             return true;
         }
-        // Safety: the caller gave a buffer valid for `len` bytes.
+        // SAFETY: the caller gave a buffer valid for `len` bytes.
         let slice = unsafe { std::slice::from_raw_parts_mut(buf as *mut u8, len) };
         sim_runtime::context::with_simulation(|core| core.fill_random(slice)).is_some()
             || sim_runtime::sweep::fill_before_run(slice)
@@ -993,7 +993,7 @@ mod stat {
     use super::{FAKE_STAT, FAKE_STAT_PATH};
 
     fn timestamp(ns: u64) -> libc::statx_timestamp {
-        // Safety: a plain C struct, valid when zeroed.
+        // SAFETY: a plain C struct, valid when zeroed.
         let mut t: libc::statx_timestamp = unsafe { std::mem::zeroed() };
         t.tv_sec = (ns / 1_000_000_000) as i64;
         t.tv_nsec = (ns % 1_000_000_000) as u32;
@@ -1015,11 +1015,11 @@ mod stat {
         buf: *mut libc::statx,
     ) -> libc::c_int {
         if !path.is_null() && !buf.is_null() {
-            // Safety: libc's contract: a NUL-terminated path.
+            // SAFETY: libc's contract: a NUL-terminated path.
             let name = unsafe { std::ffi::CStr::from_ptr(path) };
             if name.to_bytes() == FAKE_STAT_PATH.as_bytes() {
                 if let Some(s) = FAKE_STAT.with(|slot| slot.take()) {
-                    // Safety: a plain C struct, valid when zeroed.
+                    // SAFETY: a plain C struct, valid when zeroed.
                     let mut out: libc::statx = unsafe { std::mem::zeroed() };
                     out.stx_mask = libc::STATX_BASIC_STATS | libc::STATX_BTIME;
                     out.stx_blksize = 4096;
@@ -1036,30 +1036,30 @@ mod stat {
                     out.stx_mtime = timestamp(s.mtime_ns);
                     out.stx_dev_major = (s.dev >> 32) as u32;
                     out.stx_dev_minor = s.dev as u32;
-                    // Safety: the caller's buffer.
+                    // SAFETY: the caller's buffer.
                     unsafe { *buf = out };
                     return 0;
                 }
             }
         }
         // A simulated file (std::fs under the temporary directory).
-        // Safety: the caller's NUL-terminated path.
+        // SAFETY: the caller's NUL-terminated path.
         if let Some(result) = unsafe { crate::files::statx_simulated(dirfd, path, flags) } {
             return match result {
                 Ok(s) => {
                     FAKE_STAT.with(|slot| slot.set(Some(s)));
-                    // Safety: the reserved path, answered from the slot.
+                    // SAFETY: the reserved path, answered from the slot.
                     let reserved = std::ffi::CString::new(FAKE_STAT_PATH).expect("no NUL");
                     unsafe { statx(libc::AT_FDCWD, reserved.as_ptr(), flags, mask, buf) }
                 }
                 Err(e) => {
-                    // Safety: errno is thread-local.
+                    // SAFETY: errno is thread-local.
                     unsafe { *libc::__errno_location() = e };
                     -1
                 }
             };
         }
-        // Safety: the same arguments, to the kernel.
+        // SAFETY: the same arguments, to the kernel.
         unsafe { libc::syscall(libc::SYS_statx, dirfd, path, flags, mask, buf) as libc::c_int }
     }
 }

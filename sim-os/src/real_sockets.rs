@@ -27,7 +27,7 @@ pub fn listened_on(port: u16) -> bool {
 /// Notes the port of `fd`, a socket that now listens.
 #[cfg(simulation)]
 fn note(fd: libc::c_int) {
-    // Safety: getsockname into a zeroed storage of its full size.
+    // SAFETY: getsockname into a zeroed storage of its full size.
     let port = unsafe {
         let mut storage: libc::sockaddr_storage = std::mem::zeroed();
         let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;

@@ -8,7 +8,7 @@
 #[inline(always)]
 pub fn line<T: ?Sized>(ptr: *const T) {
     #[cfg(target_arch = "x86_64")]
-    // Safety: a prefetch is a hint; it reads nothing and never faults, on
+    // SAFETY: a prefetch is a hint; it reads nothing and never faults, on
     // any address (SSE is part of x86_64's baseline).
     unsafe {
         std::arch::x86_64::_mm_prefetch(ptr.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0);

@@ -94,7 +94,7 @@ pub fn os_random_u64() -> u64 {
     // Bounded: getrandom returns at most the requested bytes per call and
     // only fails on EINTR-like conditions; give up after a few tries.
     for _ in 0..16 {
-        // Safety: the buffer is valid for the length given.
+        // SAFETY: the buffer is valid for the length given.
         let n = unsafe {
             libc::syscall(
                 libc::SYS_getrandom,
@@ -117,7 +117,7 @@ pub fn os_random_u64() -> u64 {
             tv_sec: 0,
             tv_nsec: 0,
         };
-        // Safety: `ts` is a valid timespec to write.
+        // SAFETY: `ts` is a valid timespec to write.
         unsafe { libc::syscall(libc::SYS_clock_gettime, libc::CLOCK_REALTIME, &mut ts) };
         let ns = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
         return ns ^ u64::from(std::process::id());

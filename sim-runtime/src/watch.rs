@@ -111,7 +111,7 @@ pub fn snapshot() -> Snapshot {
         generation: RUN_GENERATION.load(Ordering::Relaxed),
         in_run: IN_RUN.load(Ordering::Relaxed),
         task: POLL_TASK.load(Ordering::Relaxed),
-        // Safety: the pointer is null or came from a `&'static Location`.
+        // SAFETY: the pointer is null or came from a `&'static Location`.
         site: (!site.is_null()).then(|| unsafe { &*site }),
         seed: RUN_SEED.load(Ordering::Relaxed),
         virtual_ns: VIRTUAL_NS.load(Ordering::Relaxed),

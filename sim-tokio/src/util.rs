@@ -91,7 +91,7 @@ pub(crate) fn poll_here<F: std::future::Future>(future: F) -> F::Output {
 /// type the auto traits tokio's has (see `NoRefUnwindSafe` and the others).
 pub(crate) struct NotRefUnwindSafe(std::marker::PhantomData<std::cell::UnsafeCell<()>>);
 
-// Safety: it holds no data; `Sync` is what the types it marks are.
+// SAFETY: it holds no data; `Sync` is what the types it marks are.
 unsafe impl Sync for NotRefUnwindSafe {}
 
 /// A field that takes `RefUnwindSafe` away (and nothing else).

@@ -101,7 +101,7 @@ extern "C" {
 const RTLD_NEXT: *mut std::ffi::c_void = -1isize as *mut std::ffi::c_void;
 
 fn real_now_ns() -> f64 {
-    // Safety: dlsym of libc's clock_gettime, called with a valid timespec.
+    // SAFETY: dlsym of libc's clock_gettime, called with a valid timespec.
     unsafe {
         let f = dlsym(RTLD_NEXT, c"clock_gettime".as_ptr());
         assert!(!f.is_null(), "libc's clock_gettime");

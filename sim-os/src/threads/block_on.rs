@@ -27,7 +27,7 @@ pub(super) enum RequestState {
     Done(Option<Box<dyn std::any::Any + Send>>),
 }
 
-// Safety: only one OS thread runs at a time (the turn), and the call is made
+// SAFETY: only one OS thread runs at a time (the turn), and the call is made
 // only while its owner waits for it.
 unsafe impl Send for Request {}
 
@@ -103,7 +103,7 @@ fn wait_in_block_on(thread: &Arc<SimThread>, driving: &sim_runtime::executor::Sc
         lock(&thread.inner).idle = false;
         driving.set_idle(false);
         restore_current(current);
-        // Safety: the simulator's thread waits for `Done` with the call
+        // SAFETY: the simulator's thread waits for `Done` with the call
         // alive on its stack (`run_on_thread`).
         let outcome =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { (*call)() }));
@@ -148,7 +148,7 @@ pub(crate) fn run_on_thread(token: u64, call: &mut dyn FnMut()) -> bool {
         }
     }
     let call: *mut (dyn FnMut() + '_) = call;
-    // Safety: the lifetime is erased only until the call is `Done`, which
+    // SAFETY: the lifetime is erased only until the call is `Done`, which
     // this function waits for before it returns.
     let call: *mut (dyn FnMut() + 'static) = unsafe { std::mem::transmute(call) };
     *lock(&thread.request) = Some(Request {

@@ -193,7 +193,7 @@ pub(super) fn fatal(report: &str) -> ! {
 }
 
 fn fail(errno: i32) -> libc::c_long {
-    // Safety: errno is thread-local and writable.
+    // SAFETY: errno is thread-local and writable.
     unsafe { *libc::__errno_location() = errno };
     -1
 }
@@ -403,7 +403,7 @@ pub(crate) fn join(os: libc::pthread_t, retval: *mut *mut libc::c_void) -> Optio
     lock(&target.inner).released = true;
     lock(&THREADS).remove(&(os as u64));
     if !retval.is_null() {
-        // Safety: the caller's out pointer.
+        // SAFETY: the caller's out pointer.
         unsafe { *retval = lock(&target.inner).retval as *mut libc::c_void };
     }
     Some(0)

@@ -115,7 +115,7 @@ static NUMBER: AtomicUsize = AtomicUsize::new(0);
 /// A private futex call on `word`, straight to the kernel; `timeout` bounds
 /// a wait (null: none).
 fn raw_futex(word: &AtomicU32, op: i32, val: u32, timeout: *const libc::timespec) -> i64 {
-    // Safety: a futex call on a live word; a wait's spurious returns are
+    // SAFETY: a futex call on a live word; a wait's spurious returns are
     // re-checked by every caller.
     unsafe {
         crate::raw::real_syscall(
@@ -215,12 +215,12 @@ struct Boot {
 }
 
 extern "C" fn trampoline(boot: *mut libc::c_void) -> *mut libc::c_void {
-    // Safety: `spawn` passed a leaked `Boot`.
+    // SAFETY: `spawn` passed a leaked `Boot`.
     let boot = unsafe { Box::from_raw(boot.cast::<Boot>()) };
     let thread = boot.thread.clone();
     ME.with(|m| *m.borrow_mut() = Some(thread.clone()));
     take(&thread.turn);
-    // Safety: `spawn` leaked one strong count for this thread; the core is
+    // SAFETY: `spawn` leaked one strong count for this thread; the core is
     // only touched while this thread holds the turn.
     let core = unsafe { Rc::from_raw(boot.core) };
     let retval = {
@@ -275,7 +275,7 @@ pub(crate) unsafe fn spawn(
             exited: false,
             reaped: false,
             retval: 0,
-            // Safety: a plain integer type on Linux.
+            // SAFETY: a plain integer type on Linux.
             os: unsafe { std::mem::zeroed() },
             waits: "",
             timed_out: false,
@@ -300,7 +300,7 @@ pub(crate) unsafe fn spawn(
     let real: PthreadCreate = std::mem::transmute(real);
     let rc = real(thread, attr, trampoline, boot.cast());
     if rc != 0 {
-        // Safety: the thread was not made: the boot and its count are ours.
+        // SAFETY: the thread was not made: the boot and its count are ours.
         let boot = Box::from_raw(boot);
         drop(Rc::from_raw(boot.core));
         return rc;
@@ -343,7 +343,7 @@ pub(crate) fn on_sim_thread() -> bool {
 /// call. `None` lets the call go on (not a thread, or no such descriptor).
 pub(crate) fn refuse_real_block(fd: i32, call: &str) -> Option<i32> {
     let thread = me()?;
-    // Safety: plain queries of a descriptor.
+    // SAFETY: plain queries of a descriptor.
     let (flags, kind) = unsafe {
         let flags = libc::fcntl(fd, libc::F_GETFL);
         let mut stat: libc::stat = std::mem::zeroed();
@@ -454,7 +454,7 @@ fn reap(thread: &Arc<SimThread>) {
         (inner.os, std::mem::take(&mut inner.joiners))
     };
     type PthreadJoin = unsafe extern "C" fn(libc::pthread_t, *mut *mut libc::c_void) -> i32;
-    // Safety: dlsym of libc's pthread_join, called once on a live thread.
+    // SAFETY: dlsym of libc's pthread_join, called once on a live thread.
     unsafe {
         let real = libc::dlsym(libc::RTLD_NEXT, c"pthread_join".as_ptr());
         if !real.is_null() {

@@ -34,7 +34,7 @@ pub fn with_simulation<R>(f: impl FnOnce(&Core) -> R) -> Option<R> {
     if ptr.is_null() {
         return None;
     }
-    // Safety: CURRENT is set by an `Enter` guard and ADOPTED by an
+    // SAFETY: CURRENT is set by an `Enter` guard and ADOPTED by an
     // `Adopted` guard, each holding an `Rc` to the core while installed.
     Some(f(unsafe { &*ptr }))
 }
@@ -127,7 +127,7 @@ pub fn pending_outside_runtime() {
 pub fn yield_if_due() {
     if YIELD_DUE.try_with(|y| y.replace(false)).unwrap_or(false) {
         // Interposed in simulation builds: the thread's scheduling point.
-        // Safety: a plain libc call.
+        // SAFETY: a plain libc call.
         unsafe { libc::sched_yield() };
     }
 }
@@ -184,7 +184,7 @@ pub fn with_current<R>(f: impl FnOnce(&Core) -> R) -> Option<R> {
     if ptr.is_null() {
         return None;
     }
-    // Safety: CURRENT is only set by an `Enter` guard, which holds an `Rc`
+    // SAFETY: CURRENT is only set by an `Enter` guard, which holds an `Rc`
     // to the core for as long as the pointer is installed.
     Some(f(unsafe { &*ptr }))
 }
@@ -235,7 +235,7 @@ pub fn lookup(id: u16) -> Option<Rc<Core>> {
 pub fn with_core<R>(id: u16, f: impl FnOnce(&Core) -> R) -> Option<R> {
     let ptr = CURRENT.try_with(|c| c.get()).ok()?;
     if !ptr.is_null() {
-        // Safety: as in `with_current`.
+        // SAFETY: as in `with_current`.
         let core = unsafe { &*ptr };
         if core.id() == id {
             return Some(f(core));

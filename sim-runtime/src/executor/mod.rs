@@ -525,7 +525,7 @@ impl Core {
         let wanted = std::any::TypeId::of::<T>();
         if let Some((_, found)) = self.extensions.borrow().iter().find(|(t, _)| *t == wanted) {
             let raw = Rc::into_raw(found.clone()).cast::<T>();
-            // Safety: the entry's type id is `T`'s, so the value is a `T`:
+            // SAFETY: the entry's type id is `T`'s, so the value is a `T`:
             // the pointer is the same allocation, typed as what it holds.
             return unsafe { Rc::from_raw(raw) };
         }

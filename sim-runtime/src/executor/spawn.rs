@@ -101,7 +101,7 @@ impl Core {
                 if task.flags & OUTPUT_TAKEN == 0 {
                     task.flags |= OUTPUT_TAKEN;
                     if let Some(cell) = task.cell.as_mut() {
-                        // Safety: the caller's contract.
+                        // SAFETY: the caller's contract.
                         unsafe { cell.take_output(dst) };
                     }
                 }

@@ -33,7 +33,7 @@ fn unpack(data: usize) -> (u16, u32, u32) {
 #[inline]
 pub(crate) fn waker(core: u16, slot: u32, generation: u32) -> Waker {
     let raw = RawWaker::new(pack(core, slot, generation) as *const (), &VTABLE);
-    // Safety: the vtable's functions uphold the RawWaker contract; the data
+    // SAFETY: the vtable's functions uphold the RawWaker contract; the data
     // is a plain integer, so clone and drop have nothing to manage.
     unsafe { Waker::from_raw(raw) }
 }
@@ -54,7 +54,7 @@ static KEPT_VTABLE: RawWakerVTable =
 pub(crate) fn keep(waker: &Waker) -> Waker {
     if std::ptr::eq(waker.vtable(), &VTABLE) {
         let raw = RawWaker::new(waker.data(), &KEPT_VTABLE);
-        // Safety: as for `waker` above; the kept vtable's functions uphold
+        // SAFETY: as for `waker` above; the kept vtable's functions uphold
         // the same contract.
         unsafe { Waker::from_raw(raw) }
     } else {

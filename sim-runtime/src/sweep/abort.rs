@@ -14,7 +14,7 @@ const REPORT_BUDGET_S: u32 = 3;
 pub(crate) fn install_abort_report() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        // Safety: plain sigaction calls with zeroed, then filled, actions.
+        // SAFETY: plain sigaction calls with zeroed, then filled, actions.
         unsafe {
             let mut old: libc::sigaction = std::mem::zeroed();
             if libc::sigaction(libc::SIGABRT, std::ptr::null(), &mut old) != 0
@@ -36,7 +36,7 @@ pub(crate) fn install_abort_report() {
 }
 
 extern "C" fn on_abort(_: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c_void) {
-    // Safety: an alarm whose handler ends the process with SIGABRT, in case
+    // SAFETY: an alarm whose handler ends the process with SIGABRT, in case
     // the report cannot finish.
     unsafe {
         let mut action: libc::sigaction = std::mem::zeroed();
@@ -55,7 +55,7 @@ extern "C" fn on_abort(_: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c_
 
 /// Ends the process by SIGABRT, its disposition the default again.
 extern "C" fn die(_: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c_void) {
-    // Safety: async-signal-safe calls.
+    // SAFETY: async-signal-safe calls.
     unsafe {
         libc::signal(libc::SIGABRT, libc::SIG_DFL);
         libc::raise(libc::SIGABRT);
@@ -68,7 +68,7 @@ extern "C" fn die(_: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c_void)
 fn write_all(mut bytes: &[u8]) {
     // Bounded: each pass writes some bytes or stops.
     while !bytes.is_empty() {
-        // Safety: a write of a live buffer.
+        // SAFETY: a write of a live buffer.
         let n = unsafe { libc::write(2, bytes.as_ptr().cast(), bytes.len()) };
         if n <= 0 {
             return;

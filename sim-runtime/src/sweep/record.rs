@@ -145,7 +145,7 @@ pub(crate) fn out_file() -> Option<&'static Mutex<std::fs::File>> {
     OUT.get_or_init(|| {
         let path = std::env::var_os(OUT_VAR).filter(|p| !p.is_empty())?;
         let parent: u32 = std::env::var(PARENT_VAR).ok()?.trim().parse().ok()?;
-        // Safety: getppid has no preconditions.
+        // SAFETY: getppid has no preconditions.
         if unsafe { libc::getppid() } as u32 != parent {
             return None;
         }

@@ -108,7 +108,7 @@ pub(crate) fn watchdog(poll_budget: Duration, run_budget: Duration) {
         let seed = watched.seed;
         write_record(&Record::Hang { seed, message });
         // The stuck thread cannot be stopped from here: end the process.
-        // Safety: `_exit` is always safe to call.
+        // SAFETY: `_exit` is always safe to call.
         unsafe { libc::_exit(HANG_EXIT_CODE) };
     }
 }

@@ -91,7 +91,7 @@ impl<F: Future + 'static> TaskCell for Cell<F> {
             // parks it. Returning Ready keeps a stray wake harmless.
             return Poll::Ready(());
         };
-        // Safety: the cell is boxed and never moved while the future lives;
+        // SAFETY: the cell is boxed and never moved while the future lives;
         // the future is dropped in place (by `cancel` or on completion).
         let future = unsafe { Pin::new_unchecked(future) };
         match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
@@ -126,7 +126,7 @@ impl<F: Future + 'static> TaskCell for Cell<F> {
     }
 
     unsafe fn take_output(&mut self, dst: *mut ()) {
-        // Safety: the caller guarantees the type (see the trait).
+        // SAFETY: the caller guarantees the type (see the trait).
         let dst = unsafe { &mut *(dst as *mut Output<F::Output>) };
         if let Stage::Done(_) = self.stage {
             if let Stage::Done(result) = std::mem::replace(&mut self.stage, Stage::Taken) {

@@ -421,7 +421,7 @@ impl AsRawFd for File {
 impl AsFd for File {
     fn as_fd(&self) -> BorrowedFd<'_> {
         let fd = self.as_raw_fd();
-        // Safety: the placeholder lives as long as `self`.
+        // SAFETY: the placeholder lives as long as `self`.
         unsafe { BorrowedFd::borrow_raw(fd) }
     }
 }

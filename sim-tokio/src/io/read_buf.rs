@@ -13,7 +13,7 @@ impl<'a> ReadBuf<'a> {
     /// Wraps an initialized buffer.
     pub fn new(buf: &'a mut [u8]) -> ReadBuf<'a> {
         let initialized = buf.len();
-        // Safety: `u8` and `MaybeUninit<u8>` share a layout, and the bytes
+        // SAFETY: `u8` and `MaybeUninit<u8>` share a layout, and the bytes
         // are never de-initialized through this view.
         let buf = unsafe { &mut *(buf as *mut [u8] as *mut [MaybeUninit<u8>]) };
         ReadBuf {
@@ -39,32 +39,32 @@ impl<'a> ReadBuf<'a> {
 
     /// The filled part.
     pub fn filled(&self) -> &[u8] {
-        // Safety: the filled part is initialized.
+        // SAFETY: the filled part is initialized.
         unsafe { &*(&self.buf[..self.filled] as *const [MaybeUninit<u8>] as *const [u8]) }
     }
 
     /// The filled part, mutably.
     pub fn filled_mut(&mut self) -> &mut [u8] {
-        // Safety: the filled part is initialized.
+        // SAFETY: the filled part is initialized.
         unsafe { &mut *(&mut self.buf[..self.filled] as *mut [MaybeUninit<u8>] as *mut [u8]) }
     }
 
     /// A `ReadBuf` over the unfilled part (capped at `n` bytes).
     pub fn take(&mut self, n: usize) -> ReadBuf<'_> {
         let max = std::cmp::min(self.remaining(), n);
-        // Safety: the new buffer never de-initializes bytes.
+        // SAFETY: the new buffer never de-initializes bytes.
         unsafe { ReadBuf::uninit(&mut self.unfilled_mut()[..max]) }
     }
 
     /// The initialized part.
     pub fn initialized(&self) -> &[u8] {
-        // Safety: the initialized part is initialized.
+        // SAFETY: the initialized part is initialized.
         unsafe { &*(&self.buf[..self.initialized] as *const [MaybeUninit<u8>] as *const [u8]) }
     }
 
     /// The initialized part, mutably.
     pub fn initialized_mut(&mut self) -> &mut [u8] {
-        // Safety: the initialized part is initialized.
+        // SAFETY: the initialized part is initialized.
         unsafe { &mut *(&mut self.buf[..self.initialized] as *mut [MaybeUninit<u8>] as *mut [u8]) }
     }
 
@@ -103,7 +103,7 @@ impl<'a> ReadBuf<'a> {
             }
             self.initialized = end;
         }
-        // Safety: just initialized.
+        // SAFETY: just initialized.
         unsafe { &mut *(&mut self.buf[self.filled..end] as *mut [MaybeUninit<u8>] as *mut [u8]) }
     }
 
@@ -165,7 +165,7 @@ impl<'a> ReadBuf<'a> {
         );
         let amt = buf.len();
         let end = self.filled + amt;
-        // Safety: `MaybeUninit<u8>` and `u8` share a layout.
+        // SAFETY: `MaybeUninit<u8>` and `u8` share a layout.
         unsafe {
             self.buf[self.filled..end]
                 .as_mut_ptr()
@@ -189,7 +189,7 @@ impl fmt::Debug for ReadBuf<'_> {
     }
 }
 
-// Safety: `chunk_mut` exposes only the unfilled part, and `advance_mut`
+// SAFETY: `chunk_mut` exposes only the unfilled part, and `advance_mut`
 // marks as filled only bytes the caller initialized, as `BufMut` requires.
 unsafe impl bytes_dep::BufMut for ReadBuf<'_> {
     fn remaining_mut(&self) -> usize {
@@ -202,11 +202,11 @@ unsafe impl bytes_dep::BufMut for ReadBuf<'_> {
     }
 
     fn chunk_mut(&mut self) -> &mut bytes_dep::buf::UninitSlice {
-        // Safety: the unfilled part is only written, never de-initialized.
+        // SAFETY: the unfilled part is only written, never de-initialized.
         let unfilled = unsafe { self.unfilled_mut() };
         let len = unfilled.len();
         let ptr = unfilled.as_mut_ptr() as *mut u8;
-        // Safety: the pointer and length describe the unfilled part.
+        // SAFETY: the pointer and length describe the unfilled part.
         unsafe { bytes_dep::buf::UninitSlice::from_raw_parts_mut(ptr, len) }
     }
 }

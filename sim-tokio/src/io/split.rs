@@ -25,7 +25,7 @@ struct Inner<T> {
 impl<T> Inner<T> {
     fn with_lock<R>(&self, f: impl FnOnce(Pin<&mut T>) -> R) -> R {
         let mut guard = self.stream.lock().unwrap_or_else(|e| e.into_inner());
-        // Safety: the stream lives in the Arc and is never moved out while
+        // SAFETY: the stream lives in the Arc and is never moved out while
         // both halves exist (`unsplit` needs `T: Unpin`).
         let stream = unsafe { Pin::new_unchecked(&mut *guard) };
         f(stream)
@@ -124,9 +124,18 @@ impl<T: AsyncWrite> AsyncWrite for WriteHalf<T> {
 }
 
 // As tokio's: each half only reaches the stream under the lock.
+// SAFETY: a half holds only an `Arc` of the shared stream, and moving it moves
+// the right to lock that stream; the stream moves with it only if `T: Send`.
 unsafe impl<T: Send> Send for ReadHalf<T> {}
+// SAFETY: as for `ReadHalf`: the write half reaches the stream only under its
+// lock.
 unsafe impl<T: Send> Send for WriteHalf<T> {}
+// SAFETY: `&ReadHalf` gives no access to the stream without its lock (the poll
+// methods take `Pin<&mut Self>`), so sharing it shares at most `&T`, sound
+// when `T: Sync`.
 unsafe impl<T: Sync> Sync for ReadHalf<T> {}
+// SAFETY: as for `ReadHalf`'s `Sync`: the stream is reached only under its
+// lock.
 unsafe impl<T: Sync> Sync for WriteHalf<T> {}
 
 impl<T: fmt::Debug> fmt::Debug for ReadHalf<T> {

@@ -113,7 +113,7 @@ macro_rules! std_fd {
 
         impl std::os::unix::io::AsFd for $ty {
             fn as_fd(&self) -> std::os::unix::io::BorrowedFd<'_> {
-                // Safety: the standard streams stay open for the process's
+                // SAFETY: the standard streams stay open for the process's
                 // life.
                 unsafe { std::os::unix::io::BorrowedFd::borrow_raw(self.as_raw_fd()) }
             }

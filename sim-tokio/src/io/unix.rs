@@ -189,7 +189,7 @@ impl<T: AsRawFd> AsyncFd<T> {
     where
         T: AsRawFd,
     {
-        // Safety: nothing is registered; the object is handed back.
+        // SAFETY: nothing is registered; the object is handed back.
         unsafe { Self::register_with_interest(inner, interest) }
     }
 

@@ -30,10 +30,12 @@ impl<F: Future> MaybeDone<F> {
 
     /// Polls; returns whether the output is there.
     pub fn poll_done(self: Pin<&mut Self>, cx: &mut Context<'_>) -> bool {
-        // Safety: the future is never moved out while pinned; it is replaced
+        // SAFETY: the future is never moved out while pinned; it is replaced
         // in place by its output.
         let this = unsafe { self.get_unchecked_mut() };
         match this {
+            // SAFETY: `future` lives in the pinned `self` and is never moved
+            // out; it is only replaced in place by its output, below.
             MaybeDone::Future(future) => match unsafe { Pin::new_unchecked(future) }.poll(cx) {
                 Poll::Ready(output) => {
                     *this = MaybeDone::Done(output);

@@ -20,7 +20,7 @@ impl Placeholder {
                 } else {
                     libc_dep::SOCK_DGRAM
                 };
-                // Safety: a plain socket(2) call; the result is checked.
+                // SAFETY: a plain socket(2) call; the result is checked.
                 let fd = unsafe {
                     libc_dep::socket(libc_dep::AF_INET, kind | libc_dep::SOCK_CLOEXEC, 0)
                 };
@@ -29,7 +29,7 @@ impl Placeholder {
                     "sim: cannot create a placeholder descriptor for a simulated socket: {}",
                     std::io::Error::last_os_error()
                 );
-                // Safety: the descriptor was just created and is owned here.
+                // SAFETY: the descriptor was just created and is owned here.
                 unsafe { OwnedFd::from_raw_fd(fd) }
             })
             .as_raw_fd()

@@ -174,7 +174,7 @@ impl Command {
     where
         F: FnMut() -> io::Result<()> + Send + Sync + 'static,
     {
-        // Safety: forwarded with the caller's guarantees.
+        // SAFETY: forwarded with the caller's guarantees.
         unsafe { std::os::unix::process::CommandExt::pre_exec(&mut self.std, f) };
         self
     }

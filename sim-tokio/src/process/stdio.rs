@@ -100,9 +100,9 @@ static PLACEHOLDERS: Mutex<BTreeMap<RawFd, (u64, End)>> = Mutex::new(BTreeMap::n
 
 /// The inode of a real descriptor.
 fn inode(fd: RawFd) -> Option<u64> {
-    // Safety: `stat` is plain data, written by fstat.
+    // SAFETY: `stat` is plain data, written by fstat.
     let mut stat: libc_dep::stat = unsafe { std::mem::zeroed() };
-    // Safety: a valid buffer; an invalid descriptor only fails.
+    // SAFETY: a valid buffer; an invalid descriptor only fails.
     (unsafe { libc_dep::fstat(fd, &mut stat) } == 0).then_some(stat.st_ino)
 }
 
@@ -110,11 +110,11 @@ fn inode(fd: RawFd) -> Option<u64> {
 /// end is closed (a read gives end of stream, nothing blocks).
 pub(crate) fn placeholder() -> io::Result<OwnedFd> {
     let mut fds = [0 as RawFd; 2];
-    // Safety: `fds` has room for the two descriptors.
+    // SAFETY: `fds` has room for the two descriptors.
     if unsafe { libc_dep::pipe2(fds.as_mut_ptr(), libc_dep::O_CLOEXEC) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    // Safety: both were just made and belong to nobody else.
+    // SAFETY: both were just made and belong to nobody else.
     let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
     drop(write);
     Ok(read)
@@ -144,7 +144,7 @@ pub(crate) fn take(fd: RawFd) -> Option<End> {
 /// A file for the descriptor a command was given (`Stdio::from(File)`):
 /// a duplicate, since the command keeps its own.
 pub(crate) fn file(fd: RawFd) -> io::Result<std::fs::File> {
-    // Safety: the command holds `fd` open for the duration of this call.
+    // SAFETY: the command holds `fd` open for the duration of this call.
     let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
     Ok(std::fs::File::from(borrowed.try_clone_to_owned()?))
 }

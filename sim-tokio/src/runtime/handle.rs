@@ -46,7 +46,7 @@ pub struct EnterGuard<'a> {
     _handle: PhantomData<&'a Handle>,
 }
 
-// Safety: as tokio's, a shared `&EnterGuard` may cross threads: nothing
+// SAFETY: as tokio's, a shared `&EnterGuard` may cross threads: nothing
 // reachable through `&self` touches its fields (its `Debug` prints none of
 // them); only its drop, on the thread that owns it, does.
 unsafe impl Sync for EnterGuard<'_> {}

@@ -112,7 +112,7 @@ impl Runtime {
     /// wait is allowed inside an asynchronous context, as in tokio.
     fn shut_down(self) {
         let this = std::mem::ManuallyDrop::new(self);
-        // Safety: read once from a value that is never used or dropped again.
+        // SAFETY: read once from a value that is never used or dropped again.
         let handle = unsafe { std::ptr::read(&this.handle) };
         if std::thread::current().id() == handle.thread() {
             close(&handle);

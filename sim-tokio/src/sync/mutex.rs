@@ -49,18 +49,38 @@ pub struct OwnedMappedMutexGuard<T: ?Sized, U: ?Sized = T> {
 
 // As tokio's: the value moves between tasks only through a guard, and one
 // guard exists at a time.
+// SAFETY: the mutex owns its value: sending the mutex sends the value, sound
+// when `T: Send`.
 unsafe impl<T> Send for Mutex<T> where T: ?Sized + Send {}
+// SAFETY: through `&Mutex` a task reaches `&mut T` only while it holds the one
+// permit of the mutex's semaphore, so one task at a time has the value:
+// sharing the mutex is sending the value between tasks, sound when `T: Send`
+// (no `Sync` needed, as for `std::sync::Mutex`).
 unsafe impl<T> Sync for Mutex<T> where T: ?Sized + Send {}
+// SAFETY: `&MutexGuard` derefs to `&T` only: sharing the guard shares `&T`,
+// which needs `T: Sync`; `T: Send` as for the mutex itself.
 unsafe impl<T> Sync for MutexGuard<'_, T> where T: ?Sized + Send + Sync {}
+// SAFETY: as for `MutexGuard`: sharing the owned guard shares `&T` only.
 unsafe impl<T> Sync for OwnedMutexGuard<T> where T: ?Sized + Send + Sync {}
+// SAFETY: `&MappedMutexGuard` derefs to `&T` only (its raw pointer came from
+// the guard's exclusive borrow), so sharing it needs `T: Sync`.
 unsafe impl<'a, T> Sync for MappedMutexGuard<'a, T> where T: ?Sized + Sync + 'a {}
+// SAFETY: the mapped guard is an exclusive borrow of part of the value (`&'a
+// mut T` in all but type): sending it is sending `&mut T`, sound when `T:
+// Send`; the permit it releases on drop belongs to no thread.
 unsafe impl<'a, T> Send for MappedMutexGuard<'a, T> where T: ?Sized + Send + 'a {}
+// SAFETY: `&OwnedMappedMutexGuard` derefs to `&U` only, so sharing it needs
+// `U: Sync`; it also shares the `Arc<Mutex<T>>`, which needs `Mutex<T>: Send +
+// Sync`, that is `T: Send` (`Sync` asked as tokio does).
 unsafe impl<T, U> Sync for OwnedMappedMutexGuard<T, U>
 where
     T: ?Sized + Send + Sync,
     U: ?Sized + Send + Sync,
 {
 }
+// SAFETY: the owned mapped guard holds the lock (an `Arc<Mutex<T>>`, `Send`
+// when `T: Send`) and exclusive access to the `U` inside it through its
+// pointer: sending it sends `&mut U`, sound when `U: Send`.
 unsafe impl<T, U> Send for OwnedMappedMutexGuard<T, U>
 where
     T: ?Sized + Send,
@@ -273,14 +293,14 @@ impl<T: ?Sized> Drop for MutexGuard<'_, T> {
 impl<T: ?Sized> Deref for MutexGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &Self::Target {
-        // Safety: the guard holds the lock.
+        // SAFETY: the guard holds the lock.
         unsafe { &*self.lock.c.get() }
     }
 }
 
 impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut Self::Target {
-        // Safety: the guard holds the lock, uniquely.
+        // SAFETY: the guard holds the lock, uniquely.
         unsafe { &mut *self.lock.c.get() }
     }
 }
@@ -300,7 +320,7 @@ impl<T: ?Sized + fmt::Display> fmt::Display for MutexGuard<'_, T> {
 impl<T: ?Sized> OwnedMutexGuard<T> {
     fn skip_drop(self) -> Arc<Mutex<T>> {
         let this = ManuallyDrop::new(self);
-        // Safety: the guard is never used or dropped again.
+        // SAFETY: the guard is never used or dropped again.
         unsafe { std::ptr::read(&this.lock) }
     }
 
@@ -349,14 +369,14 @@ impl<T: ?Sized> Drop for OwnedMutexGuard<T> {
 impl<T: ?Sized> Deref for OwnedMutexGuard<T> {
     type Target = T;
     fn deref(&self) -> &Self::Target {
-        // Safety: the guard holds the lock.
+        // SAFETY: the guard holds the lock.
         unsafe { &*self.lock.c.get() }
     }
 }
 
 impl<T: ?Sized> DerefMut for OwnedMutexGuard<T> {
     fn deref_mut(&mut self) -> &mut Self::Target {
-        // Safety: the guard holds the lock, uniquely.
+        // SAFETY: the guard holds the lock, uniquely.
         unsafe { &mut *self.lock.c.get() }
     }
 }
@@ -429,14 +449,14 @@ impl<'a, T: ?Sized> Drop for MappedMutexGuard<'a, T> {
 impl<'a, T: ?Sized> Deref for MappedMutexGuard<'a, T> {
     type Target = T;
     fn deref(&self) -> &Self::Target {
-        // Safety: the guard holds the lock; `data` points into the value.
+        // SAFETY: the guard holds the lock; `data` points into the value.
         unsafe { &*self.data }
     }
 }
 
 impl<'a, T: ?Sized> DerefMut for MappedMutexGuard<'a, T> {
     fn deref_mut(&mut self) -> &mut Self::Target {
-        // Safety: as above, uniquely.
+        // SAFETY: as above, uniquely.
         unsafe { &mut *self.data }
     }
 }
@@ -456,7 +476,7 @@ impl<'a, T: ?Sized + fmt::Display> fmt::Display for MappedMutexGuard<'a, T> {
 impl<T: ?Sized, U: ?Sized> OwnedMappedMutexGuard<T, U> {
     fn skip_drop(self) -> Arc<Mutex<T>> {
         let this = ManuallyDrop::new(self);
-        // Safety: the guard is never used or dropped again.
+        // SAFETY: the guard is never used or dropped again.
         unsafe { std::ptr::read(&this.lock) }
     }
 
@@ -500,14 +520,14 @@ impl<T: ?Sized, U: ?Sized> Drop for OwnedMappedMutexGuard<T, U> {
 impl<T: ?Sized, U: ?Sized> Deref for OwnedMappedMutexGuard<T, U> {
     type Target = U;
     fn deref(&self) -> &Self::Target {
-        // Safety: the guard holds the lock; `data` points into the value.
+        // SAFETY: the guard holds the lock; `data` points into the value.
         unsafe { &*self.data }
     }
 }
 
 impl<T: ?Sized, U: ?Sized> DerefMut for OwnedMappedMutexGuard<T, U> {
     fn deref_mut(&mut self) -> &mut Self::Target {
-        // Safety: as above, uniquely.
+        // SAFETY: as above, uniquely.
         unsafe { &mut *self.data }
     }
 }

@@ -259,15 +259,23 @@ pub struct OwnedNotified {
     _pinned: PhantomPinned,
 }
 
+// SAFETY: `Notified` holds `&Notify` (`Sync`), its wait entry (plain ids, no
+// pointer into another thread's data) and a `&'static Location`; its
+// `PhantomPinned` is what makes it `!Unpin`, not a pointer that ties it to a
+// thread.
 unsafe impl Send for Notified<'_> {}
+// SAFETY: a shared `&Notified` reaches nothing: every method that acts takes
+// `Pin<&mut Self>` or `self`.
 unsafe impl Sync for Notified<'_> {}
+// SAFETY: as for `Notified`: a shared `&OwnedNotified` reaches nothing (it is
+// `Send` of itself: `Arc<Notify>`, ids, a `&'static Location`).
 unsafe impl Sync for OwnedNotified {}
 
 impl Notified<'_> {
     /// Registers as a waiter without a waker, so a `notify_one` from now on
     /// is kept for this future. Returns whether it is already notified.
     pub fn enable(self: Pin<&mut Self>) -> bool {
-        // Safety: no field is structurally pinned.
+        // SAFETY: no field is structurally pinned.
         let this = unsafe { self.get_unchecked_mut() };
         this.wait.check(this.notify, None)
     }
@@ -277,7 +285,7 @@ impl Future for Notified<'_> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        // Safety: no field is structurally pinned.
+        // SAFETY: no field is structurally pinned.
         let this = unsafe { self.get_unchecked_mut() };
         if this.wait.check(this.notify, Some(cx.waker())) {
             Poll::Ready(())
@@ -301,7 +309,7 @@ impl Drop for Notified<'_> {
 impl OwnedNotified {
     /// As [`Notified::enable`].
     pub fn enable(self: Pin<&mut Self>) -> bool {
-        // Safety: no field is structurally pinned.
+        // SAFETY: no field is structurally pinned.
         let this = unsafe { self.get_unchecked_mut() };
         this.wait.check(&this.notify, None)
     }
@@ -311,7 +319,7 @@ impl Future for OwnedNotified {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        // Safety: no field is structurally pinned.
+        // SAFETY: no field is structurally pinned.
         let this = unsafe { self.get_unchecked_mut() };
         if this.wait.check(&this.notify, Some(cx.waker())) {
             Poll::Ready(())

@@ -17,7 +17,13 @@ pub struct OnceCell<T> {
     semaphore: Semaphore,
 }
 
+// SAFETY: the value is written once, by the caller that holds the semaphore's
+// permit, before `value_set` is stored with release ordering; readers load it
+// with acquire and then only read, so sharing the cell shares `&T` (needs `T:
+// Sync`) and lets another thread set the value (needs `T: Send`).
 unsafe impl<T: Sync + Send> Sync for OnceCell<T> {}
+// SAFETY: the cell owns its value: sending the cell sends the value, sound
+// when `T: Send`.
 unsafe impl<T: Send> Send for OnceCell<T> {}
 
 impl<T> Default for OnceCell<T> {
@@ -51,7 +57,7 @@ impl<T: Eq> Eq for OnceCell<T> {}
 impl<T> Drop for OnceCell<T> {
     fn drop(&mut self) {
         if self.initialized_mut() {
-            // Safety: initialized, and dropped once.
+            // SAFETY: initialized, and dropped once.
             unsafe { self.value.get_mut().assume_init_drop() };
         }
     }
@@ -113,19 +119,19 @@ impl<T> OnceCell<T> {
     /// Stores the value; the caller holds the initialization permit, which
     /// is consumed: the semaphore is closed so every waiter sees the value.
     fn set_value(&self, value: T) -> &T {
-        // Safety: the permit holder is the only writer, and readers only
+        // SAFETY: the permit holder is the only writer, and readers only
         // read after `value_set`.
         unsafe { (*self.value.get()).write(value) };
         self.value_set.store(true, Ordering::Release);
         self.semaphore.close();
-        // Safety: just written.
+        // SAFETY: just written.
         unsafe { self.get_unchecked() }
     }
 
     /// The value, if set.
     pub fn get(&self) -> Option<&T> {
         if self.initialized() {
-            // Safety: set, and never changed while shared.
+            // SAFETY: set, and never changed while shared.
             Some(unsafe { self.get_unchecked() })
         } else {
             None
@@ -135,7 +141,7 @@ impl<T> OnceCell<T> {
     /// The value, mutably, if set.
     pub fn get_mut(&mut self) -> Option<&mut T> {
         if self.initialized_mut() {
-            // Safety: set.
+            // SAFETY: set.
             Some(unsafe { self.value.get_mut().assume_init_mut() })
         } else {
             None
@@ -228,7 +234,7 @@ impl<T> OnceCell<T> {
             return None;
         }
         *self.value_set.get_mut() = false;
-        // Safety: it was set; the flag is cleared so it is not read again.
+        // SAFETY: it was set; the flag is cleared so it is not read again.
         let value = unsafe { self.value.get_mut().assume_init_read() };
         self.semaphore = Semaphore::new(1);
         Some(value)

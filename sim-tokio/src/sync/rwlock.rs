@@ -23,34 +23,67 @@ pub struct RwLock<T: ?Sized> {
     c: UnsafeCell<T>,
 }
 
+// SAFETY: the lock owns its value: sending the lock sends the value, sound
+// when `T: Send`.
 unsafe impl<T> Send for RwLock<T> where T: ?Sized + Send {}
+// SAFETY: through `&RwLock` tasks reach `&T` under a read permit (many at
+// once: needs `T: Sync`) and `&mut T` under all permits (one at a time, a move
+// between tasks: needs `T: Send`), as for `std::sync::RwLock`.
 unsafe impl<T> Sync for RwLock<T> where T: ?Sized + Send + Sync {}
+// SAFETY: a read guard is a shared borrow of the value: sending it sends `&T`,
+// sound when `T: Sync`.
 unsafe impl<T> Send for RwLockReadGuard<'_, T> where T: ?Sized + Sync {}
+// SAFETY: `&RwLockReadGuard` derefs to `&T` only: sharing it needs `T: Sync`
+// (`Send` asked as tokio does).
 unsafe impl<T> Sync for RwLockReadGuard<'_, T> where T: ?Sized + Send + Sync {}
+// SAFETY: the owned read guard holds an `Arc<RwLock<T>>` (`Send` when `T: Send
+// + Sync`) and a shared borrow of the `U` inside it: sending it sends `&U`,
+// sound when `U: Sync`.
 unsafe impl<T, U> Send for OwnedRwLockReadGuard<T, U>
 where
     T: ?Sized + Send + Sync,
     U: ?Sized + Sync,
 {
 }
+// SAFETY: `&OwnedRwLockReadGuard` derefs to `&U` only, and shares the
+// `Arc<RwLock<T>>`: sound when `U: Sync` and `RwLock<T>: Sync`, that is `T:
+// Send + Sync`.
 unsafe impl<T, U> Sync for OwnedRwLockReadGuard<T, U>
 where
     T: ?Sized + Send + Sync,
     U: ?Sized + Send + Sync,
 {
 }
+// SAFETY: `&RwLockWriteGuard` derefs to `&T` only: sharing it needs `T: Sync`.
 unsafe impl<T> Sync for RwLockWriteGuard<'_, T> where T: ?Sized + Send + Sync {}
+// SAFETY: as for `RwLockWriteGuard`: sharing the owned guard shares `&T` and
+// the `Arc<RwLock<T>>` (`Sync` when `T: Send + Sync`).
 unsafe impl<T> Sync for OwnedRwLockWriteGuard<T> where T: ?Sized + Send + Sync {}
+// SAFETY: `&RwLockMappedWriteGuard` derefs to `&T` only: sharing it needs `T:
+// Sync`.
 unsafe impl<T> Sync for RwLockMappedWriteGuard<'_, T> where T: ?Sized + Send + Sync {}
+// SAFETY: `&OwnedRwLockMappedWriteGuard` derefs to `&U` only (`U: Sync`) and
+// shares the `Arc<RwLock<T>>` (`T: Send + Sync`).
 unsafe impl<T, U> Sync for OwnedRwLockMappedWriteGuard<T, U>
 where
     T: ?Sized + Send + Sync,
     U: ?Sized + Send + Sync,
 {
 }
+// SAFETY: a write guard is an exclusive borrow of the value: sending it sends
+// `&mut T`, sound when `T: Send`; the permits it releases on drop belong to no
+// thread.
 unsafe impl<T> Send for RwLockWriteGuard<'_, T> where T: ?Sized + Send + Sync {}
+// SAFETY: as for `RwLockWriteGuard`, and the `Arc<RwLock<T>>` it holds is
+// `Send` when `T: Send + Sync`.
 unsafe impl<T> Send for OwnedRwLockWriteGuard<T> where T: ?Sized + Send + Sync {}
+// SAFETY: the mapped write guard is an exclusive borrow of part of the value
+// (its raw pointer came from the write guard's `&mut T`): sending it sends
+// `&mut T`, sound when `T: Send`.
 unsafe impl<T> Send for RwLockMappedWriteGuard<'_, T> where T: ?Sized + Send + Sync {}
+// SAFETY: the owned mapped guard holds the `Arc<RwLock<T>>` (`Send` when `T:
+// Send + Sync`) and exclusive access to the `U` inside it: sending it sends
+// `&mut U`, sound when `U: Send`.
 unsafe impl<T, U> Send for OwnedRwLockMappedWriteGuard<T, U>
 where
     T: ?Sized + Send + Sync,
@@ -424,7 +457,7 @@ impl<T: ?Sized> ops::Deref for RwLockReadGuard<'_, T> {
     type Target = T;
 
     fn deref(&self) -> &T {
-        // Safety: a read permit is held.
+        // SAFETY: a read permit is held.
         unsafe { &*self.data }
     }
 }
@@ -440,7 +473,7 @@ impl<'a, T: ?Sized> Drop for RwLockReadGuard<'a, T> {
 impl<T: ?Sized, U: ?Sized> OwnedRwLockReadGuard<T, U> {
     fn skip_drop(self) -> Arc<RwLock<T>> {
         let this = ManuallyDrop::new(self);
-        // Safety: the guard is never used or dropped again.
+        // SAFETY: the guard is never used or dropped again.
         unsafe { std::ptr::read(&this.lock) }
     }
 
@@ -490,7 +523,7 @@ impl<T: ?Sized, U: ?Sized> ops::Deref for OwnedRwLockReadGuard<T, U> {
     type Target = U;
 
     fn deref(&self) -> &U {
-        // Safety: a read permit is held.
+        // SAFETY: a read permit is held.
         unsafe { &*self.data }
     }
 }
@@ -616,14 +649,14 @@ impl<T: ?Sized> ops::Deref for RwLockWriteGuard<'_, T> {
     type Target = T;
 
     fn deref(&self) -> &T {
-        // Safety: every permit is held.
+        // SAFETY: every permit is held.
         unsafe { &*self.data }
     }
 }
 
 impl<T: ?Sized> ops::DerefMut for RwLockWriteGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
-        // Safety: every permit is held.
+        // SAFETY: every permit is held.
         unsafe { &mut *self.data }
     }
 }
@@ -639,7 +672,7 @@ impl<'a, T: ?Sized> Drop for RwLockWriteGuard<'a, T> {
 impl<T: ?Sized> OwnedRwLockWriteGuard<T> {
     fn skip_drop(self) -> (Arc<RwLock<T>>, u32) {
         let this = ManuallyDrop::new(self);
-        // Safety: the guard is never used or dropped again.
+        // SAFETY: the guard is never used or dropped again.
         (unsafe { std::ptr::read(&this.lock) }, this.permits_acquired)
     }
 
@@ -752,14 +785,14 @@ impl<T: ?Sized> ops::Deref for OwnedRwLockWriteGuard<T> {
     type Target = T;
 
     fn deref(&self) -> &T {
-        // Safety: every permit is held.
+        // SAFETY: every permit is held.
         unsafe { &*self.data }
     }
 }
 
 impl<T: ?Sized> ops::DerefMut for OwnedRwLockWriteGuard<T> {
     fn deref_mut(&mut self) -> &mut T {
-        // Safety: every permit is held.
+        // SAFETY: every permit is held.
         unsafe { &mut *self.data }
     }
 }
@@ -826,14 +859,14 @@ impl<T: ?Sized> ops::Deref for RwLockMappedWriteGuard<'_, T> {
     type Target = T;
 
     fn deref(&self) -> &T {
-        // Safety: every permit is held.
+        // SAFETY: every permit is held.
         unsafe { &*self.data }
     }
 }
 
 impl<T: ?Sized> ops::DerefMut for RwLockMappedWriteGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
-        // Safety: every permit is held.
+        // SAFETY: every permit is held.
         unsafe { &mut *self.data }
     }
 }
@@ -847,7 +880,7 @@ impl<'a, T: ?Sized> Drop for RwLockMappedWriteGuard<'a, T> {
 impl<T: ?Sized, U: ?Sized> OwnedRwLockMappedWriteGuard<T, U> {
     fn skip_drop(self) -> (Arc<RwLock<T>>, u32) {
         let this = ManuallyDrop::new(self);
-        // Safety: the guard is never used or dropped again.
+        // SAFETY: the guard is never used or dropped again.
         (unsafe { std::ptr::read(&this.lock) }, this.permits_acquired)
     }
 
@@ -902,14 +935,14 @@ impl<T: ?Sized, U: ?Sized> ops::Deref for OwnedRwLockMappedWriteGuard<T, U> {
     type Target = U;
 
     fn deref(&self) -> &U {
-        // Safety: every permit is held.
+        // SAFETY: every permit is held.
         unsafe { &*self.data }
     }
 }
 
 impl<T: ?Sized, U: ?Sized> ops::DerefMut for OwnedRwLockMappedWriteGuard<T, U> {
     fn deref_mut(&mut self) -> &mut U {
-        // Safety: every permit is held.
+        // SAFETY: every permit is held.
         unsafe { &mut *self.data }
     }
 }

@@ -15,7 +15,13 @@ pub struct SetOnce<T> {
     lock: StdMutex<()>,
 }
 
+// SAFETY: the value is written once, under `lock`, before `value_set` is
+// stored with release ordering; readers load it with acquire and then only
+// read: sharing shares `&T` (needs `T: Sync`) and lets another thread set it
+// (needs `T: Send`).
 unsafe impl<T: Sync + Send> Sync for SetOnce<T> {}
+// SAFETY: the cell owns its value: sending the cell sends the value, sound
+// when `T: Send`.
 unsafe impl<T: Send> Send for SetOnce<T> {}
 
 impl<T> Default for SetOnce<T> {
@@ -49,7 +55,7 @@ impl<T: Eq> Eq for SetOnce<T> {}
 impl<T> Drop for SetOnce<T> {
     fn drop(&mut self) {
         if *self.value_set.get_mut() {
-            // Safety: set, and dropped once.
+            // SAFETY: set, and dropped once.
             unsafe { self.value.get_mut().assume_init_drop() };
         }
     }
@@ -103,7 +109,7 @@ impl<T> SetOnce<T> {
     /// The value, if set.
     pub fn get(&self) -> Option<&T> {
         if self.initialized() {
-            // Safety: set, and never changed while shared.
+            // SAFETY: set, and never changed while shared.
             Some(unsafe { (*self.value.get()).assume_init_ref() })
         } else {
             None
@@ -120,7 +126,7 @@ impl<T> SetOnce<T> {
             if self.initialized() {
                 return Err(SetOnceError(value));
             }
-            // Safety: the lock makes this the only writer; readers read only
+            // SAFETY: the lock makes this the only writer; readers read only
             // after the flag.
             unsafe { (*self.value.get()).write(value) };
             self.value_set.store(true, Ordering::Release);
@@ -135,7 +141,7 @@ impl<T> SetOnce<T> {
             return None;
         }
         *self.value_set.get_mut() = false;
-        // Safety: it was set; the flag is cleared so Drop skips it.
+        // SAFETY: it was set; the flag is cleared so Drop skips it.
         Some(unsafe { self.value.get_mut().assume_init_read() })
     }
 

@@ -177,7 +177,7 @@ impl Registry {
         let parts: Vec<String> = mine
             .iter()
             .map(|w| {
-                // Safety: a registered wait's semaphore is alive (see
+                // SAFETY: a registered wait's semaphore is alive (see
                 // `LockWait::sem`).
                 let (blockers, _) = unsafe { &*w.sem }.blockers(w.waiter);
                 let at = user_frame(&w.at).map_or(String::new(), |at| format!(" at {at}"));
@@ -249,7 +249,7 @@ fn knot(registry: &Registry, core: &sim_runtime::Core, start: u64) -> Option<Vec
             return None;
         }
         for wait in mine {
-            // Safety: see `LockWait::sem`.
+            // SAFETY: see `LockWait::sem`.
             let sem = unsafe { &*wait.sem };
             // A combinator's waker in the queue: it may wake for others.
             if !sem

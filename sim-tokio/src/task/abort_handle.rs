@@ -8,9 +8,8 @@ pub struct AbortHandle {
     raw: RawTask,
 }
 
-// Plain ids: the task itself stays on its runtime's thread.
-unsafe impl Send for AbortHandle {}
-unsafe impl Sync for AbortHandle {}
+// `Send` and `Sync` of itself: `RawTask` is plain ids, and the task is
+// reached only through its runtime.
 impl std::panic::UnwindSafe for AbortHandle {}
 impl std::panic::RefUnwindSafe for AbortHandle {}
 

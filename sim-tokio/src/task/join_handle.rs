@@ -15,9 +15,11 @@ pub struct JoinHandle<T> {
     _output: PhantomData<T>,
 }
 
-// The handle is plain data (ids); the output moves through the runtime only
-// on the runtime's thread.
-unsafe impl<T: Send> Send for JoinHandle<T> {}
+// `Send` when `T: Send` of itself (`RawTask` is plain ids, and the
+// output is a `T` that moves to whoever awaits the handle).
+// SAFETY: through `&JoinHandle` nothing reaches the output (`poll` takes
+// `Pin<&mut Self>`), only `is_finished`, `abort` and `id`, which go through
+// the runtime: tokio's handle is `Sync` when `T: Send`, and so is this one.
 unsafe impl<T: Send> Sync for JoinHandle<T> {}
 impl<T> Unpin for JoinHandle<T> {}
 impl<T> std::panic::UnwindSafe for JoinHandle<T> {}
@@ -74,7 +76,7 @@ impl<T> JoinHandle<T> {
         let raw = self.raw;
         let mut output: Output<T> = None;
         let dst = &mut output as *mut Output<T> as *mut ();
-        // Safety: this handle was made by the spawn of a future whose
+        // SAFETY: this handle was made by the spawn of a future whose
         // output is `T`.
         let polled = sim_runtime::context::with_core(raw.core, |core| unsafe {
             core.poll_join(raw, cx, dst)

@@ -165,7 +165,7 @@ impl<T: 'static, F: Unpin> Unpin for TaskLocalFuture<T, F> {}
 impl<T: 'static, F> TaskLocalFuture<T, F> {
     /// Takes the value out; later polls run without it.
     pub fn take_value(self: Pin<&mut Self>) -> Option<T> {
-        // Safety: `slot` is not structurally pinned.
+        // SAFETY: `slot` is not structurally pinned.
         unsafe { self.get_unchecked_mut() }.slot.take()
     }
 }
@@ -175,7 +175,7 @@ impl<T: 'static, F: Future> Future for TaskLocalFuture<T, F> {
 
     #[track_caller]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        // Safety: `future` is pinned in place and never moved out while
+        // SAFETY: `future` is pinned in place and never moved out while
         // `Some`; `slot` and `local` are not structurally pinned.
         let this = unsafe { self.get_unchecked_mut() };
         let local = this.local;
@@ -184,6 +184,8 @@ impl<T: 'static, F: Future> Future for TaskLocalFuture<T, F> {
             let fut = future
                 .as_mut()
                 .expect("`TaskLocalFuture` polled after completion");
+            // SAFETY: `fut` is a field of the pinned `self`, never moved
+            // out: it is dropped in place (set to `None`) once ready.
             let result = unsafe { Pin::new_unchecked(fut) }.poll(cx);
             if result.is_ready() {
                 *future = None;

@@ -54,7 +54,7 @@ impl<R: AsyncBufRead + ?Sized + Unpin> Future for ReadUntil<'_, R> {
     type Output = io::Result<usize>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
-        // Safety: no field is structurally pinned.
+        // SAFETY: no field is structurally pinned.
         let me = unsafe { self.get_unchecked_mut() };
         poll_read_until(
             Pin::new(&mut *me.reader),
@@ -82,7 +82,7 @@ impl<R: AsyncBufRead + ?Sized + Unpin> Future for ReadLine<'_, R> {
     type Output = io::Result<usize>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
-        // Safety: no field is structurally pinned.
+        // SAFETY: no field is structurally pinned.
         let me = unsafe { self.get_unchecked_mut() };
         let result = ready!(poll_read_until(
             Pin::new(&mut *me.reader),
@@ -118,7 +118,7 @@ impl<'a, R: AsyncBufRead + ?Sized + Unpin> Future for FillBuf<'a, R> {
     type Output = io::Result<&'a [u8]>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&'a [u8]>> {
-        // Safety: no field is structurally pinned.
+        // SAFETY: no field is structurally pinned.
         let me = unsafe { self.get_unchecked_mut() };
         let reader = me.reader.take().expect("Polled after completion.");
         // One call to `poll_fill_buf`, as in tokio (a reader may count them).
@@ -129,7 +129,7 @@ impl<'a, R: AsyncBufRead + ?Sized + Unpin> Future for FillBuf<'a, R> {
             }
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
             Poll::Ready(Ok(slice)) => {
-                // Safety: the slice borrows from `reader`, a `&'a mut R`
+                // SAFETY: the slice borrows from `reader`, a `&'a mut R`
                 // this future gives up here and never uses again, so the
                 // borrow may last for all of `'a` (today's borrow checker
                 // cannot see that the reborrow ends with it).

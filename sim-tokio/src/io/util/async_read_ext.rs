@@ -26,7 +26,7 @@ impl<R: AsyncRead + Unpin + ?Sized> Future for Read<'_, R> {
     type Output = io::Result<usize>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
-        // Safety: no field is structurally pinned.
+        // SAFETY: no field is structurally pinned.
         let me = unsafe { self.get_unchecked_mut() };
         let mut buf = IoReadBuf::new(me.buf);
         ready!(Pin::new(&mut *me.reader).poll_read(cx, &mut buf))?;
@@ -58,7 +58,7 @@ where
     }
     let n = {
         let dst = buf.chunk_mut();
-        // Safety: the slice is only written through `ReadBuf`, which never
+        // SAFETY: the slice is only written through `ReadBuf`, which never
         // de-initializes bytes.
         let dst: &mut [MaybeUninit<u8>] = unsafe { dst.as_uninit_slice_mut() };
         let mut read_buf = IoReadBuf::uninit(dst);
@@ -71,7 +71,7 @@ where
         );
         read_buf.filled().len()
     };
-    // Safety: `n` bytes were initialized by the read.
+    // SAFETY: `n` bytes were initialized by the read.
     unsafe { buf.advance_mut(n) };
     Poll::Ready(Ok(n))
 }
@@ -84,7 +84,7 @@ where
     type Output = io::Result<usize>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
-        // Safety: no field is structurally pinned.
+        // SAFETY: no field is structurally pinned.
         let me = unsafe { self.get_unchecked_mut() };
         poll_read_buf(Pin::new(&mut *me.reader), cx, me.buf)
     }
@@ -104,7 +104,7 @@ impl<R: AsyncRead + Unpin + ?Sized> Future for ReadExact<'_, R> {
     type Output = io::Result<usize>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
-        // Safety: no field is structurally pinned.
+        // SAFETY: no field is structurally pinned.
         let me = unsafe { self.get_unchecked_mut() };
         // Bounded: each turn fills at least one byte or ends.
         while me.filled < me.buf.len() {
@@ -156,7 +156,7 @@ pub(crate) fn poll_read_to_end<R: AsyncRead + ?Sized>(
             let mut read_buf = IoReadBuf::uninit(buf.spare_capacity_mut());
             ready!(reader.as_mut().poll_read(cx, &mut read_buf))?;
             let n = read_buf.filled().len();
-            // Safety: the read initialized `n` bytes of the spare capacity.
+            // SAFETY: the read initialized `n` bytes of the spare capacity.
             unsafe { buf.set_len(len + n) };
             n
         };
@@ -182,7 +182,7 @@ impl<R: AsyncRead + Unpin + ?Sized> Future for ReadToEnd<'_, R> {
     type Output = io::Result<usize>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
-        // Safety: no field is structurally pinned.
+        // SAFETY: no field is structurally pinned.
         let me = unsafe { self.get_unchecked_mut() };
         poll_read_to_end(
             me.buf,
@@ -231,7 +231,7 @@ impl<R: AsyncRead + Unpin + ?Sized> Future for ReadToString<'_, R> {
     type Output = io::Result<usize>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
-        // Safety: no field is structurally pinned.
+        // SAFETY: no field is structurally pinned.
         let me = unsafe { self.get_unchecked_mut() };
         let polled = ready!(poll_read_to_end(
             &mut me.buf,
@@ -290,7 +290,7 @@ macro_rules! read_int {
             type Output = io::Result<$ty>;
 
             fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<$ty>> {
-                // Safety: no field is structurally pinned.
+                // SAFETY: no field is structurally pinned.
                 let me = unsafe { self.get_unchecked_mut() };
                 // Bounded by the number's size.
                 while (me.read as usize) < me.buf.len() {

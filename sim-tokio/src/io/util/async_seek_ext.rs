@@ -18,7 +18,7 @@ impl<S: AsyncSeek + ?Sized + Unpin> Future for Seek<'_, S> {
     type Output = io::Result<u64>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
-        // Safety: no field is structurally pinned.
+        // SAFETY: no field is structurally pinned.
         let me = unsafe { self.get_unchecked_mut() };
         if let Some(pos) = me.pos {
             // Finish any seek already in progress before starting ours.

@@ -39,7 +39,7 @@ impl<W: AsyncWrite + Unpin + ?Sized> Future for Write<'_, W> {
     type Output = io::Result<usize>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
-        // Safety: no field is structurally pinned.
+        // SAFETY: no field is structurally pinned.
         let me = unsafe { self.get_unchecked_mut() };
         Pin::new(&mut *me.writer).poll_write(cx, me.buf)
     }
@@ -58,7 +58,7 @@ impl<W: AsyncWrite + Unpin + ?Sized> Future for WriteVectored<'_, '_, W> {
     type Output = io::Result<usize>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
-        // Safety: no field is structurally pinned.
+        // SAFETY: no field is structurally pinned.
         let me = unsafe { self.get_unchecked_mut() };
         Pin::new(&mut *me.writer).poll_write_vectored(cx, me.bufs)
     }
@@ -77,7 +77,7 @@ impl<W: AsyncWrite + Unpin, B: Buf> Future for WriteBuf<'_, W, B> {
     type Output = io::Result<usize>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
-        // Safety: no field is structurally pinned.
+        // SAFETY: no field is structurally pinned.
         let me = unsafe { self.get_unchecked_mut() };
         if !me.buf.has_remaining() {
             return Poll::Ready(Ok(0));
@@ -101,7 +101,7 @@ impl<W: AsyncWrite + Unpin, B: Buf> Future for WriteAllBuf<'_, W, B> {
     type Output = io::Result<()>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        // Safety: no field is structurally pinned.
+        // SAFETY: no field is structurally pinned.
         let me = unsafe { self.get_unchecked_mut() };
         // Bounded: each turn advances the buffer or fails.
         while me.buf.has_remaining() {
@@ -128,7 +128,7 @@ impl<W: AsyncWrite + Unpin + ?Sized> Future for WriteAll<'_, W> {
     type Output = io::Result<()>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        // Safety: no field is structurally pinned.
+        // SAFETY: no field is structurally pinned.
         let me = unsafe { self.get_unchecked_mut() };
         // Bounded: each turn shortens the buffer or fails.
         while !me.buf.is_empty() {
@@ -170,7 +170,7 @@ macro_rules! write_int {
             type Output = io::Result<()>;
 
             fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-                // Safety: no field is structurally pinned.
+                // SAFETY: no field is structurally pinned.
                 let me = unsafe { self.get_unchecked_mut() };
                 // Bounded by the number's size.
                 while (me.written as usize) < me.buf.len() {
@@ -223,7 +223,7 @@ impl<A: AsyncWrite + Unpin + ?Sized> Future for Flush<'_, A> {
     type Output = io::Result<()>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        // Safety: no field is structurally pinned.
+        // SAFETY: no field is structurally pinned.
         let me = unsafe { self.get_unchecked_mut() };
         Pin::new(&mut *me.a).poll_flush(cx)
     }
@@ -241,7 +241,7 @@ impl<A: AsyncWrite + Unpin + ?Sized> Future for Shutdown<'_, A> {
     type Output = io::Result<()>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        // Safety: no field is structurally pinned.
+        // SAFETY: no field is structurally pinned.
         let me = unsafe { self.get_unchecked_mut() };
         Pin::new(&mut *me.a).poll_shutdown(cx)
     }

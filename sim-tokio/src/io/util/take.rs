@@ -75,7 +75,7 @@ impl<R: AsyncRead> AsyncRead for Take<R> {
             "the reader swapped the buffer"
         );
         let n = part.filled().len();
-        // Safety: the inner read initialized `n` bytes of `buf`'s unfilled
+        // SAFETY: the inner read initialized `n` bytes of `buf`'s unfilled
         // part.
         unsafe { buf.assume_init(n) };
         buf.advance(n);

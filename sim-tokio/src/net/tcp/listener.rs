@@ -141,7 +141,7 @@ impl AsRawFd for TcpListener {
 
 impl AsFd for TcpListener {
     fn as_fd(&self) -> BorrowedFd<'_> {
-        // Safety: the placeholder lives as long as the listener.
+        // SAFETY: the placeholder lives as long as the listener.
         unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
     }
 }

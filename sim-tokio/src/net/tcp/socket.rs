@@ -374,7 +374,7 @@ impl std::os::unix::io::IntoRawFd for TcpSocket {
     /// bound or connected. The simulated socket is gone.
     fn into_raw_fd(self) -> RawFd {
         let fd = self.fd.raw(true);
-        // Safety: `dup` of a descriptor we own; the copy goes to the caller.
+        // SAFETY: `dup` of a descriptor we own; the copy goes to the caller.
         unsafe { libc_dep::dup(fd) }
     }
 }
@@ -395,7 +395,7 @@ impl AsRawFd for TcpSocket {
 
 impl AsFd for TcpSocket {
     fn as_fd(&self) -> BorrowedFd<'_> {
-        // Safety: the placeholder lives as long as the socket.
+        // SAFETY: the placeholder lives as long as the socket.
         unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
     }
 }
@@ -407,7 +407,7 @@ fn real_linger(stream: &std::net::TcpStream) -> Option<Duration> {
         l_linger: 0,
     };
     let mut len = std::mem::size_of::<libc_dep::linger>() as libc_dep::socklen_t;
-    // Safety: `value` and `len` describe a writable `linger` of its size.
+    // SAFETY: `value` and `len` describe a writable `linger` of its size.
     let done = unsafe {
         libc_dep::getsockopt(
             stream.as_raw_fd(),

@@ -230,7 +230,7 @@ impl AsRawFd for TcpStream {
 
 impl AsFd for TcpStream {
     fn as_fd(&self) -> BorrowedFd<'_> {
-        // Safety: the placeholder lives as long as the stream.
+        // SAFETY: the placeholder lives as long as the stream.
         unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
     }
 }

@@ -415,7 +415,7 @@ impl AsRawFd for UnixDatagram {
 
 impl AsFd for UnixDatagram {
     fn as_fd(&self) -> BorrowedFd<'_> {
-        // Safety: the placeholder lives as long as the socket.
+        // SAFETY: the placeholder lives as long as the socket.
         unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
     }
 }

@@ -136,7 +136,7 @@ impl AsRawFd for UnixListener {
 
 impl AsFd for UnixListener {
     fn as_fd(&self) -> BorrowedFd<'_> {
-        // Safety: the placeholder lives as long as the listener.
+        // SAFETY: the placeholder lives as long as the listener.
         unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
     }
 }

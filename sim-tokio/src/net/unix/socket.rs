@@ -116,7 +116,7 @@ impl AsRawFd for UnixSocket {
 
 impl AsFd for UnixSocket {
     fn as_fd(&self) -> BorrowedFd<'_> {
-        // Safety: the placeholder lives as long as the socket.
+        // SAFETY: the placeholder lives as long as the socket.
         unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
     }
 }
@@ -137,7 +137,7 @@ impl IntoRawFd for UnixSocket {
     /// Hands out a copy of the placeholder descriptor.
     fn into_raw_fd(self) -> RawFd {
         let fd = self.fd.raw(self.stream);
-        // Safety: `dup` of a descriptor we own; the copy goes to the caller.
+        // SAFETY: `dup` of a descriptor we own; the copy goes to the caller.
         unsafe { libc_dep::dup(fd) }
     }
 }

@@ -165,7 +165,7 @@ impl AsRawFd for UnixStream {
 
 impl AsFd for UnixStream {
     fn as_fd(&self) -> BorrowedFd<'_> {
-        // Safety: the placeholder lives as long as the stream.
+        // SAFETY: the placeholder lives as long as the stream.
         unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
     }
 }

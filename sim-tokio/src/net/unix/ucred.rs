@@ -28,7 +28,7 @@ impl UCred {
 }
 
 pub(crate) fn current() -> UCred {
-    // Safety: getuid and getgid cannot fail.
+    // SAFETY: getuid and getgid cannot fail.
     let (uid, gid) = unsafe { (libc_dep::getuid(), libc_dep::getgid()) };
     UCred {
         pid: Some(std::process::id() as pid_t),
