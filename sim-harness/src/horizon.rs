@@ -19,7 +19,7 @@ use std::time::Duration;
 
 /// Set in the measuring child: the file each swarm run appends its end
 /// time to (nanoseconds, one line per run).
-const MEASURE_VAR: &str = "SIM_SWARM_MEASURE";
+const MEASURE_VAR: &str = sim_runtime::settings::SWARM_MEASURE.name;
 
 /// The shortest horizon: a test that takes no virtual time still gets
 /// faults paced for 100 ms rather than none at all.
@@ -37,7 +37,9 @@ thread_local! {
 /// In the measuring child: the file to append this run's end time to (the
 /// run leaves its swarm out).
 pub(crate) fn measuring() -> Option<PathBuf> {
-    std::env::var_os(MEASURE_VAR).map(PathBuf::from)
+    sim_runtime::settings::SWARM_MEASURE
+        .value_os()
+        .map(PathBuf::from)
 }
 
 /// Appends a measuring run's end time.
@@ -123,7 +125,7 @@ fn measured() -> Result<Vec<u64>, String> {
         }
     }
     let status = command
-        .env("SIM_SEED", "0")
+        .env(sim_runtime::settings::SEED.name, "0")
         .env(MEASURE_VAR, &scratch)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())

@@ -18,11 +18,11 @@ use sim_runtime::{Core, SimConfig};
 use std::time::Duration;
 
 /// The variable that turns the one-host swarm on (`1`).
-pub const SWARM_VAR: &str = "SIM_SWARM";
+pub const SWARM_VAR: &str = sim_runtime::settings::SWARM.name;
 
 /// Whether `SIM_SWARM` asks for the one-host swarm.
 pub fn enabled() -> bool {
-    std::env::var(SWARM_VAR).is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes"))
+    sim_runtime::settings::SWARM.is_on()
 }
 
 /// What the one-host swarm drew for one seed.

@@ -21,7 +21,7 @@ use std::rc::Rc;
 
 use sim_runtime::sweep::{
     SHRINK_FAST_LINKS_VAR as FAST_LINKS_VAR, SHRINK_LATER_VAR as LATER_VAR,
-    SHRINK_OUT_VAR as OUT_VAR, SHRINK_SKIP_VAR as SKIP_VAR,
+    SHRINK_SKIP_VAR as SKIP_VAR,
 };
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -114,7 +114,7 @@ pub(crate) fn begin_unit() -> Option<u64> {
 /// Unit `unit` applies `fault` now: a scenario line appended to the
 /// `SIM_SHRINK_OUT` file at once (a failing run still lists its faults).
 pub(crate) fn applied(unit: u64, fault: &crate::fault::Fault) {
-    let Some(path) = std::env::var_os(OUT_VAR) else {
+    let Some(path) = sim_runtime::settings::SHRINK_OUT.value_os() else {
         return;
     };
     let now = sim_runtime::context::with_current(|core| core.now_ns()).unwrap_or(0);

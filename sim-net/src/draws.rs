@@ -12,12 +12,8 @@ use std::sync::OnceLock;
 
 fn out_path() -> Option<&'static PathBuf> {
     static PATH: OnceLock<Option<PathBuf>> = OnceLock::new();
-    PATH.get_or_init(|| {
-        std::env::var_os(sim_runtime::sweep::SHRINK_DRAWS_OUT_VAR)
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from)
-    })
-    .as_ref()
+    PATH.get_or_init(|| sim_runtime::settings::SHRINK_DRAWS_OUT.path())
+        .as_ref()
 }
 
 thread_local! {

@@ -23,7 +23,7 @@ use tracing_core::subscriber::{Interest, Subscriber};
 use tracing_core::{Dispatch, Event, Level, Metadata};
 
 /// The level of the service's `tracing` events written to the trace file.
-pub const TRACE_LOGS_VAR: &str = "SIM_TRACE_LOGS";
+pub const TRACE_LOGS_VAR: &str = sim_runtime::settings::TRACE_LOGS.name;
 
 /// Parses `SIM_TRACE_LOGS`.
 ///
@@ -48,8 +48,8 @@ pub fn parse_level(value: &str) -> Result<Level, String> {
 /// # Panics
 /// When the value is not a level: the message names it.
 pub fn level_from_env() -> Option<Level> {
-    let value = std::env::var(TRACE_LOGS_VAR)
-        .ok()
+    let value = sim_runtime::settings::TRACE_LOGS
+        .value()
         .filter(|v| !v.is_empty())?;
     match parse_level(&value) {
         Ok(level) => Some(level),

@@ -10,33 +10,33 @@
 use std::time::Duration;
 
 /// The environment variable that chooses the seed of every run in a process.
-pub const SEED_VAR: &str = "SIM_SEED";
+pub const SEED_VAR: &str = crate::settings::SEED.name;
 /// The environment variable that names the trace file (see [`crate::trace`]).
-pub const TRACE_VAR: &str = "SIM_TRACE";
+pub const TRACE_VAR: &str = crate::settings::TRACE.name;
 /// The environment variable that overrides the virtual-time limit, in seconds.
-pub const TIME_LIMIT_VAR: &str = "SIM_TIME_LIMIT_S";
+pub const TIME_LIMIT_VAR: &str = crate::settings::TIME_LIMIT_S.name;
 /// The environment variable that overrides the step limit (task polls).
-pub const STEP_LIMIT_VAR: &str = "SIM_STEP_LIMIT";
+pub const STEP_LIMIT_VAR: &str = crate::settings::STEP_LIMIT.name;
 /// The environment variable that sets what `SystemTime::now()` reads at
 /// virtual time zero, in whole seconds since the Unix epoch.
-pub const EPOCH_VAR: &str = "SIM_EPOCH_UNIX_S";
+pub const EPOCH_VAR: &str = crate::settings::EPOCH_UNIX_S.name;
 /// The environment variable that overrides the livelock limit: polls at one
 /// virtual instant.
-pub const INSTANT_STEP_LIMIT_VAR: &str = "SIM_INSTANT_STEP_LIMIT";
+pub const INSTANT_STEP_LIMIT_VAR: &str = crate::settings::INSTANT_STEP_LIMIT.name;
 /// The environment variable that gives each poll a cost in virtual time:
 /// the most nanoseconds one poll takes (drawn per poll; default 0, free).
-pub const POLL_COST_VAR: &str = "SIM_POLL_COST_MAX_NS";
+pub const POLL_COST_VAR: &str = crate::settings::POLL_COST_MAX_NS.name;
 /// The environment variable that lets a run start real OS threads.
-pub const ALLOW_THREADS_VAR: &str = "SIM_ALLOW_THREADS";
+pub const ALLOW_THREADS_VAR: &str = crate::settings::ALLOW_THREADS.name;
 /// Set to `1` to let a run start real processes (an escape).
-pub const ALLOW_PROCESSES_VAR: &str = "SIM_ALLOW_PROCESSES";
+pub const ALLOW_PROCESSES_VAR: &str = crate::settings::ALLOW_PROCESSES.name;
 /// The scheduling policy: `random` (the default) or `pct`.
-pub const POLICY_VAR: &str = "SIM_POLICY";
+pub const POLICY_VAR: &str = crate::settings::POLICY.name;
 /// PCT's depth: how many ordering constraints it aims at (default 3).
-pub const PCT_DEPTH_VAR: &str = "SIM_PCT_DEPTH";
+pub const PCT_DEPTH_VAR: &str = crate::settings::PCT_DEPTH.name;
 /// PCT's horizon: the scheduling decisions its change points are spread
 /// over (a sweep measures it; see `Policy::Pct`).
-pub const PCT_HORIZON_VAR: &str = "SIM_PCT_HORIZON";
+pub const PCT_HORIZON_VAR: &str = crate::settings::PCT_HORIZON.name;
 
 /// PCT's depth when none is given.
 pub const PCT_DEPTH_DEFAULT: u32 = 3;

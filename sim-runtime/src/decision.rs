@@ -59,9 +59,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crate::rng::Rng;
 
 /// Records the run's decisions to this file.
-pub const RECORD_VAR: &str = "SIM_RECORD";
+pub const RECORD_VAR: &str = crate::settings::RECORD.name;
 /// Replays the run from this decision file.
-pub const REPLAY_VAR: &str = "SIM_REPLAY";
+pub const REPLAY_VAR: &str = crate::settings::REPLAY.name;
 pub use crate::seams::{clamp, Value, RANDOM, SCHEDULE, SELECT};
 
 /// The most values one stream records. A longer run's stream keeps its
@@ -337,7 +337,8 @@ impl Log {
 // ----- the replay file of this process --------------------------------------
 
 fn replay_base() -> Option<PathBuf> {
-    std::env::var_os(REPLAY_VAR)
+    crate::settings::REPLAY
+        .value_os()
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
 }
@@ -419,8 +420,15 @@ pub fn file_seed(path: &Path) -> Result<u64, String> {
 
 /// Reads setting `name`: the environment's value, or else the replayed
 /// decision file's `set` line.
+///
+/// # Panics
+/// When `name` is no setting of [`crate::settings::ALL`]: every variable
+/// the simulator reads is one.
 pub fn var(name: &str) -> Result<Option<String>, String> {
-    match std::env::var(name) {
+    let setting = crate::settings::find(name).unwrap_or_else(|| {
+        panic!("sim: {name} is read but is no setting of sim_runtime::settings")
+    });
+    match std::env::var(setting.name) {
         Ok(value) => return Ok(Some(value)),
         Err(std::env::VarError::NotPresent) => {}
         Err(std::env::VarError::NotUnicode(value)) => {
@@ -628,7 +636,7 @@ pub fn unit(stream: impl FnOnce() -> String, rng: &mut Rng) -> f64 {
 /// The file the `run_index`th run of a thread named `thread_name` records
 /// to, by the trace's naming rule, if `SIM_RECORD` is set.
 pub fn record_path(thread_name: Option<&str>, run_index: u64) -> Option<PathBuf> {
-    let base = std::env::var(RECORD_VAR).ok().filter(|p| !p.is_empty())?;
+    let base = crate::settings::RECORD.value().filter(|p| !p.is_empty())?;
     Some(crate::trace::trace_path(&base, thread_name, run_index))
 }
 

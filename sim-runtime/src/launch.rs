@@ -4,7 +4,7 @@
 //! (`crate::seams::Setup`): the trace file, the decision log, and the
 //! observer that prints the seed lines and writes the sweep's records.
 
-use crate::config::{self, parse_seed, Policy, SimConfig, SEED_VAR, TRACE_VAR};
+use crate::config::{self, parse_seed, Policy, SimConfig, SEED_VAR};
 use crate::executor::Core;
 use crate::scopes::RuntimeOptions;
 use crate::seams::{DecisionLog, RunEnd, RunObserver, Setup};
@@ -22,6 +22,7 @@ thread_local! {
 /// a program's run (or with `SIM_VERBOSE`), announces its seed and replay
 /// command on stderr.
 pub fn launch(config: SimConfig, options: RuntimeOptions) -> Rc<Core> {
+    warn_unknown_settings();
     let thread = std::thread::current();
     let thread_name = thread.name().filter(|name| *name != "main");
     let run_index = RUNS_ON_THREAD.with(|r| {
@@ -30,9 +31,8 @@ pub fn launch(config: SimConfig, options: RuntimeOptions) -> Rc<Core> {
     });
     let seed = config.seed;
     let trace_path = sweep::trace_override(seed, run_index).or_else(|| {
-        std::env::var(TRACE_VAR)
-            .ok()
-            .filter(|p| !p.is_empty())
+        crate::settings::TRACE
+            .non_empty()
             .map(|base| trace::trace_path(&base, thread_name, run_index))
     });
     let run_name = thread_name.unwrap_or("main").to_string();
@@ -121,7 +121,7 @@ impl SimConfig {
     /// As [`SimConfig::from_env`], returning the error message instead of
     /// panicking.
     pub fn try_from_env() -> Result<SimConfig, String> {
-        let seed = match std::env::var(SEED_VAR) {
+        let seed = match crate::settings::SEED.var() {
             // A replay runs the seed its decision file was recorded with.
             given if decision::replay_seed()?.is_some() => {
                 let seed = decision::replay_seed()?.expect("checked");
@@ -135,7 +135,7 @@ impl SimConfig {
                          seed {asked:#x} ({SEED_VAR} or a sweep): unset one of them, or set \
                          {SEED_VAR}={seed:#x}",
                         decision::REPLAY_VAR,
-                        std::env::var(decision::REPLAY_VAR).unwrap_or_default()
+                        crate::settings::REPLAY.value().unwrap_or_default()
                     ));
                 }
                 seed
@@ -161,6 +161,20 @@ impl SimConfig {
         };
         Ok(config)
     }
+}
+
+/// Once per process: a `SIM_*` variable that is no setting (a typo) is
+/// named, with the setting it is nearest. Under `cargo sim`, which warned
+/// already (it sets `SIM_CARGO_ARGS` or `SIM_SWEEP_PARENT`), nothing.
+fn warn_unknown_settings() {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    WARNED.call_once(|| {
+        let under_runner =
+            crate::settings::CARGO_ARGS.is_set() || crate::settings::SWEEP_PARENT.is_set();
+        if !under_runner {
+            crate::settings::warn_unknown();
+        }
+    });
 }
 
 /// The policy `SIM_POLICY`, `SIM_PCT_DEPTH` and `SIM_PCT_HORIZON` ask for

@@ -45,6 +45,7 @@ pub mod scheduler;
 pub mod scopes;
 pub mod seams;
 pub mod seed;
+pub mod settings;
 mod streams;
 pub mod summary;
 pub mod sweep;

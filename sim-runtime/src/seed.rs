@@ -8,11 +8,11 @@ use std::time::Duration;
 
 /// The command prefix a replay line starts with (set by the runner, such as
 /// `cargo sim test -p app --test api`).
-pub const REPLAY_VAR: &str = "SIM_REPLAY_PREFIX";
+pub const REPLAY_VAR: &str = crate::settings::REPLAY_PREFIX.name;
 
 /// Set by `cargo sim` for the processes it runs: the arguments it was given,
 /// so a run can print the exact command that replays it.
-pub const CARGO_ARGS_VAR: &str = "SIM_CARGO_ARGS";
+pub const CARGO_ARGS_VAR: &str = crate::settings::CARGO_ARGS.name;
 
 fn write_stderr(line: &str) {
     let mut err = std::io::stderr().lock();
@@ -25,14 +25,15 @@ pub fn replay_command(seed: u64, test_name: Option<&str>) -> String {
     let mut command = format!("SIM_SEED={seed:#x} ");
     // Under `cargo sim test`, the runner says how to select this test's
     // target; the filter is added here, once.
-    if let (Ok(prefix), Some(name)) = (std::env::var(REPLAY_VAR), test_name) {
+    if let (Ok(prefix), Some(name)) = (crate::settings::REPLAY_PREFIX.value().ok_or(()), test_name)
+    {
         command.push_str(&prefix);
         command.push_str(" -- ");
         command.push_str(name);
         command.push_str(" --exact");
         return command;
     }
-    match std::env::var(CARGO_ARGS_VAR) {
+    match crate::settings::CARGO_ARGS.value().ok_or(()) {
         Ok(args) if !args.is_empty() => {
             command.push_str("cargo sim ");
             command.push_str(&args);

@@ -95,13 +95,16 @@ pub fn run_finished(summary: &crate::summary::RunSummary) {
 /// Where the trace of the `run_index`th run on this thread goes, when a
 /// sweep collects traces (`SIM_SWEEP_TRACE_DIR`).
 pub fn trace_override(seed: u64, run_index: u64) -> Option<PathBuf> {
-    let dir = std::env::var_os(TRACE_DIR_VAR).filter(|d| !d.is_empty())?;
-    if std::env::var_os(TRACE_NAMED_VAR).is_some_and(|v| v == "1") {
+    let dir = crate::settings::SWEEP_TRACE_DIR.path()?;
+    if crate::settings::SWEEP_TRACE_NAMED
+        .value()
+        .is_some_and(|v| v == "1")
+    {
         let thread = std::thread::current();
         let test = thread.name().filter(|name| *name != "main");
-        return Some(PathBuf::from(dir).join(trace_file_name(test, seed, run_index)));
+        return Some(dir.join(trace_file_name(test, seed, run_index)));
     }
-    Some(PathBuf::from(dir).join(format!("{seed:016x}-{run_index}.trace")))
+    Some(dir.join(format!("{seed:016x}-{run_index}.trace")))
 }
 
 /// The name `cargo sim test --trace` gives the `run_index`th run of `test`

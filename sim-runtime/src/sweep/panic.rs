@@ -114,8 +114,8 @@ pub(crate) fn install_panic_hook() {
                 // thread's failure comes first.
                 let escape = payload_text(info.payload());
                 if escape.contains("sim: escape refused") && reporting() {
-                    let seed = std::env::var(crate::config::SEED_VAR)
-                        .ok()
+                    let seed = crate::settings::SEED
+                        .value()
                         .and_then(|v| crate::config::parse_seed(&v).ok());
                     if let Some(seed) = seed {
                         write_record(&Record::Panic {

@@ -18,7 +18,7 @@ use crate::rng::Rng;
 
 /// Set (`1`) by the runner for the test processes of a sweep under the
 /// portfolio.
-pub const PORTFOLIO_VAR: &str = "SIM_SWEEP_PORTFOLIO";
+pub const PORTFOLIO_VAR: &str = crate::settings::SWEEP_PORTFOLIO.name;
 
 /// Seeds out of [`PORTFOLIO_SHARES`] that run under each policy: the
 /// uniform draw, PCT of depth 2, PCT of depth 3.
@@ -37,7 +37,9 @@ pub const HORIZONS: [u64; 3] = [100, 1_000, 10_000];
 /// test starts, which inherits the variable), and nothing (`SIM_POLICY`, a
 /// replayed decision file) names a policy.
 pub fn active() -> bool {
-    std::env::var(PORTFOLIO_VAR).is_ok_and(|v| v == "1")
+    crate::settings::SWEEP_PORTFOLIO
+        .value()
+        .is_some_and(|v| v == "1")
         && super::record::reporting()
         && matches!(crate::decision::var(POLICY_VAR), Ok(None))
 }
@@ -69,7 +71,10 @@ pub fn policy(seed: u64) -> Policy {
 /// it under the portfolio (`SIM_POLICY=pct SIM_PCT_DEPTH=2
 /// SIM_PCT_HORIZON=1000 `), or nothing.
 pub fn replay_settings(seed: u64) -> String {
-    if std::env::var(PORTFOLIO_VAR).is_ok_and(|v| v == "1") {
+    if crate::settings::SWEEP_PORTFOLIO
+        .value()
+        .is_some_and(|v| v == "1")
+    {
         if let Some((depth, horizon)) = pct(seed) {
             return format!("SIM_POLICY=pct SIM_PCT_DEPTH={depth} SIM_PCT_HORIZON={horizon} ");
         }

@@ -2,7 +2,7 @@
 //! (`SIM_SWEEP_OUT`), one line each, one `write` per line so a crash never
 //! tears one.
 
-use super::vars::{OUT_VAR, PARENT_VAR};
+use super::vars::OUT_VAR;
 use crate::escape::{escape_field, unescape_field};
 use crate::failure::FailureClass;
 use std::io::Write;
@@ -143,8 +143,8 @@ impl Record {
 pub(crate) fn out_file() -> Option<&'static Mutex<std::fs::File>> {
     static OUT: OnceLock<Option<Mutex<std::fs::File>>> = OnceLock::new();
     OUT.get_or_init(|| {
-        let path = std::env::var_os(OUT_VAR).filter(|p| !p.is_empty())?;
-        let parent: u32 = std::env::var(PARENT_VAR).ok()?.trim().parse().ok()?;
+        let path = crate::settings::SWEEP_OUT.path()?;
+        let parent: u32 = crate::settings::SWEEP_PARENT.value()?.trim().parse().ok()?;
         // SAFETY: getppid has no preconditions.
         if unsafe { libc::getppid() } as u32 != parent {
             return None;

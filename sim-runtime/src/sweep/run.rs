@@ -5,7 +5,7 @@
 use super::panic::{classify, payload_text};
 use super::record::{reporting, write_record, Record};
 use super::state::{LAST_PANIC, POLICY_OVERRIDE, SEED_OVERRIDE, SWEEP_THREAD};
-use super::vars::{KEEP_GOING_VAR, SEEDS_VAR};
+use super::vars::SEEDS_VAR;
 use crate::failure::FailureClass;
 use std::io::Write;
 use std::process::{ExitCode, Termination};
@@ -114,7 +114,9 @@ pub fn encode_seeds(seeds: &[u64]) -> String {
 }
 
 pub(crate) fn plan() -> Option<Plan> {
-    let seeds = std::env::var(SEEDS_VAR).ok().filter(|s| !s.is_empty())?;
+    let seeds = crate::settings::SWEEP_SEEDS
+        .value()
+        .filter(|s| !s.is_empty())?;
     if !reporting() {
         return None;
     }
@@ -127,7 +129,9 @@ pub(crate) fn plan() -> Option<Plan> {
     };
     let seeds =
         decode_seeds(&seeds).unwrap_or_else(|e| panic!("sim: {SEEDS_VAR} holds a bad seed: {e}"));
-    let keep_going = std::env::var(KEEP_GOING_VAR).is_ok_and(|v| v == "1");
+    let keep_going = crate::settings::SWEEP_KEEP_GOING
+        .value()
+        .is_some_and(|v| v == "1");
     Some(Plan { seeds, keep_going })
 }
 
@@ -145,9 +149,7 @@ pub fn run_test<R: Termination + 'static>(should_panic: ShouldPanic, body: fn() 
     // PCT without a given horizon: measure it once for this test (seed 0
     // under the uniform policy; its decisions set the horizon).
     let given = match crate::config::policy_from(&crate::decision::var) {
-        Ok(crate::config::Policy::Pct { depth, .. })
-            if std::env::var(crate::config::PCT_HORIZON_VAR).is_err() =>
-        {
+        Ok(crate::config::Policy::Pct { depth, .. }) if !crate::settings::PCT_HORIZON.is_set() => {
             let decisions = measure_decisions(body);
             Some(crate::config::Policy::Pct {
                 depth,

@@ -2,7 +2,6 @@
 //! for this thread, the last run's seed and panic, refused escapes, and the
 //! stream of draws made before a run.
 
-use super::vars::VERBOSE_VAR;
 use std::cell::{Cell, RefCell};
 use std::sync::OnceLock;
 
@@ -40,8 +39,8 @@ pub fn fill_before_run(buf: &mut [u8]) -> bool {
     static ENV_SEED: OnceLock<Option<u64>> = OnceLock::new();
     let seed = seed_override().or_else(|| {
         *ENV_SEED.get_or_init(|| {
-            std::env::var(crate::config::SEED_VAR)
-                .ok()
+            crate::settings::SEED
+                .value()
                 .and_then(|s| crate::config::parse_seed(&s).ok())
         })
     });
@@ -87,6 +86,8 @@ pub fn note_escape(message: &str) {
 pub fn verbose() -> bool {
     static VERBOSE: OnceLock<bool> = OnceLock::new();
     *VERBOSE.get_or_init(|| {
-        std::env::var(VERBOSE_VAR).is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false" | "no"))
+        crate::settings::VERBOSE
+            .value()
+            .is_some_and(|v| !matches!(v.trim(), "" | "0" | "false" | "no"))
     })
 }

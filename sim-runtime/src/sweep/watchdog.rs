@@ -10,9 +10,9 @@ use super::vars::{
 use std::sync::Once;
 use std::time::Duration;
 
-pub(crate) fn budget(var: &str, default_s: u64) -> Duration {
-    let secs = std::env::var(var)
-        .ok()
+pub(crate) fn budget(setting: &crate::settings::Setting, default_s: u64) -> Duration {
+    let secs = setting
+        .value()
         .and_then(|v| v.trim().parse::<f64>().ok())
         .filter(|s| *s > 0.0)
         .unwrap_or(default_s as f64);
@@ -22,8 +22,8 @@ pub(crate) fn budget(var: &str, default_s: u64) -> Duration {
 pub(crate) fn start_watchdog() {
     static WATCHDOG: Once = Once::new();
     WATCHDOG.call_once(|| {
-        let poll_budget = budget(HANG_POLL_VAR, DEFAULT_HANG_POLL_S);
-        let run_budget = budget(HANG_RUN_VAR, DEFAULT_HANG_RUN_S);
+        let poll_budget = budget(&crate::settings::HANG_POLL_S, DEFAULT_HANG_POLL_S);
+        let run_budget = budget(&crate::settings::HANG_RUN_S, DEFAULT_HANG_RUN_S);
         // Started outside any run (or refused inside one, as any thread
         // would be); it reads only the atomics above and real time, so it
         // cannot change what a run does.

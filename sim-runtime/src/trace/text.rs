@@ -86,7 +86,9 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 pub(crate) fn trace_bytes() -> usize {
     static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *BYTES.get_or_init(|| {
-        std::env::var("SIM_TRACE_BYTES")
+        crate::settings::TRACE_BYTES
+            .value()
+            .ok_or(())
             .ok()
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(32)

@@ -1,0 +1,91 @@
+//! Nothing in the workspace reads a `SIM_*` variable except through the
+//! registry (`sim_runtime::settings`): every `env::var` call outside it
+//! names a variable that is not the simulator's (`CARGO`, `RUSTC`, ...) as
+//! a string literal, so a new setting cannot be read without being listed,
+//! documented and known to the typo warning.
+
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        if path.is_dir() {
+            if name != "target" && name != "tests" && !name.to_string_lossy().starts_with('.') {
+                rust_files(&path, out);
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn the_environment_is_read_through_the_registry_alone() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    for krate in [
+        "sim-runtime",
+        "sim-os",
+        "sim-net",
+        "sim-fs",
+        "sim-harness",
+        "sim-tokio",
+        "cargo-sim",
+    ] {
+        rust_files(&root.join(krate).join("src"), &mut files);
+    }
+    assert!(files.len() > 100, "found only {} files", files.len());
+    let mut offences = Vec::new();
+    for file in &files {
+        if file.ends_with("sim-runtime/src/settings.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (number, line) in lines.iter().enumerate() {
+            // A marked read of another program's variable: the comment on
+            // its line or the one after (where rustfmt puts it).
+            let near = |n: usize| {
+                lines
+                    .get(n)
+                    .is_some_and(|l| l.contains("not a SIM_ variable"))
+            };
+            for call in ["env::var(", "env::var_os("] {
+                let Some(at) = line.find(call) else { continue };
+                let argument = line[at + call.len()..].trim_start();
+                let literal = argument.strip_prefix('"');
+                let ours = literal.is_none_or(|name| name.starts_with("SIM_"));
+                // `decision::var` checks its name against the registry.
+                let checked = line.contains("std::env::var(setting.name)")
+                    || near(number)
+                    || near(number + 1);
+                if ours && !checked {
+                    offences.push(format!(
+                        "{}:{}: {}",
+                        file.display(),
+                        number + 1,
+                        line.trim()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "read these through sim_runtime::settings (add the setting to its table):\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn every_setting_is_documented_in_a_line() {
+    for setting in sim_runtime::settings::ALL {
+        assert!(
+            !setting.doc.is_empty() && !setting.doc.contains('\n'),
+            "{}",
+            setting.name
+        );
+        assert!(!setting.default.is_empty(), "{}", setting.name);
+    }
+}
