@@ -1,63 +1,16 @@
-//! The command line: `cargo sim`'s help, `cargo sim test`'s own options,
-//! and how `cargo sim test`'s arguments split between it, cargo and the
-//! test binaries.
+//! The command line: `cargo sim`'s subcommands, each with its own help,
+//! `cargo sim test`'s options, and how `cargo sim test`'s arguments split
+//! between it, cargo and the test binaries.
 
-use clap::Parser;
+use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
-pub(crate) const ABOUT: &str =
+const ABOUT: &str =
     "Run a cargo command on the deterministic simulator, and sweep tests over seeds.";
 
-pub(crate) const AFTER_HELP: &str = "\
-COMMANDS:
-    test [OPTIONS] [CARGO TEST ARGS] [-- TEST ARGS]
-                     build the tests as a simulation build and run every selected
-                     test once per seed (see `cargo sim test --help`)
-    diff A B         print the first event where two trace files differ
-    merge [--junit FILE] SHARD...
-                     one report from a sweep's shards (--partition K/N): each
-                     SHARD a JUnit file or a directory of one shard's artifacts
-                     (its JUnit files and sim-regressions/*.txt); seeds and
-                     failures by class summed per test, the merged JUnit file
-                     written, the shards' saved seeds added to this workspace's
-                     sim-regressions files
-    timeline TRACE [-o PAGE.html] [--last N]
-                     draw a trace file as a self-contained HTML page: a lane per
-                     host, arrows from sends to deliveries, stubs for losses,
-                     bands for partitions and crashes (the last N events,
-                     default 2000)
-    <cargo command>  any other cargo command as a simulation build: run, build,
-                     check, clippy, bench, doc, nextest run, ...
-
-TEST OPTIONS (cargo sim test; every other argument goes to cargo test):
-    --seeds SPEC             N (seeds 0..N, decimal), A..B, A..=B, or a list
-                             0x2a,7 (default: SIM_SEED, or one fresh seed)
-    --seed S                 run one seed (hex or decimal), as a replay does
-    --for DURATION           a soak run: fresh seeds for 30s, 45m, 8h, 2d, or until
-                             Ctrl-C, every failing seed kept, then the summary
-                             (--seeds .. : until Ctrl-C)
-    --trace DIR              write each seed's trace as DIR/<test>-<seed>.trace
-    --trace-failing          with --trace: the failing seeds' traces only
-    -j, --jobs N             test processes at once (default: the cores)
-    --keep-going             run every seed, not only up to the first failure
-                             (cargo test has no --keep-going; a target that does
-                             not compile never stops the others; cargo build's
-                             own: cargo sim build --keep-going)
-    --check-determinism      run each seed again in a fresh process, compare traces
-    --junit FILE             write a JUnit XML report
-    --partition K/N          run share K of N of the seeds (a CI matrix); auto/N
-                             takes K from a Kubernetes Indexed Job's
-                             JOB_COMPLETION_INDEX
-    --no-doc                 skip doc tests
-    --no-save                do not save failing seeds to sim-regressions/
-    --swarm                  a one-host swarm per seed for plain tests: loopback
-                             latency, segment cuts, disk faults, poll cost
-                             (SIM_SWARM=1)
-    --timeline DIR           write each failing seed's timeline (HTML) into DIR
-    --shrink DIR             shrink each failing seed (FIFO schedule, fewer faults,
-                             fast links) and write what remains, as a scenario
-                             and as a decision file, to DIR
-    -v, --verbose            print every run's lines and every test's output
+const AFTER_HELP: &str = "\
+Any other cargo command (build, check, clippy, bench, doc, nextest run, ...)
+runs as a simulation build, its arguments passed on to cargo.
 
 EXAMPLES:
     cargo sim test                          every test, one fresh seed
@@ -72,41 +25,8 @@ EXAMPLES:
     cargo sim run -p app --bin server       a binary on the simulator
     cargo sim diff a.trace b.trace
 
-ENVIRONMENT:
-    SIM_SEED                 the seed of every run (decimal or 0x hex); unset: fresh
-    SIM_TRACE                write each run's trace to this path (see the README)
-    SIM_TIME_LIMIT_S         fail a run whose virtual clock passes this (default none)
-    SIM_STEP_LIMIT           fail a run after this many polls (default 200000000)
-    SIM_INSTANT_STEP_LIMIT   livelock: fail after this many polls at one virtual
-                             instant (default 2000000)
-    SIM_POLL_COST_MAX_NS     each poll takes up to this much virtual time (default 0)
-    SIM_EPOCH_UNIX_S         what SystemTime::now() reads at the start (default
-                             1735689600, 2025-01-01)
-    SIM_POLICY               random (default) or pct: how the next ready task is picked
-    SIM_PCT_DEPTH            pct: ordering constraints aimed at (default 3)
-    SIM_PCT_HORIZON          pct: decisions the change points spread over (measured
-                             for #[tokio::test]s; default 10000)
-    SIM_TRACE_BYTES          payload bytes a trace line shows (default 32)
-    SIM_TRACE_LOGS           error|warn|info|debug|trace: the service's tracing
-                             events at this level go into the trace file
-    SIM_RECORD               write each run's decision file to this path
-    SIM_REPLAY               replay the run a decision file records (its seed,
-                             settings and choices)
-    SIM_SHRINK_SKIP          harness fault units left out (a shrunk run's replay line)
-    SIM_SHRINK_FAST_LINKS    1: every harness link at 0 ms (a shrunk run's replay line)
-    SIM_SHRINK_LATER         unit:ns,...: harness fault units applied later (shrinking)
-    SIM_SHRINK_OUT           where a run lists its faults (set by --shrink)
-    SIM_SHRINK_DRAWS_OUT     where a run lists what each link draw was for (set by
-                             --shrink)
-    SIM_SWARM                1: each run of a plain test draws a one-host swarm
-                             (what --swarm sets; replay lines carry it)
-    SIM_ALLOW_THREADS        1: let runs start real threads (gives up determinism)
-    SIM_ALLOW_PROCESSES      1: let runs start real processes (gives up determinism)
-    SIM_HANG_POLL_S          hang: wall seconds one poll may take (default 5)
-    SIM_HANG_RUN_S           hang: wall seconds one run may take (default 300)
-    SIM_VERBOSE              1: print every run's seed and hash lines (as -v)
-    SIM_TOKIO_PATH           where the facade is (default: the checkout cargo-sim was
-                             built from)
+`cargo sim help COMMAND` or `cargo sim COMMAND --help` prints a command's
+help; `cargo sim test --help` lists its options and every SIM_* setting.
 
 Your Cargo.lock is never left changed: it is journaled before the build and
 put back after it, on Ctrl-C, SIGTERM and SIGHUP, and by the next cargo sim
@@ -120,33 +40,120 @@ after a kill -9.";
     version,
     about = ABOUT,
     after_help = AFTER_HELP,
-    disable_help_subcommand = true
+    arg_required_else_help = true
 )]
 pub(crate) struct Cli {
-    /// The cargo command and its arguments.
-    #[arg(
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "COMMAND"
-    )]
-    pub(crate) command: Vec<String>,
+    #[command(subcommand)]
+    pub(crate) command: Command,
 }
 
-/// `cargo sim test`'s own options. Every other argument goes to `cargo
-/// test` (before `--`) or to the test binaries (after it).
-#[derive(Parser, Debug, Default)]
-#[command(
-    name = "cargo sim test",
-    bin_name = "cargo sim test",
-    about = "Build the tests as a simulation build and run every selected test once per seed.",
-    after_help = "\
+/// `cargo sim`'s subcommands.
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Build the tests as a simulation build and run every selected test
+    /// once per seed.
+    Test(TestOptions),
+    /// `cargo run` as a simulation build: every argument goes to cargo
+    /// (`cargo sim run --help` is cargo's help of `run`).
+    #[command(disable_help_flag = true)]
+    Run {
+        /// cargo run's arguments.
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "CARGO RUN ARGS"
+        )]
+        args: Vec<String>,
+    },
+    /// Print the first event where two trace files differ, and how the two
+    /// runs differ (exit 0 when they are identical, 1 when not).
+    Diff(DiffArgs),
+    /// One report from a sweep's shards (`cargo sim test --partition K/N`).
+    Merge(MergeArgs),
+    /// Draw a trace file as a self-contained HTML page.
+    Timeline(TimelineArgs),
+    /// Any other cargo command, as a simulation build.
+    #[command(external_subcommand)]
+    Cargo(Vec<String>),
+}
+
+/// `cargo sim diff`'s arguments.
+#[derive(Args, Debug)]
+pub(crate) struct DiffArgs {
+    /// The first trace file (`SIM_TRACE`, `cargo sim test --trace`).
+    #[arg(value_name = "TRACE A")]
+    pub(crate) a: PathBuf,
+    /// The second trace file.
+    #[arg(value_name = "TRACE B")]
+    pub(crate) b: PathBuf,
+}
+
+/// `cargo sim merge`'s arguments.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Seeds and failures by class are summed per test over the shards, the merged
+JUnit file is written (--junit), and the shards' saved seeds are added to
+this workspace's sim-regressions/ files, so the next `cargo sim test` runs
+them first. Exit code: 0 when no test failed in any shard, 101 otherwise.")]
+pub(crate) struct MergeArgs {
+    /// Write the merged JUnit XML report here.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) junit: Option<PathBuf>,
+    /// Each a shard's JUnit file (`--junit`), or a directory of one shard's
+    /// artifacts: its JUnit files and its `sim-regressions/*.txt`.
+    #[arg(required = true, value_name = "SHARD")]
+    pub(crate) shards: Vec<PathBuf>,
+}
+
+/// `cargo sim timeline`'s arguments.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+The page has a lane per host, arrows from sends to deliveries, stubs for
+messages lost or still in flight, and bands for partitions and crashes. It
+draws itself from the events embedded in it: no network, no other file.")]
+pub(crate) struct TimelineArgs {
+    /// The trace file (`SIM_TRACE`, `cargo sim test --trace`).
+    #[arg(value_name = "TRACE")]
+    pub(crate) trace: PathBuf,
+    /// The page to write (default: TRACE.html).
+    #[arg(short = 'o', long = "output", value_name = "PAGE.html")]
+    pub(crate) output: Option<PathBuf>,
+    /// How many of the trace's last events to draw.
+    #[arg(long, value_name = "EVENTS", default_value_t = crate::timeline::LAST_DEFAULT, value_parser = event_count)]
+    pub(crate) last: usize,
+}
+
+fn event_count(text: &str) -> Result<usize, String> {
+    text.parse()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("{text:?}: expected a count of events, above 0"))
+}
+
+/// What `cargo sim test --help` prints after its options.
+fn test_after_help() -> String {
+    format!(
+        "\
 Every other argument goes to `cargo test` (-p, --test, --features, --release, ...);
 after `--`, test filters, --exact, --skip and --ignored select the tests.
 
 Each failing seed is reported with its class (panic, deadlock, time-limit,
 step-limit, livelock, hang, escape, crash, nondeterminism) and a replay command,
 and saved to sim-regressions/<target>.txt in the package, which every later
-`cargo sim test` runs first. Exit code: 0 when every seed passed, 101 otherwise."
+`cargo sim test` runs first. Exit code: 0 when every seed passed, 101 otherwise.
+
+ENVIRONMENT:
+{}",
+        sim_runtime::settings::help_table()
+    )
+}
+
+/// `cargo sim test`'s own options. Every other argument goes to `cargo
+/// test` (before `--`) or to the test binaries (after it).
+#[derive(Args, Debug, Default)]
+#[command(
+    override_usage = "cargo sim test [OPTIONS] [CARGO TEST ARGS] [-- TEST ARGS]",
+    after_help = test_after_help()
 )]
 pub(crate) struct TestOptions {
     /// The seeds: a count N (seeds 0..N, decimal), a range A..B or A..=B,

@@ -96,7 +96,7 @@ fn workspace_root() -> Result<PathBuf, String> {
 }
 
 fn facade_path() -> Result<PathBuf, String> {
-    let path = match std::env::var_os("SIM_TOKIO_PATH") {
+    let path = match sim_runtime::settings::TOKIO_PATH.value_os() {
         Some(path) => PathBuf::from(path),
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim-tokio"),
     };
@@ -220,6 +220,7 @@ impl SimBuild {
             ("RUSTDOCFLAGS", "CARGO_ENCODED_RUSTDOCFLAGS"),
         ] {
             let user: Option<Vec<String>> = match std::env::var(encoded) {
+                // cargo's, not a SIM_ variable
                 Ok(flags) => Some(
                     flags
                         .split('\x1f')
@@ -227,7 +228,7 @@ impl SimBuild {
                         .map(str::to_string)
                         .collect(),
                 ),
-                Err(_) => std::env::var(plain)
+                Err(_) => std::env::var(plain) // cargo's, not a SIM_ variable
                     .ok()
                     .map(|flags| flags.split_whitespace().map(str::to_string).collect()),
             };

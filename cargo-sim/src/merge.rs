@@ -116,71 +116,10 @@ fn inputs(args: &[PathBuf]) -> Result<Inputs, String> {
 }
 
 /// Runs `cargo sim merge`.
-pub fn command(args: &[String]) -> Result<std::process::ExitCode, String> {
-    let mut paths = Vec::new();
-    let mut out = None;
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
-        match arg.as_str() {
-            "--junit" => {
-                out = Some(PathBuf::from(
-                    iter.next().ok_or("--junit needs a file to write")?,
-                ))
-            }
-            _ if arg.starts_with("--junit=") => out = Some(PathBuf::from(&arg["--junit=".len()..])),
-            _ => paths.push(PathBuf::from(arg)),
-        }
-    }
-    if paths.is_empty() {
-        return Err(
-            "usage: cargo sim merge [--junit FILE] SHARD... (each a JUnit file or a directory of \
-             one shard's artifacts)"
-                .to_string(),
-        );
-    }
+pub fn command(args: crate::cli::MergeArgs) -> Result<std::process::ExitCode, String> {
+    let (paths, out) = (args.shards, args.junit);
     let Inputs { junit, regressions } = inputs(&paths)?;
-    let mut tests: BTreeMap<(String, String), Merged> = BTreeMap::new();
-    for file in &junit {
-        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
-        let doc = roxmltree::Document::parse(&text)
-            .map_err(|e| format!("{} is not JUnit XML: {e}", file.display()))?;
-        let shard = file.display().to_string();
-        for case in doc.descendants().filter(|n| n.has_tag_name("testcase")) {
-            let key = (
-                case.attribute("classname").unwrap_or("").to_string(),
-                case.attribute("name").unwrap_or("").to_string(),
-            );
-            let merged = tests.entry(key).or_default();
-            merged.shards += 1;
-            merged.time_s += case
-                .attribute("time")
-                .and_then(|t| t.parse::<f64>().ok())
-                .unwrap_or(0.0);
-            let run = case
-                .children()
-                .find(|n| n.has_tag_name("system-out"))
-                .and_then(|n| n.text())
-                .and_then(|t| t.split(' ').next())
-                .and_then(|n| n.parse::<u64>().ok())
-                .unwrap_or(0);
-            merged.seeds += run;
-            if let Some(failure) = case.children().find(|n| n.has_tag_name("failure")) {
-                let message = failure.attribute("message").unwrap_or("");
-                if let Some(failure) = parse_failure(message) {
-                    merged.failed += failure.failed;
-                    for (class, n) in failure.classes {
-                        *merged.classes.entry(class).or_default() += n;
-                    }
-                    if let Some(first) = failure.first {
-                        merged.first.push((first, shard.clone()));
-                    }
-                }
-                if merged.report.is_none() {
-                    merged.report = failure.text().map(str::to_string);
-                }
-            }
-        }
-    }
+    let tests = read_shards(&junit)?;
     // The report.
     let seeds: u64 = tests.values().map(|m| m.seeds).sum();
     eprintln!(
@@ -241,6 +180,58 @@ pub fn command(args: &[String]) -> Result<std::process::ExitCode, String> {
     } else {
         std::process::ExitCode::from(101)
     })
+}
+
+/// Every test of the shards' JUnit files, summed over the shards.
+fn read_shards(junit: &[PathBuf]) -> Result<BTreeMap<(String, String), Merged>, String> {
+    let mut tests: BTreeMap<(String, String), Merged> = BTreeMap::new();
+    for file in junit {
+        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let doc = roxmltree::Document::parse(&text)
+            .map_err(|e| format!("{} is not JUnit XML: {e}", file.display()))?;
+        let shard = file.display().to_string();
+        for case in doc.descendants().filter(|n| n.has_tag_name("testcase")) {
+            let key = (
+                case.attribute("classname").unwrap_or("").to_string(),
+                case.attribute("name").unwrap_or("").to_string(),
+            );
+            add_case(tests.entry(key).or_default(), case, &shard);
+        }
+    }
+    Ok(tests)
+}
+
+/// One shard's `<testcase>` added to what the other shards said of it.
+fn add_case(merged: &mut Merged, case: roxmltree::Node<'_, '_>, shard: &str) {
+    merged.shards += 1;
+    merged.time_s += case
+        .attribute("time")
+        .and_then(|t| t.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    let run = case
+        .children()
+        .find(|n| n.has_tag_name("system-out"))
+        .and_then(|n| n.text())
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or(0);
+    merged.seeds += run;
+    let Some(failure) = case.children().find(|n| n.has_tag_name("failure")) else {
+        return;
+    };
+    let message = failure.attribute("message").unwrap_or("");
+    if let Some(parsed) = parse_failure(message) {
+        merged.failed += parsed.failed;
+        for (class, n) in parsed.classes {
+            *merged.classes.entry(class).or_default() += n;
+        }
+        if let Some(first) = parsed.first {
+            merged.first.push((first, shard.to_string()));
+        }
+    }
+    if merged.report.is_none() {
+        merged.report = failure.text().map(str::to_string);
+    }
 }
 
 fn junit_of(tests: &BTreeMap<(String, String), Merged>) -> String {

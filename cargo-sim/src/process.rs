@@ -63,15 +63,15 @@ pub struct TestCase {
 /// calls it a hang: a run's hang budget (`SIM_HANG_RUN_S`), and a margin
 /// so that a hang inside a run is the process's own watchdog's to report.
 pub(crate) fn silence_budget() -> Duration {
-    let run_s = std::env::var(sweep::HANG_RUN_VAR)
-        .ok()
+    let run_s = sim_runtime::settings::HANG_RUN_S
+        .value()
         .and_then(|v| v.trim().parse::<u64>().ok())
         .unwrap_or(sweep::DEFAULT_HANG_RUN_S);
     Duration::from_secs(run_s + 10)
 }
 
 /// What one more run of one seed did.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct OneRun {
     /// Its failure (class and message), if it failed.
     pub failure: Option<(FailureClass, String)>,

@@ -181,121 +181,136 @@ pub fn failure_report(
     output_shown: bool,
 ) -> String {
     let failures = result.failures();
-    let ran = result.outcomes.len();
-    let planned = result.case.seeds.len();
-    if output_shown && planned == 1 && failures.len() == 1 {
-        // One seed (a replay): its whole output, with the message, the
-        // last events and the replay line, was printed just above.
-        let (index, outcome) = failures[0];
-        let class = match outcome {
-            Outcome::Fail { class, .. } => class.as_str(),
-            Outcome::Pass(_) => "pass",
-        };
-        let hash = match result.failing_hashes.get(&index).and_then(|h| h.last()) {
-            Some(hash) => format!(", trace sha256 {hash}"),
-            None => String::new(),
-        };
-        let mut text = format!(
-            "FAIL {} [{}]: seed {:#x} failed ({class}){hash}\n",
-            result.case.name,
-            result.case.replay_prefix,
-            result.case.seeds.get(index)
-        );
-        // What the runner itself saw (a hang, a crash) is not in the
-        // test's output: say it.
-        if let Outcome::Fail {
-            message, output, ..
-        } = outcome
-        {
-            let first = message.lines().next().unwrap_or("").trim();
-            if !first.is_empty() && !output.contains(first) {
-                text.push_str(&indent(message.trim_end(), "    "));
-                text.push('\n');
-            }
-        }
-        if let Some(saved) = saved {
-            text.push_str(&format!(
-                "  saved to {saved}: every later cargo sim test runs it first (commit the file)\n"
-            ));
-        }
-        return text;
-    }
-    let mut text = if keep_going || failures.len() != 1 {
-        format!(
-            "FAIL {} [{}]: {} of {ran} seeds failed ({})\n",
-            result.case.name,
-            result.case.replay_prefix,
-            failures.len(),
-            classes(result),
-        )
+    let mut text = if output_shown && result.case.seeds.len() == 1 && failures.len() == 1 {
+        one_seed_report(result, failures[0])
     } else {
-        let (index, outcome) = failures[0];
-        let class = match outcome {
-            Outcome::Fail { class, .. } => class.as_str(),
-            Outcome::Pass(_) => "pass",
-        };
-        format!(
-            "FAIL {} [{}]: seed {:#x} failed ({}) after {}; {} not run (--keep-going runs every seed)\n",
-            result.case.name,
-            result.case.replay_prefix,
-            result.case.seeds.get(index),
-            class,
-            match ran - 1 {
-                1 => "1 passing seed".to_string(),
-                n => format!("{n} passing seeds"),
-            },
-            match planned - ran {
-                1 => "1 more seed".to_string(),
-                n => format!("{n} more seeds"),
-            },
-        )
+        let mut text = failures_head(result, keep_going, &failures);
+        for (i, (index, outcome)) in failures.iter().enumerate() {
+            if i == FAILING_SEEDS_SHOWN {
+                text.push_str(&format!(
+                    "  ... and {} more failing seeds\n",
+                    failures.len() - FAILING_SEEDS_SHOWN
+                ));
+                break;
+            }
+            text.push_str(&failing_seed(result, *index, outcome, i == 0));
+        }
+        text
     };
-    for (i, (index, outcome)) in failures.iter().enumerate() {
-        let seed = result.case.seeds.get(*index);
-        if i == FAILING_SEEDS_SHOWN {
-            text.push_str(&format!(
-                "  ... and {} more failing seeds\n",
-                failures.len() - FAILING_SEEDS_SHOWN
-            ));
-            break;
-        }
-        let Outcome::Fail {
-            class,
-            message,
-            output,
-        } = outcome
-        else {
-            continue;
-        };
-        // A seed the portfolio ran under PCT says so.
-        let policy = sim_runtime::sweep::portfolio::replay_settings(seed);
-        let policy = match policy.trim_end() {
-            "" => String::new(),
-            settings => format!(" ({settings})"),
-        };
-        // The failing run's trace hash: what a replay must print again.
-        let hash = match result.failing_hashes.get(index).and_then(|h| h.last()) {
-            Some(hash) => format!(", trace sha256 {hash}"),
-            None => String::new(),
-        };
-        text.push_str(&format!(
-            "  seed {seed:#x}{policy}: {}{hash}\n",
-            class.as_str()
-        ));
-        text.push_str(&indent(message.trim_end(), "    "));
-        text.push('\n');
-        if i == 0 && !output.trim().is_empty() {
-            text.push_str("    --- the test's last output lines ---\n");
-            text.push_str(&indent(output.trim_end(), "    | "));
-            text.push('\n');
-        }
-        text.push_str(&format!("    replay: {}\n", replay_line(result, seed)));
-    }
     if let Some(saved) = saved {
         text.push_str(&format!(
             "  saved to {saved}: every later cargo sim test runs it first (commit the file)\n"
         ));
     }
+    text
+}
+
+/// The class an outcome names (`pass` for a passing one).
+fn class_of(outcome: &Outcome) -> &'static str {
+    match outcome {
+        Outcome::Fail { class, .. } => class.as_str(),
+        Outcome::Pass(_) => "pass",
+    }
+}
+
+/// `, trace sha256 <hash>` for the seed at `index`, if its failing run
+/// gave one: what a replay must print again.
+fn hash_said(result: &TestResult, index: usize) -> String {
+    match result.failing_hashes.get(&index).and_then(|h| h.last()) {
+        Some(hash) => format!(", trace sha256 {hash}"),
+        None => String::new(),
+    }
+}
+
+/// One seed (a replay): its whole output, with the message, the last
+/// events and the replay line, was printed just above; one line says it,
+/// and what the runner itself saw (a hang, a crash), which is not in the
+/// test's output.
+fn one_seed_report(result: &TestResult, (index, outcome): (usize, &Outcome)) -> String {
+    let mut text = format!(
+        "FAIL {} [{}]: seed {:#x} failed ({}){}\n",
+        result.case.name,
+        result.case.replay_prefix,
+        result.case.seeds.get(index),
+        class_of(outcome),
+        hash_said(result, index)
+    );
+    if let Outcome::Fail {
+        message, output, ..
+    } = outcome
+    {
+        let first = message.lines().next().unwrap_or("").trim();
+        if !first.is_empty() && !output.contains(first) {
+            text.push_str(&indent(message.trim_end(), "    "));
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// The report's first line: how many seeds failed, or the one that did
+/// and how many were not run after it.
+fn failures_head(result: &TestResult, keep_going: bool, failures: &[(usize, &Outcome)]) -> String {
+    let ran = result.outcomes.len();
+    let planned = result.case.seeds.len();
+    if keep_going || failures.len() != 1 {
+        return format!(
+            "FAIL {} [{}]: {} of {ran} seeds failed ({})\n",
+            result.case.name,
+            result.case.replay_prefix,
+            failures.len(),
+            classes(result),
+        );
+    }
+    let (index, outcome) = failures[0];
+    format!(
+        "FAIL {} [{}]: seed {:#x} failed ({}) after {}; {} not run (--keep-going runs every seed)\n",
+        result.case.name,
+        result.case.replay_prefix,
+        result.case.seeds.get(index),
+        class_of(outcome),
+        match ran - 1 {
+            1 => "1 passing seed".to_string(),
+            n => format!("{n} passing seeds"),
+        },
+        match planned - ran {
+            1 => "1 more seed".to_string(),
+            n => format!("{n} more seeds"),
+        },
+    )
+}
+
+/// One failing seed: its class, message, the test's last output lines
+/// (for the first), and its replay line.
+fn failing_seed(result: &TestResult, index: usize, outcome: &Outcome, first: bool) -> String {
+    let Outcome::Fail {
+        class,
+        message,
+        output,
+    } = outcome
+    else {
+        return String::new();
+    };
+    let seed = result.case.seeds.get(index);
+    // A seed the portfolio ran under PCT says so.
+    let policy = sim_runtime::sweep::portfolio::replay_settings(seed);
+    let policy = match policy.trim_end() {
+        "" => String::new(),
+        settings => format!(" ({settings})"),
+    };
+    let mut text = format!(
+        "  seed {seed:#x}{policy}: {}{}\n",
+        class.as_str(),
+        hash_said(result, index)
+    );
+    text.push_str(&indent(message.trim_end(), "    "));
+    text.push('\n');
+    if first && !output.trim().is_empty() {
+        text.push_str("    --- the test's last output lines ---\n");
+        text.push_str(&indent(output.trim_end(), "    | "));
+        text.push('\n');
+    }
+    text.push_str(&format!("    replay: {}\n", replay_line(result, seed)));
     text
 }
 

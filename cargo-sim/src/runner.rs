@@ -105,167 +105,179 @@ pub fn run(
     cases: Vec<TestCase>,
     progress: &mut dyn Progress,
 ) -> Result<Vec<TestResult>, Interrupted> {
-    let jobs = config.jobs.max(1);
-    let mut states: Vec<TestState> = cases
-        .into_iter()
-        .enumerate()
-        .map(|(index, case)| {
-            let count = case.seeds.len();
-            let fresh = case.fresh_process_per_seed;
-            let share_count = jobs.min(count).max(1);
-            let shares = (0..share_count)
-                .map(|k| Indices {
-                    first: k,
-                    step: share_count,
-                    end: count,
-                })
-                .collect();
-            TestState {
-                index,
-                result: TestResult {
-                    case,
-                    // A test known to carry state between seeds skips the
-                    // probe: each seed in a process of its own.
-                    mode: if fresh {
-                        Mode::PerProcess
-                    } else {
-                        Mode::Unknown
-                    },
-                    outcomes: Default::default(),
-                    elapsed: Duration::ZERO,
-                    failing_hashes: BTreeMap::new(),
-                },
-                shares,
-                next_share: 0,
-                next_single: 0,
-                probing: false,
-                first_failure: None,
-                running: 0,
-                running_sweep: 0,
-                checks: Vec::new(),
-                next_check: 0,
-                swept_hashes: BTreeMap::new(),
-            }
-        })
-        .collect();
-    let mut total: u64 = states
-        .iter()
-        .map(|s| s.result.case.seeds.len() as u64)
-        // A soak run's seeds are open-ended: the sum saturates.
-        .fold(0u64, u64::saturating_add);
-    if config.check_determinism {
-        total = total.saturating_mul(2);
-    }
-    let mut done: u64 = 0;
-    let mut failed: u64 = 0;
-    let mut running: Vec<Job> = Vec::new();
-    let mut finished = vec![false; states.len()];
-    let mut job_counter: u64 = 0;
+    let mut sweep = Sweep::new(config, binaries, cases);
     let mut last_progress = Instant::now();
-    let silence = silence_budget();
     loop {
         // A soak run's end, or Ctrl-C: stop, and report what ran.
         let soak_over = config.deadline.is_some_and(|d| Instant::now() >= d)
             || crate::signals::received() == Some(libc::SIGINT);
         if soak_over {
-            // The summary of what ran: seeds in progress count as not run.
-            for job in &mut running {
-                let _ = job.child.kill();
-                let _ = job.child.wait();
-                read_records(job, &mut states[job.test], config, &mut done, &mut failed);
-            }
-            progress.update(done, total, failed);
-            return Ok(states.into_iter().map(|s| s.result).collect());
+            sweep.stop_and_read();
+            progress.update(sweep.done, sweep.total, sweep.failed);
+            return Ok(sweep.results());
         }
         if let Some(signal) = crate::signals::received() {
-            for job in &mut running {
+            for job in &mut sweep.running {
                 let _ = job.child.kill();
                 let _ = job.child.wait();
             }
             return Err(Interrupted(signal));
         }
-        // Start what there is room for, tests in order.
-        while running.len() < jobs {
-            let Some((test, kind, seeds)) = next_job(&mut states, config) else {
+        sweep.start_jobs();
+        sweep.reap();
+        sweep.finish_tests(progress);
+        if last_progress.elapsed() > Duration::from_millis(100) {
+            progress.update(sweep.done, sweep.total, sweep.failed);
+            last_progress = Instant::now();
+        }
+        if sweep.running.is_empty() && sweep.finished.iter().all(|f| *f) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(3));
+    }
+    progress.update(sweep.done, sweep.total, sweep.failed);
+    Ok(sweep.results())
+}
+
+/// A sweep in progress: each test's state, the processes running, and the
+/// counts the progress line shows.
+struct Sweep<'a> {
+    config: &'a SweepConfig,
+    binaries: &'a [TestBinary],
+    states: Vec<TestState>,
+    running: Vec<Job>,
+    finished: Vec<bool>,
+    job_counter: u64,
+    /// Seeds finished, failing, and planned (less those never to run).
+    done: u64,
+    failed: u64,
+    total: u64,
+    /// Wall time a process may stay silent outside any run.
+    silence: Duration,
+}
+
+impl<'a> Sweep<'a> {
+    fn new(config: &'a SweepConfig, binaries: &'a [TestBinary], cases: Vec<TestCase>) -> Sweep<'a> {
+        let jobs = config.jobs.max(1);
+        let states: Vec<TestState> = cases
+            .into_iter()
+            .enumerate()
+            .map(|(index, case)| TestState::new(index, case, jobs))
+            .collect();
+        let mut total: u64 = states
+            .iter()
+            .map(|s| s.result.case.seeds.len() as u64)
+            // A soak run's seeds are open-ended: the sum saturates.
+            .fold(0u64, u64::saturating_add);
+        if config.check_determinism {
+            total = total.saturating_mul(2);
+        }
+        Sweep {
+            config,
+            binaries,
+            finished: vec![false; states.len()],
+            states,
+            running: Vec::new(),
+            job_counter: 0,
+            done: 0,
+            failed: 0,
+            total,
+            silence: silence_budget(),
+        }
+    }
+
+    fn results(self) -> Vec<TestResult> {
+        self.states.into_iter().map(|s| s.result).collect()
+    }
+
+    /// The summary of what ran: seeds in progress count as not run.
+    fn stop_and_read(&mut self) {
+        for job in &mut self.running {
+            let _ = job.child.kill();
+            let _ = job.child.wait();
+            let state = &mut self.states[job.test];
+            read_records(job, state, self.config, &mut self.done, &mut self.failed);
+        }
+    }
+
+    /// Starts what there is room for, tests in order.
+    fn start_jobs(&mut self) {
+        while self.running.len() < self.config.jobs.max(1) {
+            let Some((test, kind, seeds)) = next_job(&mut self.states, self.config) else {
                 break;
             };
-            job_counter += 1;
+            self.job_counter += 1;
             let first = seeds.get(0).expect("a job has a seed");
+            let state = &self.states[test];
             match spawn(
-                config,
-                binaries,
-                &states[test],
+                self.config,
+                self.binaries,
+                state,
                 test,
                 kind,
                 seeds,
-                job_counter,
+                self.job_counter,
             ) {
                 Ok(job) => {
-                    states[test].running += 1;
+                    let state = &mut self.states[test];
+                    state.running += 1;
                     if kind != JobKind::Check {
-                        states[test].running_sweep += 1;
+                        state.running_sweep += 1;
                     }
-                    running.push(job);
+                    self.running.push(job);
                 }
                 Err(message) => {
                     // A binary that cannot start fails every seed it had.
+                    let state = &mut self.states[test];
+                    let outcome = Outcome::Fail {
+                        class: FailureClass::Crash,
+                        message,
+                        output: String::new(),
+                    };
                     record_outcome(
-                        &mut states[test],
+                        state,
                         first,
-                        Outcome::Fail {
-                            class: FailureClass::Crash,
-                            message,
-                            output: String::new(),
-                        },
-                        config,
-                        &mut done,
-                        &mut failed,
+                        outcome,
+                        self.config,
+                        &mut self.done,
+                        &mut self.failed,
                     );
-                    states[test].probing = false;
-                    states[test].result.mode = Mode::NotSimulated;
+                    state.probing = false;
+                    state.result.mode = Mode::NotSimulated;
                 }
             }
         }
-        // Read what every process wrote, and reap those that ended.
+    }
+
+    /// Reads what every process wrote, and reaps those that ended (or
+    /// that ran past a test's first failure, or went silent).
+    fn reap(&mut self) {
         let mut index = 0;
-        while index < running.len() {
-            let job = &mut running[index];
-            let state = &mut states[job.test];
-            read_records(job, state, config, &mut done, &mut failed);
-            let mut exited = job.child.try_wait().ok().flatten();
-            if exited.is_none() && job.hang.is_none() && job.progress_at.elapsed() > silence {
-                // Stuck outside any run: a thread that spins, a blocking
-                // call that never returns.
-                job.hang = Some(format!(
-                    "sim: hang: the test process wrote nothing for {} s of wall time, outside \
-                     any simulation run (a run's own watchdog would have named the run): \
-                     something outside the runtime (a std thread, a blocking call) never \
-                     finished. Its last output lines are below.",
-                    silence.as_secs()
-                ));
-                let _ = job.child.kill();
-                exited = job.child.wait().ok();
-            }
+        while index < self.running.len() {
+            let exited = self.poll_job(index);
+            let job = &self.running[index];
+            let state = &self.states[job.test];
             let stop = job
                 .position
                 .and_then(|p| job.seeds.get(p))
                 .is_some_and(|i| {
-                    job.kind == JobKind::Share && state.stopped_before(i, config.keep_going)
+                    job.kind == JobKind::Share && state.stopped_before(i, self.config.keep_going)
                 });
             if exited.is_none() && !stop {
                 index += 1;
                 continue;
             }
-            let mut job = running.swap_remove(index);
-            let state = &mut states[job.test];
+            let mut job = self.running.swap_remove(index);
+            let state = &mut self.states[job.test];
+            let (config, done, failed) = (self.config, &mut self.done, &mut self.failed);
             if let Some(status) = exited {
-                read_records(&mut job, state, config, &mut done, &mut failed);
-                finish_job(&mut job, state, status, config, &mut done, &mut failed);
+                read_records(&mut job, state, config, done, failed);
+                finish_job(&mut job, state, status, config, done, failed);
             } else {
                 // Past the first failure: nothing it finds can come first.
                 let _ = job.child.kill();
                 let _ = job.child.wait();
-                read_records(&mut job, state, config, &mut done, &mut failed);
+                read_records(&mut job, state, config, done, failed);
             }
             state.running -= 1;
             if job.kind != JobKind::Check {
@@ -273,33 +285,95 @@ pub fn run(
             }
             state.result.elapsed += job.started.elapsed();
         }
-        // A test with nothing running and nothing left is finished.
-        for (t, state) in states.iter_mut().enumerate() {
-            if finished[t] || state.running > 0 || state.probing || has_work(state, config) {
+    }
+
+    /// Reads job `index`'s records; its exit status if it ended (a process
+    /// silent too long outside any run is ended as a hang).
+    fn poll_job(&mut self, index: usize) -> Option<std::process::ExitStatus> {
+        let job = &mut self.running[index];
+        let state = &mut self.states[job.test];
+        read_records(job, state, self.config, &mut self.done, &mut self.failed);
+        let exited = job.child.try_wait().ok().flatten();
+        if exited.is_some() || job.hang.is_some() || job.progress_at.elapsed() <= self.silence {
+            return exited;
+        }
+        // Stuck outside any run: a thread that spins, a blocking call that
+        // never returns.
+        job.hang = Some(format!(
+            "sim: hang: the test process wrote nothing for {} s of wall time, outside \
+             any simulation run (a run's own watchdog would have named the run): \
+             something outside the runtime (a std thread, a blocking call) never \
+             finished. Its last output lines are below.",
+            self.silence.as_secs()
+        ));
+        let _ = job.child.kill();
+        job.child.wait().ok()
+    }
+
+    /// A test with nothing running and nothing left is finished.
+    fn finish_tests(&mut self, progress: &mut dyn Progress) {
+        for (t, state) in self.states.iter_mut().enumerate() {
+            if self.finished[t]
+                || state.running > 0
+                || state.probing
+                || has_work(state, self.config)
+            {
                 continue;
             }
-            finished[t] = true;
+            self.finished[t] = true;
             // Seeds never run (stopped at the first failure) leave the total.
             let ran = state.result.outcomes.len() as u64;
             let planned = state.result.case.seeds.len() as u64;
             let mut skipped = planned.saturating_sub(ran);
-            if config.check_determinism {
+            if self.config.check_determinism {
                 skipped += planned.saturating_sub(state.checks.len() as u64);
             }
-            total = total.saturating_sub(skipped);
+            self.total = self.total.saturating_sub(skipped);
             progress.test_finished(&state.result);
         }
-        if last_progress.elapsed() > Duration::from_millis(100) {
-            progress.update(done, total, failed);
-            last_progress = Instant::now();
-        }
-        if running.is_empty() && finished.iter().all(|f| *f) {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(3));
     }
-    progress.update(done, total, failed);
-    Ok(states.into_iter().map(|s| s.result).collect())
+}
+
+impl TestState {
+    /// A test not yet run: its seeds in `jobs` shares.
+    fn new(index: usize, case: TestCase, jobs: usize) -> TestState {
+        let count = case.seeds.len();
+        let share_count = jobs.min(count).max(1);
+        let shares = (0..share_count)
+            .map(|k| Indices {
+                first: k,
+                step: share_count,
+                end: count,
+            })
+            .collect();
+        // A test known to carry state between seeds skips the probe: each
+        // seed in a process of its own.
+        let mode = if case.fresh_process_per_seed {
+            Mode::PerProcess
+        } else {
+            Mode::Unknown
+        };
+        TestState {
+            index,
+            result: TestResult {
+                case,
+                mode,
+                outcomes: Default::default(),
+                elapsed: Duration::ZERO,
+                failing_hashes: BTreeMap::new(),
+            },
+            shares,
+            next_share: 0,
+            next_single: 0,
+            probing: false,
+            first_failure: None,
+            running: 0,
+            running_sweep: 0,
+            checks: Vec::new(),
+            next_check: 0,
+            swept_hashes: BTreeMap::new(),
+        }
+    }
 }
 
 fn has_work(state: &TestState, config: &SweepConfig) -> bool {

@@ -300,7 +300,7 @@ impl Partition {
     /// a CI engine sets (a Kubernetes Indexed Job's `JOB_COMPLETION_INDEX`,
     /// which counts from 0).
     pub fn parse(text: &str) -> Result<Partition, String> {
-        Self::parse_with(text, |name| std::env::var(name).ok())
+        Self::parse_with(text, |name| std::env::var(name).ok()) // Kubernetes', not a SIM_ variable
     }
 
     fn parse_with(text: &str, env: impl Fn(&str) -> Option<String>) -> Result<Partition, String> {

@@ -232,192 +232,308 @@ pub fn shrink(
     seed: u64,
     dir: &Path,
 ) -> Result<String, String> {
-    let list = config.work_dir.join(format!("shrink-{seed:016x}.faults"));
-    let listed = |env: Vec<(String, String)>| -> Result<(runner::OneRun, Vec<FaultLine>), String> {
-        let _ = std::fs::remove_file(&list);
-        let mut env = env;
-        env.push((SHRINK_OUT_VAR.to_string(), list.display().to_string()));
-        let run = runner::run_one(config, binaries, case, seed, &env)?;
-        let text = std::fs::read_to_string(&list).unwrap_or_default();
-        Ok((run, unit_lines(&text)))
-    };
-    let (first, lines) = listed(Vec::new())?;
-    let Some(failure) = first.failure.as_ref() else {
-        return Err("the seed passed when run again".to_string());
-    };
-    let wanted = key(failure);
-    // Units the first run never began stay out of every try: leaving a
-    // fault out, or moving one later, can move the failure later, and no
-    // new fault may come in then.
-    let skip_from = lines.iter().map(|(u, _, _)| u + 1).max();
-    // Every run of the shrink: the units left out, fast links, and the
-    // decision file that drives the schedule, if any.
-    let env_of = |skip: &[u64], fast: bool, later: &[(u64, u64)], decisions: Option<&Path>| {
-        let mut env = settings(skip, skip_from, fast, later);
-        if let Some(file) = decisions {
-            env.push((REPLAY_VAR.to_string(), file.display().to_string()));
+    let mut shrinker = Shrinker::start(config, binaries, case, seed)?;
+    let fifo = shrinker.fifo_schedule()?;
+    shrinker.faults_pass()?;
+    let small = match fifo {
+        Some(log) => {
+            shrinker.note.push_str(", every pick FIFO");
+            Some(log)
         }
-        env
+        None => shrinker.schedule_pass()?,
     };
-    let same = |env: Vec<(String, String)>| -> Result<bool, String> {
-        let run = runner::run_one(config, binaries, case, seed, &env)?;
-        Ok(run.failure.as_ref().map(key) == Some(wanted.clone()))
-    };
-    let mut tries = 0;
-    // An all-FIFO schedule first: when the failure needs no particular
-    // interleaving, every later run keeps it (the rest from the seed).
-    let fifo_file = config.work_dir.join(format!("shrink-{seed:016x}.fifo"));
-    let fifo_log = schedule_prefix(
-        &Log {
-            seed,
-            ..Log::default()
-        },
-        0,
-    );
-    write_log(&fifo_file, &fifo_log)?;
-    tries += 1;
-    let fifo = same(env_of(&[], false, &[], Some(&fifo_file)))?;
-    let schedule_file = fifo.then_some(fifo_file.as_path());
+    shrinker.replay_file = shrinker.write_replay_file(small, dir)?;
+    shrinker.later_pass()?;
+    let draws_kept = shrinker.draws_pass()?;
+    shrinker.finish(draws_kept, dir)
+}
 
-    let mut units: Vec<u64> = lines.iter().map(|(u, _, _)| *u).collect();
-    units.sort_unstable();
-    units.dedup();
-    let mut skip: Vec<u64> = Vec::new();
-    let mut fast = false;
-    let mut candidates = units.clone();
-    // Passes until nothing more can go: leaving faults out can move the
-    // failure later, where faults the first run never reached begin.
-    for pass in 0..PASSES_MAX {
-        if units.is_empty() {
-            break;
-        }
-        let mut changed = false;
-        for &unit in candidates.iter().rev().take(UNITS_MAX) {
-            if crate::signals::received().is_some() || skip.contains(&unit) {
-                continue;
-            }
-            let mut trial = skip.clone();
-            trial.push(unit);
-            trial.sort_unstable();
-            tries += 1;
-            if same(env_of(&trial, fast, &[], schedule_file))? {
-                skip = trial;
-                changed = true;
-            }
-        }
-        if pass == 0 {
-            tries += 1;
-            fast = same(env_of(&skip, true, &[], schedule_file))?;
-            changed |= fast;
-        }
-        if !changed {
-            break;
-        }
-        let (_, now) = listed(env_of(&skip, fast, &[], schedule_file))?;
-        candidates = now.iter().map(|(u, _, _)| *u).collect();
-        candidates.sort_unstable();
-        candidates.dedup();
-    }
+/// One shrink: what stays fixed (the seed, the failure it must keep) and
+/// what it has found so far. Each pass is a method: the schedule
+/// (`fifo_schedule`, `schedule_pass`), the faults (`faults_pass`,
+/// `later_pass`) and the draws (`draws_pass`).
+struct Shrinker<'a> {
+    config: &'a SweepConfig,
+    binaries: &'a [TestBinary],
+    case: &'a TestCase,
+    seed: u64,
+    /// The failure a smaller run must keep.
+    wanted: (FailureClass, String),
+    /// The first run, and the faults it applied.
+    first: runner::OneRun,
+    lines: Vec<FaultLine>,
+    /// Units the first run never began stay out of every try: leaving a
+    /// fault out, or moving one later, can move the failure later, and no
+    /// new fault may come in then.
+    skip_from: Option<u64>,
+    /// The units left out, fast links, and units moved later (unit, ns).
+    skip: Vec<u64>,
+    fast: bool,
+    later: Vec<(u64, u64)>,
+    /// The decision file every try replays (FIFO, or the small schedule).
+    schedule_file: Option<std::path::PathBuf>,
+    /// The small run's own decision file, once written.
+    replay_file: Option<std::path::PathBuf>,
+    /// Runs so far.
+    tries: usize,
+    /// What the passes found, for the report's first line.
+    note: String,
+}
 
-    // The decision file of the small run: the FIFO one, or the run
-    // recorded and its schedule bisected toward FIFO.
-    let mut schedule_note = String::new();
-    let small: Option<Log> = if fifo {
-        schedule_note = ", every pick FIFO".to_string();
-        Some(fifo_log)
-    } else {
-        let recorded = record(
+impl<'a> Shrinker<'a> {
+    /// Runs the seed once, listing its faults; an error when it passes.
+    fn start(
+        config: &'a SweepConfig,
+        binaries: &'a [TestBinary],
+        case: &'a TestCase,
+        seed: u64,
+    ) -> Result<Shrinker<'a>, String> {
+        let mut shrinker = Shrinker {
             config,
             binaries,
             case,
             seed,
+            wanted: (FailureClass::Panic, String::new()),
+            first: runner::OneRun::default(),
+            lines: Vec::new(),
+            skip_from: None,
+            skip: Vec::new(),
+            fast: false,
+            later: Vec::new(),
+            schedule_file: None,
+            replay_file: None,
+            tries: 0,
+            note: String::new(),
+        };
+        let (first, lines) = shrinker.listed(Vec::new())?;
+        let Some(failure) = first.failure.as_ref() else {
+            return Err("the seed passed when run again".to_string());
+        };
+        shrinker.wanted = key(failure);
+        shrinker.skip_from = lines.iter().map(|(u, _, _)| u + 1).max();
+        shrinker.first = first;
+        shrinker.lines = lines;
+        Ok(shrinker)
+    }
+
+    fn work_file(&self, what: &str) -> std::path::PathBuf {
+        self.config
+            .work_dir
+            .join(format!("shrink-{:016x}.{what}", self.seed))
+    }
+
+    /// Runs the seed with `env`, listing the faults it applied.
+    fn listed(
+        &self,
+        mut env: Vec<(String, String)>,
+    ) -> Result<(runner::OneRun, Vec<FaultLine>), String> {
+        let list = self.work_file("faults");
+        let _ = std::fs::remove_file(&list);
+        env.push((SHRINK_OUT_VAR.to_string(), list.display().to_string()));
+        let run = runner::run_one(self.config, self.binaries, self.case, self.seed, &env)?;
+        let text = std::fs::read_to_string(&list).unwrap_or_default();
+        Ok((run, unit_lines(&text)))
+    }
+
+    /// The settings of a try with these faults and this decision file.
+    fn env_of(
+        &self,
+        skip: &[u64],
+        fast: bool,
+        later: &[(u64, u64)],
+        decisions: Option<&Path>,
+    ) -> Vec<(String, String)> {
+        let mut env = settings(skip, self.skip_from, fast, later);
+        if let Some(file) = decisions {
+            env.push((REPLAY_VAR.to_string(), file.display().to_string()));
+        }
+        env
+    }
+
+    /// Whether a run with `env` fails as the first did.
+    fn same(&mut self, env: &[(String, String)]) -> Result<bool, String> {
+        self.tries += 1;
+        let run = runner::run_one(self.config, self.binaries, self.case, self.seed, env)?;
+        Ok(run.failure.as_ref().map(key) == Some(self.wanted.clone()))
+    }
+
+    /// Whether a try with fewer faults (`skip`, `fast`) on the current
+    /// schedule fails as the first did.
+    fn same_faults(&mut self, skip: &[u64], fast: bool) -> Result<bool, String> {
+        let env = self.env_of(skip, fast, &[], self.schedule_file.as_deref());
+        self.same(&env)
+    }
+
+    /// An all-FIFO schedule first: when the failure needs no particular
+    /// interleaving, every later run keeps it (the rest from the seed).
+    fn fifo_schedule(&mut self) -> Result<Option<Log>, String> {
+        let fifo_file = self.work_file("fifo");
+        let fifo_log = schedule_prefix(
+            &Log {
+                seed: self.seed,
+                ..Log::default()
+            },
+            0,
+        );
+        write_log(&fifo_file, &fifo_log)?;
+        let env = self.env_of(&[], false, &[], Some(&fifo_file));
+        if !self.same(&env)? {
+            return Ok(None);
+        }
+        self.schedule_file = Some(fifo_file);
+        Ok(Some(fifo_log))
+    }
+
+    /// Each fault unit left out in turn, latest first, staying out while
+    /// the failure stays; links made fast (0 ms) if it survives that too;
+    /// passes until nothing more can go.
+    fn faults_pass(&mut self) -> Result<(), String> {
+        let mut candidates = self.units();
+        for pass in 0..PASSES_MAX {
+            if candidates.is_empty() {
+                break;
+            }
+            let mut changed = false;
+            for &unit in candidates.iter().rev().take(UNITS_MAX) {
+                if crate::signals::received().is_some() || self.skip.contains(&unit) {
+                    continue;
+                }
+                let mut trial = self.skip.clone();
+                trial.push(unit);
+                trial.sort_unstable();
+                if self.same_faults(&trial, self.fast)? {
+                    self.skip = trial;
+                    changed = true;
+                }
+            }
+            if pass == 0 {
+                let skip = self.skip.clone();
+                self.fast = self.same_faults(&skip, true)?;
+                changed |= self.fast;
+            }
+            if !changed {
+                break;
+            }
+            // Leaving faults out can move the failure later, where faults
+            // the first run never reached begin.
+            let env = self.env_of(&self.skip, self.fast, &[], self.schedule_file.as_deref());
+            let (_, now) = self.listed(env)?;
+            candidates = sorted_units(&now);
+        }
+        Ok(())
+    }
+
+    /// The first run's units, sorted.
+    fn units(&self) -> Vec<u64> {
+        sorted_units(&self.lines)
+    }
+
+    /// The failure needed its schedule: the small run is recorded, a
+    /// bisection finds the shortest prefix of its picks after which every
+    /// pick can be FIFO, then each pick of that prefix, latest first,
+    /// becomes FIFO where the failure stays.
+    fn schedule_pass(&mut self) -> Result<Option<Log>, String> {
+        let env = self.env_of(&self.skip, self.fast, &[], None);
+        let Some(log) = record(
+            self.config,
+            self.binaries,
+            self.case,
+            self.seed,
             "record",
-            env_of(&skip, fast, &[], None),
-        )?;
-        match recorded {
-            None => None,
-            Some(log) => {
-                let picks = log.streams.get(SCHEDULE).map_or(0, |s| s.values.len());
-                let trial_file = config
-                    .work_dir
-                    .join(format!("shrink-{seed:016x}.decisions"));
-                let mut try_prefix = |k: u64| -> Result<bool, String> {
-                    write_log(&trial_file, &schedule_prefix(&log, k))?;
-                    tries += 1;
-                    same(env_of(&skip, fast, &[], Some(&trial_file)))
-                };
-                // Bisect the shortest kept prefix: `hi` reproduces (the
-                // whole record replays the run), `lo` does not (0, the
-                // FIFO schedule, did not).
-                let (mut lo, mut hi) = (0, picks);
-                let mut spent = 0;
-                while hi - lo > 1
-                    && spent < SCHEDULE_TRIES_MAX
-                    && crate::signals::received().is_none()
-                {
-                    let mid = lo + (hi - lo) / 2;
-                    spent += 1;
-                    if try_prefix(mid)? {
-                        hi = mid;
-                    } else {
-                        lo = mid;
-                    }
-                }
-                // Then each kept pick, latest first, becomes a FIFO pick
-                // where the failure stays.
-                let mut small = schedule_prefix(&log, hi);
-                let mut kept = small.streams[SCHEDULE].values.to_vec();
-                let mut tried = 0;
-                for i in (0..kept.len()).rev() {
-                    if tried >= PICKS_TRIED_MAX || crate::signals::received().is_some() {
-                        break;
-                    }
-                    if kept[i] == Value::Min {
-                        continue;
-                    }
-                    tried += 1;
-                    let mut trial = kept.clone();
-                    trial[i] = Value::Min;
-                    let mut log = small.clone();
-                    log.streams
-                        .get_mut(SCHEDULE)
-                        .expect("made by schedule_prefix")
-                        .values = Values::from_slice(&trial);
-                    write_log(&trial_file, &log)?;
-                    tries += 1;
-                    if same(env_of(&skip, fast, &[], Some(&trial_file)))? {
-                        kept = trial;
-                        small = log;
-                    }
-                }
-                let chosen = kept.iter().filter(|v| **v != Value::Min).count();
-                schedule_note =
-                    format!(", schedule {picks} picks -> {chosen} not FIFO (of the first {hi})");
-                Some(small)
+            env,
+        )?
+        else {
+            return Ok(None);
+        };
+        let picks = log.streams.get(SCHEDULE).map_or(0, |s| s.values.len());
+        let trial_file = self.work_file("decisions");
+        // `hi` reproduces (the whole record replays the run), `lo` does
+        // not (0, the FIFO schedule, did not).
+        let (mut lo, mut hi) = (0, picks);
+        let mut spent = 0;
+        while hi - lo > 1 && spent < SCHEDULE_TRIES_MAX && crate::signals::received().is_none() {
+            let mid = lo + (hi - lo) / 2;
+            spent += 1;
+            if self.same_schedule(&schedule_prefix(&log, mid), &trial_file)? {
+                hi = mid;
+            } else {
+                lo = mid;
             }
         }
-    };
-    let replay_file = match small {
-        Some(mut log) => {
-            // The file replays alone: the settings ride along.
-            log.settings
-                .retain(|(k, _)| k != SHRINK_SKIP_VAR && k != SHRINK_FAST_LINKS_VAR);
-            log.settings.extend(settings(&skip, skip_from, fast, &[]));
-            let clean = sim_runtime::trace::file_name_part(&case.name);
-            let file = dir.join(format!("{clean}-{seed:#x}.decisions"));
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-            write_log(&file, &log)?;
-            Some(file)
+        let small = self.fifo_picks(schedule_prefix(&log, hi), &trial_file)?;
+        let chosen = small.streams[SCHEDULE]
+            .values
+            .to_vec()
+            .iter()
+            .filter(|v| **v != Value::Min)
+            .count();
+        self.note = format!(", schedule {picks} picks -> {chosen} not FIFO (of the first {hi})");
+        Ok(Some(small))
+    }
+
+    /// Whether the run on the schedule `log` (written to `file`) fails as
+    /// the first did.
+    fn same_schedule(&mut self, log: &Log, file: &Path) -> Result<bool, String> {
+        write_log(file, log)?;
+        let env = self.env_of(&self.skip, self.fast, &[], Some(file));
+        self.same(&env)
+    }
+
+    /// Each kept pick of `small`, latest first, becomes a FIFO pick where
+    /// the failure stays.
+    fn fifo_picks(&mut self, mut small: Log, trial_file: &Path) -> Result<Log, String> {
+        let mut kept = small.streams[SCHEDULE].values.to_vec();
+        let mut tried = 0;
+        for i in (0..kept.len()).rev() {
+            if tried >= PICKS_TRIED_MAX || crate::signals::received().is_some() {
+                break;
+            }
+            if kept[i] == Value::Min {
+                continue;
+            }
+            tried += 1;
+            let mut trial = kept.clone();
+            trial[i] = Value::Min;
+            let mut log = small.clone();
+            log.streams
+                .get_mut(SCHEDULE)
+                .expect("made by schedule_prefix")
+                .values = Values::from_slice(&trial);
+            if self.same_schedule(&log, trial_file)? {
+                kept = trial;
+                small = log;
+            }
         }
-        None => None,
-    };
-    // Each remaining unit as late as the failure allows: a bisection of
-    // its delay up to the end of the run, latest unit first.
-    let mut later: Vec<(u64, u64)> = Vec::new();
-    let mut moved = Vec::new();
-    {
-        let (run, lines) = listed(env_of(&skip, fast, &later, replay_file.as_deref()))?;
+        Ok(small)
+    }
+
+    /// The small run's decision file, which replays it alone (the
+    /// settings ride along): `DIR/<test>-<seed>.decisions`.
+    fn write_replay_file(
+        &self,
+        small: Option<Log>,
+        dir: &Path,
+    ) -> Result<Option<std::path::PathBuf>, String> {
+        let Some(mut log) = small else {
+            return Ok(None);
+        };
+        log.settings
+            .retain(|(k, _)| k != SHRINK_SKIP_VAR && k != SHRINK_FAST_LINKS_VAR);
+        log.settings
+            .extend(settings(&self.skip, self.skip_from, self.fast, &[]));
+        let clean = sim_runtime::trace::file_name_part(&self.case.name);
+        let file = dir.join(format!("{clean}-{:#x}.decisions", self.seed));
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        write_log(&file, &log)?;
+        Ok(Some(file))
+    }
+
+    /// Each remaining unit as late as the failure allows: a bisection of
+    /// its delay up to the end of the run, latest unit first.
+    fn later_pass(&mut self) -> Result<(), String> {
+        let env = self.env_of(&self.skip, self.fast, &[], self.replay_file.as_deref());
+        let (run, lines) = self.listed(env)?;
         let mut end_ns = run.end_ns;
         let mut starts: Vec<(u64, u64)> = Vec::new();
         for (unit, ns, _) in &lines {
@@ -427,221 +543,292 @@ pub fn shrink(
             }
         }
         starts.sort_by_key(|&(u, ns)| std::cmp::Reverse((ns, u)));
+        let mut moved = Vec::new();
         for &(unit, start) in starts.iter().take(LATER_UNITS_MAX) {
             if crate::signals::received().is_some() {
                 break;
             }
-            let (mut lo, mut hi) = (0, end_ns.saturating_sub(start));
-            for _ in 0..LATER_STEPS_MAX {
-                let mid = lo + (hi - lo).div_ceil(2);
-                if mid == lo {
-                    break;
-                }
-                let mut trial = later.clone();
-                trial.push((unit, mid));
-                tries += 1;
-                let run = runner::run_one(
-                    config,
-                    binaries,
-                    case,
-                    seed,
-                    &env_of(&skip, fast, &trial, replay_file.as_deref()),
-                )?;
-                if run.failure.as_ref().map(key) == Some(wanted.clone()) {
-                    lo = mid;
-                    end_ns = end_ns.max(run.end_ns);
-                } else {
-                    hi = mid - 1;
-                }
-            }
-            if lo > 0 {
-                later.push((unit, lo));
-                moved.push(format!("unit {unit} +{:.3}s", lo as f64 / 1e9));
+            let delay = self.latest_delay(unit, end_ns.saturating_sub(start), &mut end_ns)?;
+            if delay > 0 {
+                self.later.push((unit, delay));
+                moved.push(format!("unit {unit} +{:.3}s", delay as f64 / 1e9));
             }
         }
-    }
-    if let (Some(file), false) = (&replay_file, later.is_empty()) {
-        let mut log = Log::parse(&std::fs::read_to_string(file).map_err(|e| e.to_string())?)?;
-        log.settings.retain(|(k, _)| k != SHRINK_LATER_VAR);
-        log.settings.extend(settings(&[], None, false, &later));
-        write_log(file, &log)?;
-    }
-    if !moved.is_empty() {
-        schedule_note.push_str(&format!(", moved later: {}", moved.join(", ")));
-    }
-    // Each link and disk draw toward its mildest value, keeping the draws
-    // the failure needs.
-    let mut draws_kept: Option<Vec<KeptDraws>> = None;
-    if let Some(file) = &replay_file {
-        let recorded = record(
-            config,
-            binaries,
-            case,
-            seed,
-            "draws",
-            env_of(&skip, fast, &later, Some(file)),
-        )?;
-        if let Some(recorded) = recorded {
+        if let (Some(file), false) = (&self.replay_file, self.later.is_empty()) {
             let mut log = Log::parse(&std::fs::read_to_string(file).map_err(|e| e.to_string())?)?;
-            let mut try_log = |log: &Log| -> Result<bool, String> {
-                write_log(file, log)?;
-                tries += 1;
-                same(env_of(&skip, fast, &later, Some(file)))
-            };
-            let mut kept_draws = Vec::new();
-            for (name, stream) in &recorded.streams {
-                let Some(mild) = mild_value(name) else {
-                    continue;
-                };
-                if crate::signals::received().is_some() {
-                    break;
-                }
-                let original = stream.values.to_vec();
-                // Past the recorded draws (a run that moves its failure
-                // later draws more), the stream stays at its mildest too.
-                let rest = if mild == Value::Min {
-                    Rest::Min
-                } else {
-                    Rest::Max
-                };
-                let with = |values: &[Value]| {
-                    let mut log = log.clone();
-                    log.streams.insert(
-                        name.clone(),
-                        Stream {
-                            rest,
-                            values: Values::from_slice(values),
-                            cut: false,
-                        },
-                    );
-                    log
-                };
-                let all_mild = vec![mild; original.len()];
-                let mut kept = original.clone();
-                if original.iter().all(|v| *v == mild) || try_log(&with(&all_mild))? {
-                    kept = all_mild;
-                } else {
-                    // One draw at a time, the latest first, bounded.
-                    let mut tried = 0;
-                    for i in (0..kept.len()).rev() {
-                        if tried >= DRAWS_TRIED_MAX || crate::signals::received().is_some() {
-                            break;
-                        }
-                        if kept[i] == mild {
-                            continue;
-                        }
-                        tried += 1;
-                        let mut trial = kept.clone();
-                        trial[i] = mild;
-                        if try_log(&with(&trial))? {
-                            kept = trial;
-                        }
-                    }
-                }
-                let left: Vec<(usize, Value)> = kept
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, v)| **v != mild)
-                    .map(|(i, v)| (i, *v))
-                    .collect();
-                if !left.is_empty() {
-                    kept_draws.push((name.clone(), left, kept.len()));
-                }
-                log = with(&kept);
-            }
+            log.settings.retain(|(k, _)| k != SHRINK_LATER_VAR);
+            log.settings.extend(settings(&[], None, false, &self.later));
             write_log(file, &log)?;
-            draws_kept = Some(kept_draws);
         }
+        if !moved.is_empty() {
+            self.note
+                .push_str(&format!(", moved later: {}", moved.join(", ")));
+        }
+        Ok(())
     }
-    // The last run says what each draw was for.
-    let draws_file = config.work_dir.join(format!("shrink-{seed:016x}.what"));
-    let _ = std::fs::remove_file(&draws_file);
-    let mut last_env = env_of(&skip, fast, &later, replay_file.as_deref());
-    last_env.push((
-        sim_runtime::sweep::SHRINK_DRAWS_OUT_VAR.to_string(),
-        draws_file.display().to_string(),
-    ));
-    let (last, remaining) = listed(last_env)?;
-    if let Some(kept_draws) = draws_kept {
-        let what = draws_said(&draws_file);
-        schedule_note.push_str(&if kept_draws.is_empty() {
-            ", every link and disk draw at its mildest".to_string()
-        } else {
-            let said: Vec<String> = kept_draws
+
+    /// The most `unit` can move later (up to `room` ns, bisected) while the
+    /// failure stays; `end_ns` grows with the runs that end later.
+    fn latest_delay(&mut self, unit: u64, room: u64, end_ns: &mut u64) -> Result<u64, String> {
+        let (mut lo, mut hi) = (0, room);
+        for _ in 0..LATER_STEPS_MAX {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if mid == lo {
+                break;
+            }
+            let mut trial = self.later.clone();
+            trial.push((unit, mid));
+            self.tries += 1;
+            let env = self.env_of(&self.skip, self.fast, &trial, self.replay_file.as_deref());
+            let run = runner::run_one(self.config, self.binaries, self.case, self.seed, &env)?;
+            if run.failure.as_ref().map(key) == Some(self.wanted.clone()) {
+                lo = mid;
+                *end_ns = (*end_ns).max(run.end_ns);
+            } else {
+                hi = mid - 1;
+            }
+        }
+        Ok(lo)
+    }
+
+    /// Each link and disk draw toward its mildest value, keeping the
+    /// draws the failure needs (`None`: no decision file to edit).
+    fn draws_pass(&mut self) -> Result<Option<Vec<KeptDraws>>, String> {
+        let Some(file) = self.replay_file.clone() else {
+            return Ok(None);
+        };
+        let env = self.env_of(&self.skip, self.fast, &self.later, Some(&file));
+        let Some(recorded) = record(
+            self.config,
+            self.binaries,
+            self.case,
+            self.seed,
+            "draws",
+            env,
+        )?
+        else {
+            return Ok(None);
+        };
+        let mut log = Log::parse(&std::fs::read_to_string(&file).map_err(|e| e.to_string())?)?;
+        let mut kept_draws = Vec::new();
+        for (name, stream) in &recorded.streams {
+            let Some(mild) = mild_value(name) else {
+                continue;
+            };
+            if crate::signals::received().is_some() {
+                break;
+            }
+            let kept = self.mild_stream(&log, &file, name, &stream.values.to_vec(), mild)?;
+            let left: Vec<(usize, Value)> = kept
                 .iter()
-                .map(|(name, left, total)| describe_draws(name, left, *total, &what))
+                .enumerate()
+                .filter(|(_, v)| **v != mild)
+                .map(|(i, v)| (i, *v))
                 .collect();
-            format!(", draws kept: {}", said.join("; "))
-        });
-    }
-    if last.failure.as_ref().map(key) != Some(wanted.clone()) {
-        return Err(format!(
-            "the shrunk run of seed {seed:#x} no longer fails as the first did ({} {})",
-            wanted.0.as_str(),
-            wanted.1
-        ));
-    }
-    let kept: Vec<u64> = {
-        let mut k: Vec<u64> = remaining.iter().map(|(u, _, _)| *u).collect();
-        k.sort_unstable();
-        k.dedup();
-        k
-    };
-    let env = settings(&skip, skip_from, fast, &later);
-    // The decision file carries the settings and the seed.
-    let replay_env: String = match &replay_file {
-        Some(file) => format!("{REPLAY_VAR}={}", file.display()),
-        None => {
-            let mut line: String = env.iter().map(|(k, v)| format!("{k}={v} ")).collect();
-            line.push_str(&format!("SIM_SEED={seed:#x}"));
-            line
+            if !left.is_empty() {
+                kept_draws.push((name.clone(), left, kept.len()));
+            }
+            log = with_stream(&log, name, &kept, mild);
         }
-    };
-    let mut report = format!(
-        "shrunk {} seed {seed:#x}: {} faults ({} units) -> {} faults ({} units, {} left out), \
-         {} -> {} events{}{schedule_note} ({tries} runs)\n  \
-         replay: {replay_env} {} -- {} --exact\n  the faults that remain, as a scenario:\n",
-        case.name,
-        lines.len(),
-        units.len(),
-        remaining.len(),
-        kept.len(),
-        skip.len(),
-        first.events,
-        last.events,
-        if fast { ", links at 0 ms" } else { "" },
-        case.replay_prefix,
-        case.name
-    );
-    let mut code = Vec::new();
-    for (_, _, line) in &remaining {
-        code.push(format!("    {line}"));
+        write_log(&file, &log)?;
+        Ok(Some(kept_draws))
     }
+
+    /// The draws of stream `name` (`original`) made mild where the failure
+    /// stays: all at once, or else one at a time, the latest first.
+    fn mild_stream(
+        &mut self,
+        log: &Log,
+        file: &Path,
+        name: &str,
+        original: &[Value],
+        mild: Value,
+    ) -> Result<Vec<Value>, String> {
+        let all_mild = vec![mild; original.len()];
+        if original.iter().all(|v| *v == mild)
+            || self.same_draws(&with_stream(log, name, &all_mild, mild), file)?
+        {
+            return Ok(all_mild);
+        }
+        let mut kept = original.to_vec();
+        let mut tried = 0;
+        for i in (0..kept.len()).rev() {
+            if tried >= DRAWS_TRIED_MAX || crate::signals::received().is_some() {
+                break;
+            }
+            if kept[i] == mild {
+                continue;
+            }
+            tried += 1;
+            let mut trial = kept.clone();
+            trial[i] = mild;
+            if self.same_draws(&with_stream(log, name, &trial, mild), file)? {
+                kept = trial;
+            }
+        }
+        Ok(kept)
+    }
+
+    /// Whether the run on the draws of `log` (written to `file`) fails as
+    /// the first did.
+    fn same_draws(&mut self, log: &Log, file: &Path) -> Result<bool, String> {
+        write_log(file, log)?;
+        let env = self.env_of(&self.skip, self.fast, &self.later, Some(file));
+        self.same(&env)
+    }
+
+    /// The last run (which says what each draw was for), the report, and
+    /// `DIR/<test>-<seed>.shrink`.
+    fn finish(mut self, draws_kept: Option<Vec<KeptDraws>>, dir: &Path) -> Result<String, String> {
+        let draws_file = self.work_file("what");
+        let _ = std::fs::remove_file(&draws_file);
+        let mut last_env = self.env_of(
+            &self.skip,
+            self.fast,
+            &self.later,
+            self.replay_file.as_deref(),
+        );
+        last_env.push((
+            sim_runtime::sweep::SHRINK_DRAWS_OUT_VAR.to_string(),
+            draws_file.display().to_string(),
+        ));
+        let (last, remaining) = self.listed(last_env)?;
+        if let Some(kept_draws) = draws_kept {
+            let what = draws_said(&draws_file);
+            self.note.push_str(&if kept_draws.is_empty() {
+                ", every link and disk draw at its mildest".to_string()
+            } else {
+                let said: Vec<String> = kept_draws
+                    .iter()
+                    .map(|(name, left, total)| describe_draws(name, left, *total, &what))
+                    .collect();
+                format!(", draws kept: {}", said.join("; "))
+            });
+        }
+        if last.failure.as_ref().map(key) != Some(self.wanted.clone()) {
+            return Err(format!(
+                "the shrunk run of seed {:#x} no longer fails as the first did ({} {})",
+                self.seed,
+                self.wanted.0.as_str(),
+                self.wanted.1
+            ));
+        }
+        let code = scenario_lines(&remaining);
+        let env = settings(&self.skip, self.skip_from, self.fast, &self.later);
+        let mut report = self.report_head(&last, &remaining, &env);
+        report.push_str(&code.join("\n"));
+        let file = write_shrink_file(dir, &self.case.name, self.seed, &env, &code)?;
+        report.push_str(&format!("\n  written to {}", file.display()));
+        if let Some(decisions) = &self.replay_file {
+            report.push_str(&format!(
+                "\n  the decisions that replay it: {}",
+                decisions.display()
+            ));
+        }
+        Ok(report)
+    }
+
+    /// The report's first lines: what shrank, and the replay line.
+    fn report_head(
+        &self,
+        last: &runner::OneRun,
+        remaining: &[FaultLine],
+        env: &[(String, String)],
+    ) -> String {
+        let seed = self.seed;
+        // The decision file carries the settings and the seed.
+        let replay_env: String = match &self.replay_file {
+            Some(file) => format!("{REPLAY_VAR}={}", file.display()),
+            None => {
+                let mut line: String = env.iter().map(|(k, v)| format!("{k}={v} ")).collect();
+                line.push_str(&format!("SIM_SEED={seed:#x}"));
+                line
+            }
+        };
+        format!(
+            "shrunk {} seed {seed:#x}: {} faults ({} units) -> {} faults ({} units, {} left out), \
+             {} -> {} events{}{} ({} runs)\n  \
+             replay: {replay_env} {} -- {} --exact\n  the faults that remain, as a scenario:\n",
+            self.case.name,
+            self.lines.len(),
+            self.units().len(),
+            remaining.len(),
+            sorted_units(remaining).len(),
+            self.skip.len(),
+            self.first.events,
+            last.events,
+            if self.fast { ", links at 0 ms" } else { "" },
+            self.note,
+            self.tries,
+            self.case.replay_prefix,
+            self.case.name
+        )
+    }
+}
+
+/// The units of `lines`, sorted, each once.
+fn sorted_units(lines: &[FaultLine]) -> Vec<u64> {
+    let mut units: Vec<u64> = lines.iter().map(|(u, _, _)| *u).collect();
+    units.sort_unstable();
+    units.dedup();
+    units
+}
+
+/// The faults that remain as lines to paste into a scenario test.
+fn scenario_lines(remaining: &[FaultLine]) -> Vec<String> {
+    let mut code: Vec<String> = remaining
+        .iter()
+        .map(|(_, _, line)| format!("    {line}"))
+        .collect();
     if code.is_empty() {
         code.push("    // none: the failure needs no injected fault".to_string());
     }
-    report.push_str(&code.join("\n"));
+    code
+}
+
+/// `log` with stream `name`'s draws set to `values` (and, past them, its
+/// mildest: a run that moves its failure later draws more).
+fn with_stream(log: &Log, name: &str, values: &[Value], mild: Value) -> Log {
+    let rest = if mild == Value::Min {
+        Rest::Min
+    } else {
+        Rest::Max
+    };
+    let mut log = log.clone();
+    log.streams.insert(
+        name.to_string(),
+        Stream {
+            rest,
+            values: Values::from_slice(values),
+            cut: false,
+        },
+    );
+    log
+}
+
+/// `DIR/<test>-<seed>.shrink`: the settings that replay the small run, and
+/// its faults as a scenario.
+fn write_shrink_file(
+    dir: &Path,
+    test: &str,
+    seed: u64,
+    env: &[(String, String)],
+    code: &[String],
+) -> Result<std::path::PathBuf, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let clean = sim_runtime::trace::file_name_part(&case.name);
+    let clean = sim_runtime::trace::file_name_part(test);
     let file = dir.join(format!("{clean}-{seed:#x}.shrink"));
     let mut text =
         String::from("# cargo sim test --shrink: the settings that replay the small run\n");
-    for (k, v) in &env {
+    for (k, v) in env {
         text.push_str(&format!("{k}={v}\n"));
     }
     text.push_str(&format!(
         "SIM_SEED={seed:#x}\n# the faults that remain, as a scenario:\n"
     ));
-    for line in &code {
+    for line in code {
         text.push_str(&format!("#{line}\n"));
     }
     std::fs::write(&file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-    report.push_str(&format!("\n  written to {}", file.display()));
-    if let Some(decisions) = &replay_file {
-        report.push_str(&format!(
-            "\n  the decisions that replay it: {}",
-            decisions.display()
-        ));
-    }
-    Ok(report)
+    Ok(file)
 }

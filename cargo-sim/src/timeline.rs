@@ -99,128 +99,171 @@ fn endpoints(label: &str) -> Option<(String, String)> {
 /// Lays out the last `last` events of `events`.
 pub fn draw(events: &[Event], last: usize) -> Drawing {
     let total = events.len();
-    let start = total.saturating_sub(last);
-    let shown = &events[start..];
-    let mut drawing = Drawing {
-        shown: shown.len(),
-        total,
-        end_ns: shown.last().map_or(0, |e| e.ns),
-        ..Drawing::default()
+    let shown = &events[total.saturating_sub(last)..];
+    let mut layout = Layout {
+        drawing: Drawing {
+            shown: shown.len(),
+            total,
+            end_ns: shown.last().map_or(0, |e| e.ns),
+            ..Drawing::default()
+        },
+        first_ns: shown.first().map_or(0, |e| e.ns),
+        ..Layout::default()
     };
-    let mut lanes: BTreeMap<String, usize> = BTreeMap::new();
-    let mut lane = |name: &str, drawing: &mut Drawing| -> usize {
-        *lanes.entry(name.to_string()).or_insert_with(|| {
-            drawing.lanes.push(name.to_string());
-            drawing.lanes.len() - 1
-        })
-    };
-    lane(SIM_LANE, &mut drawing);
-    // Messages sent (in the window): number -> (from, to, ns).
-    let mut sent: BTreeMap<u64, (usize, usize, u64)> = BTreeMap::new();
-    let mut delivered: BTreeMap<u64, bool> = BTreeMap::new();
-    let mut cuts: BTreeMap<(String, String), u64> = BTreeMap::new();
-    let mut downs: BTreeMap<String, u64> = BTreeMap::new();
-    let first_ns = shown.first().map_or(0, |e| e.ns);
+    layout.lane(SIM_LANE);
     for (index, event) in shown.iter().enumerate() {
+        layout.event(index, event);
+    }
+    layout.finish()
+}
+
+/// A drawing being laid out, with what is still open: messages sent and
+/// not yet delivered or lost, links cut, hosts down.
+#[derive(Default)]
+struct Layout {
+    drawing: Drawing,
+    lanes: BTreeMap<String, usize>,
+    /// Messages sent (in the window): number -> (from, to, ns).
+    sent: BTreeMap<u64, (usize, usize, u64)>,
+    /// Messages delivered (true) or lost (false).
+    delivered: BTreeMap<u64, bool>,
+    cuts: BTreeMap<(String, String), u64>,
+    downs: BTreeMap<String, u64>,
+    first_ns: u64,
+}
+
+impl Layout {
+    /// The lane of `name`, made when first seen.
+    fn lane(&mut self, name: &str) -> usize {
+        let lanes = &mut self.drawing.lanes;
+        *self.lanes.entry(name.to_string()).or_insert_with(|| {
+            lanes.push(name.to_string());
+            lanes.len() - 1
+        })
+    }
+
+    /// The event's mark, and what its note (if it is one) opens or closes.
+    fn event(&mut self, index: usize, event: &Event) {
         let own = if event.host == "main" && event.task.starts_with("0:") {
-            SIM_LANE.to_string()
+            SIM_LANE
         } else {
-            event.host.clone()
+            event.host.as_str()
         };
-        let at = lane(&own, &mut drawing);
-        drawing.marks.push((index, at));
+        let at = self.lane(own);
+        self.drawing.marks.push((index, at));
         if event.kind != "note" {
-            continue;
+            return;
         }
         let label = event.label.as_str();
-        let word = label.split_whitespace().next().unwrap_or("");
-        match word {
-            "send" => {
-                if let (Some(n), Some((a, b))) = (message_number(label), endpoints(label)) {
-                    let (la, lb) = (lane(&a, &mut drawing), lane(&b, &mut drawing));
-                    sent.insert(n, (la, lb, event.ns));
-                }
-            }
-            "deliver" => {
-                if let Some(n) = message_number(label) {
-                    if let Some(&(la, lb, ns)) = sent.get(&n) {
-                        if delivered.insert(n, true).is_none() {
-                            drawing.arrows.push((la, ns, lb, event.ns, n));
-                        }
-                    }
-                }
-            }
-            "lost" => {
-                if let Some(n) = message_number(label) {
-                    // Lost at its send (a cut link) has no send line
-                    // before it: the loss's own line names the ends.
-                    let from = sent.get(&n).copied().or_else(|| {
-                        endpoints(label).map(|(a, b)| {
-                            (lane(&a, &mut drawing), lane(&b, &mut drawing), event.ns)
-                        })
-                    });
-                    if let Some((la, lb, ns)) = from {
-                        if delivered.insert(n, false).is_none() {
-                            let why = label.split_once(": ").map_or("lost", |(_, w)| w);
-                            drawing.stubs.push((la, ns, lb, why.to_string()));
-                        }
-                    }
-                }
-            }
-            "partition" | "heal" => {
-                let pair = label
-                    .split_whitespace()
-                    .nth(1)
-                    .and_then(|p| p.split_once("->"));
-                if let Some((a, b)) = pair {
-                    let key = (a.to_string(), b.to_string());
-                    if word == "partition" {
-                        cuts.entry(key).or_insert(event.ns);
-                    } else if let Some(from) = cuts.remove(&key) {
-                        let (la, lb) = (lane(a, &mut drawing), lane(b, &mut drawing));
-                        drawing
-                            .bands
-                            .push((la, lb, from, event.ns, format!("{a}->{b} cut")));
-                    }
-                }
-            }
-            "crash" | "exit" | "restart" => {
-                if let Some(host) = label.split_whitespace().nth(1) {
-                    if word == "restart" {
-                        let from = downs.remove(host).unwrap_or(first_ns);
-                        let l = lane(host, &mut drawing);
-                        drawing
-                            .bands
-                            .push((l, l, from, event.ns, format!("{host} down")));
-                    } else {
-                        downs.entry(host.to_string()).or_insert(event.ns);
-                    }
-                }
-            }
+        match label.split_whitespace().next().unwrap_or("") {
+            "send" => self.send(label, event.ns),
+            "deliver" => self.deliver(label, event.ns),
+            "lost" => self.lost(label, event.ns),
+            word @ ("partition" | "heal") => self.cut(word == "partition", label, event.ns),
+            word @ ("crash" | "exit" | "restart") => self.down(word == "restart", label, event.ns),
             _ => {}
         }
     }
-    let end = drawing.end_ns;
-    for (n, (la, lb, ns)) in sent {
-        if !delivered.contains_key(&n) {
-            drawing
-                .stubs
-                .push((la, ns, lb, "in flight at the end".to_string()));
+
+    fn send(&mut self, label: &str, ns: u64) {
+        if let (Some(n), Some((a, b))) = (message_number(label), endpoints(label)) {
+            let (la, lb) = (self.lane(&a), self.lane(&b));
+            self.sent.insert(n, (la, lb, ns));
         }
     }
-    for ((a, b), from) in cuts {
-        let (la, lb) = (lane(&a, &mut drawing), lane(&b, &mut drawing));
-        drawing
-            .bands
-            .push((la, lb, from, end, format!("{a}->{b} cut")));
+
+    fn deliver(&mut self, label: &str, ns: u64) {
+        let Some(n) = message_number(label) else {
+            return;
+        };
+        if let Some(&(la, lb, sent_ns)) = self.sent.get(&n) {
+            if self.delivered.insert(n, true).is_none() {
+                self.drawing.arrows.push((la, sent_ns, lb, ns, n));
+            }
+        }
     }
-    for (host, from) in downs {
-        let l = lane(&host, &mut drawing);
-        drawing
-            .bands
-            .push((l, l, from, end, format!("{host} down")));
+
+    fn lost(&mut self, label: &str, ns: u64) {
+        let Some(n) = message_number(label) else {
+            return;
+        };
+        // Lost at its send (a cut link) has no send line before it: the
+        // loss's own line names the ends.
+        let from = match self.sent.get(&n).copied() {
+            Some(from) => Some(from),
+            None => endpoints(label).map(|(a, b)| (self.lane(&a), self.lane(&b), ns)),
+        };
+        if let Some((la, lb, sent_ns)) = from {
+            if self.delivered.insert(n, false).is_none() {
+                let why = label.split_once(": ").map_or("lost", |(_, w)| w);
+                self.drawing.stubs.push((la, sent_ns, lb, why.to_string()));
+            }
+        }
     }
-    drawing
+
+    /// A link cut (`partition a->b`) opens a band; its heal closes it.
+    fn cut(&mut self, opens: bool, label: &str, ns: u64) {
+        let pair = label
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.split_once("->"));
+        let Some((a, b)) = pair else {
+            return;
+        };
+        let key = (a.to_string(), b.to_string());
+        if opens {
+            self.cuts.entry(key).or_insert(ns);
+        } else if let Some(from) = self.cuts.remove(&key) {
+            self.cut_band(a, b, from, ns);
+        }
+    }
+
+    /// A host's crash or exit opens a band; its restart closes it.
+    fn down(&mut self, restarts: bool, label: &str, ns: u64) {
+        let Some(host) = label.split_whitespace().nth(1) else {
+            return;
+        };
+        if restarts {
+            let from = self.downs.remove(host).unwrap_or(self.first_ns);
+            self.down_band(host, from, ns);
+        } else {
+            self.downs.entry(host.to_string()).or_insert(ns);
+        }
+    }
+
+    fn cut_band(&mut self, a: &str, b: &str, from: u64, to: u64) {
+        let (la, lb) = (self.lane(a), self.lane(b));
+        self.drawing
+            .bands
+            .push((la, lb, from, to, format!("{a}->{b} cut")));
+    }
+
+    fn down_band(&mut self, host: &str, from: u64, to: u64) {
+        let l = self.lane(host);
+        self.drawing
+            .bands
+            .push((l, l, from, to, format!("{host} down")));
+    }
+
+    /// What is still open at the end: messages in flight, links cut,
+    /// hosts down.
+    fn finish(mut self) -> Drawing {
+        let end = self.drawing.end_ns;
+        for (n, (la, lb, ns)) in std::mem::take(&mut self.sent) {
+            if !self.delivered.contains_key(&n) {
+                self.drawing
+                    .stubs
+                    .push((la, ns, lb, "in flight at the end".to_string()));
+            }
+        }
+        for ((a, b), from) in std::mem::take(&mut self.cuts) {
+            self.cut_band(&a, &b, from, end);
+        }
+        for (host, from) in std::mem::take(&mut self.downs) {
+            self.down_band(&host, from, end);
+        }
+        self.drawing
+    }
 }
 
 fn json_str(s: &str) -> String {
@@ -419,30 +462,14 @@ pub fn for_failure(trace: &Path, dir: &Path, test: &str, seed: u64) -> Result<St
 }
 
 /// `cargo sim timeline TRACE [-o FILE] [--last N]`.
-pub fn command(args: &[String]) -> Result<std::process::ExitCode, String> {
-    const USAGE: &str = "usage: cargo sim timeline <trace file> [-o <page.html>] [--last <events>]";
-    let mut trace = None;
-    let mut out = None;
-    let mut last = LAST_DEFAULT;
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "-o" | "--output" => out = Some(rest.next().ok_or(USAGE)?.clone()),
-            "--last" => {
-                let n = rest.next().ok_or(USAGE)?;
-                last =
-                    n.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                        format!("--last {n:?}: expected a count of events, above 0")
-                    })?;
-            }
-            other if trace.is_none() && !other.starts_with('-') => trace = Some(other.to_string()),
-            _ => return Err(USAGE.to_string()),
-        }
-    }
-    let trace = trace.ok_or(USAGE)?;
-    let out = out.unwrap_or_else(|| format!("{trace}.html"));
-    let title = format!("timeline of {trace}");
-    let summary = write(Path::new(&trace), Path::new(&out), last, &title)?;
+pub fn command(args: crate::cli::TimelineArgs) -> Result<std::process::ExitCode, String> {
+    let out = args.output.unwrap_or_else(|| {
+        let mut page = args.trace.clone().into_os_string();
+        page.push(".html");
+        page.into()
+    });
+    let title = format!("timeline of {}", args.trace.display());
+    let summary = write(&args.trace, &out, args.last, &title)?;
     println!("{summary}");
     Ok(std::process::ExitCode::SUCCESS)
 }

@@ -1,6 +1,7 @@
-//! `cargo sim --help` names every command, every option of `cargo sim
-//! test` and every `SIM_*` variable a user can set; `--version` works; a
-//! bad argument is an error that names it. Plain build only.
+//! `cargo sim --help` names every command, each subcommand has its own
+//! help, `cargo sim test --help` names every option and every `SIM_*`
+//! setting; `--version` works; a bad argument is an error that names it; a
+//! misspelt setting gets a warning. Plain build only.
 #![cfg(not(simulation))]
 
 use std::process::Command;
@@ -18,42 +19,16 @@ fn cargo_sim(args: &[&str]) -> (bool, String, String) {
     )
 }
 
-/// The `SIM_*` variables the runtime and the runner read, from their
-/// sources, less the runner's protocol with its test processes.
-fn user_variables() -> Vec<String> {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-    let mut names = Vec::new();
-    for file in [
-        "sim-runtime/src/config.rs",
-        "sim-runtime/src/sweep/vars.rs",
-        "sim-runtime/src/seed.rs",
-        "cargo-sim/src/config.rs",
-    ] {
-        let text = std::fs::read_to_string(format!("{root}/{file}")).unwrap();
-        for piece in text.split('"').skip(1).step_by(2) {
-            let internal = piece.starts_with("SIM_SWEEP")
-                || piece == "SIM_REPLAY_PREFIX"
-                || piece == "SIM_CARGO_ARGS";
-            let is_name = piece.len() > 4
-                && piece.starts_with("SIM_")
-                && piece.chars().all(|c| c.is_ascii_uppercase() || c == '_');
-            if is_name && !internal && !names.contains(&piece.to_string()) {
-                names.push(piece.to_string());
-            }
-        }
-    }
-    assert!(names.len() >= 8, "{names:?}");
-    names
-}
-
 #[test]
-fn help_names_every_command_option_and_variable() {
+fn help_names_every_command_option_and_setting() {
     let (ok, help, _) = cargo_sim(&["--help"]);
     assert!(ok);
+    for word in ["test", "run", "diff", "merge", "timeline", "nextest"] {
+        assert!(help.contains(word), "--help lacks {word}:\n{help}");
+    }
+    let (ok, test_help, _) = cargo_sim(&["test", "--help"]);
+    assert!(ok);
     for word in [
-        "test",
-        "diff",
-        "nextest",
         "--seeds",
         "--jobs",
         "--keep-going",
@@ -65,20 +40,73 @@ fn help_names_every_command_option_and_variable() {
         "--swarm",
         "--verbose",
     ] {
-        assert!(help.contains(word), "--help lacks {word}:\n{help}");
+        assert!(
+            test_help.contains(word),
+            "test --help lacks {word}:\n{test_help}"
+        );
     }
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
-    for name in user_variables() {
-        assert!(help.contains(&name), "--help lacks {name}:\n{help}");
-        assert!(readme.contains(&name), "the README lacks {name}");
+    // Every setting, from the registry the simulator reads them through.
+    for setting in sim_runtime::settings::ALL {
+        assert!(
+            test_help.contains(&format!("{}=<", setting.name)),
+            "test --help lacks {}:\n{test_help}",
+            setting.name
+        );
     }
-    let (ok, test_help, _) = cargo_sim(&["test", "--help"]);
-    assert!(ok);
-    assert!(test_help.contains("--check-determinism"), "{test_help}");
     let (ok, version, _) = cargo_sim(&["--version"]);
     assert!(ok);
     assert!(version.starts_with("cargo sim 0."), "{version}");
+}
+
+/// `cargo sim X --help` and `cargo sim help X` print X's own help, for
+/// every subcommand of ours.
+#[test]
+fn every_subcommand_has_its_own_help() {
+    for command in ["test", "diff", "merge", "timeline"] {
+        let usage = format!("Usage: cargo sim {command}");
+        for args in [vec![command, "--help"], vec!["help", command]] {
+            let (ok, help, stderr) = cargo_sim(&args);
+            assert!(ok, "{args:?}: {stderr}");
+            assert!(help.contains(&usage), "{args:?} printed:\n{help}");
+        }
+    }
+    // `run` is cargo's: its own help says so, and `--help` after it is cargo's.
+    let (ok, help, _) = cargo_sim(&["help", "run"]);
+    assert!(ok);
+    assert!(help.contains("cargo sim run --help"), "{help}");
+}
+
+/// The README's table of settings is the registry's.
+#[test]
+fn the_readme_lists_the_settings_as_the_registry_does() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let table = sim_runtime::settings::markdown_table();
+    assert!(
+        readme.contains(&table),
+        "the README's settings table differs from sim_runtime::settings::markdown_table(); \
+         put this in its place:\n{table}"
+    );
+}
+
+/// A misspelt `SIM_*` variable is named, with the setting it is nearest.
+#[test]
+fn a_misspelt_setting_gets_a_warning_with_the_nearest_name() {
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
+        .args(["sim", "diff", "/nonexistent-a", "/nonexistent-b"])
+        .env("SIM_SEEDS", "100")
+        .env("SIM_TRACE_BYTE", "8")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("sim: warning: SIM_SEEDS is not a setting; did you mean SIM_SEED?"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("SIM_TRACE_BYTE is not a setting; did you mean SIM_TRACE_BYTES?"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -89,7 +117,11 @@ fn bad_arguments_name_the_input_and_the_fix() {
         (vec!["test", "--seeds", "9..3"], "empty range"),
         (vec!["test", "--partition", "3/2"], "--partition \"3/2\""),
         (vec!["test", "--jobs", "0"], "--jobs 0"),
-        (vec!["diff", "only-one"], "usage: cargo sim diff"),
+        (vec!["diff", "only-one"], "Usage: cargo sim diff"),
+        (
+            vec!["timeline", "t", "--last", "0"],
+            "expected a count of events, above 0",
+        ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
             .arg("sim")

@@ -1,0 +1,263 @@
+//! Phase 7: the report. Each failing test's report, its first failing seed
+//! saved (a soak run's every one), shrunk, traced or drawn as asked; the
+//! doc tests' and broken targets' failures; the JUnit file; and the two
+//! closing lines (the second, on stdout, is the one CI reads).
+
+use super::build::Built;
+use super::carried::FRESH_PROCESS_SEEDS_MAX;
+use super::doc::DocTests;
+use super::plan::Plan;
+use super::sweep::Swept;
+use super::Halt;
+use crate::plural;
+use crate::runner::{self, Mode, Outcome, TestResult};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// What the results add up to.
+#[derive(Default)]
+struct Tally {
+    passed: usize,
+    failed: usize,
+    seeds_run: usize,
+    not_simulated: usize,
+}
+
+/// Prints the report and gives the exit code: 0 when everything passed,
+/// 101 otherwise (or the signal's, when interrupted).
+pub(crate) fn report(
+    plan: &Plan,
+    built: &Built,
+    swept: &Swept,
+    docs: &DocTests,
+    started: Instant,
+    built_in: Duration,
+) -> Result<ExitCode, Halt> {
+    let swept_from = started + built_in;
+    let mut tally = Tally::default();
+    for (index, result) in swept.results.iter().enumerate() {
+        tally.seeds_run += result.outcomes.len();
+        if result.mode == Mode::NotSimulated {
+            tally.not_simulated += 1;
+        }
+        if report_one(plan, built, swept, index, result) {
+            tally.passed += 1;
+        } else {
+            tally.failed += 1;
+        }
+    }
+    for failure in &docs.failures {
+        eprintln!("{failure}");
+    }
+    for target in &built.broken {
+        eprintln!(
+            "FAIL {} {} (build): it does not compile; its first error:\n{}",
+            target.package,
+            target.target,
+            crate::report::indent(&target.error, "    ")
+        );
+    }
+    write_junit(plan, built, swept, started.elapsed())?;
+    let green = tally.failed == 0 && docs.failures.is_empty() && built.broken.is_empty();
+    if green {
+        let _ = std::fs::remove_dir_all(&swept.work_dir);
+    }
+    closing_lines(&tally, built, docs, swept_from.elapsed(), built_in);
+    if let Some(signal) = crate::signals::received() {
+        return Err(Halt::Signal(signal));
+    }
+    Ok(if green {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(101)
+    })
+}
+
+/// Reports one test's result; whether it passed.
+fn report_one(
+    plan: &Plan,
+    built: &Built,
+    swept: &Swept,
+    index: usize,
+    result: &TestResult,
+) -> bool {
+    let rerun = result.case.fresh_process_per_seed;
+    let carried_seed = swept.carried.get(&index).copied();
+    if let (Some(seed), true) = (carried_seed, rerun) {
+        eprintln!(
+            "sim: {} carries state from one seed to the next (a static, a process-wide \
+             counter, a cache): seed {seed:#x} failed after other seeds ran in its process \
+             and passes alone. Its {} ran again, one process each; the outcome below is \
+             theirs.",
+            result.case.name,
+            plural(result.case.seeds.len(), "seed")
+        );
+    }
+    if result.passed() {
+        return true;
+    }
+    // A seed that failed in a process shared with other seeds must fail
+    // alone too, or its replay line would not reproduce it (too many seeds
+    // to run again one process each).
+    let carried = carried_seed.filter(|_| !rerun);
+    let saved = match carried {
+        None if !plan.options.no_save => save(plan, built, result),
+        _ => None,
+    };
+    if result.outcomes.is_empty() {
+        eprintln!(
+            "FAIL {} [{}]: it never ran (the binary did not run it by this name)",
+            result.case.name, result.case.replay_prefix
+        );
+        return false;
+    }
+    eprint!(
+        "{}",
+        crate::report::failure_report(
+            result,
+            plan.options.keep_going,
+            saved.as_deref(),
+            swept.single
+        )
+    );
+    if let Some(seed) = carried {
+        eprintln!(
+            "  seed {seed:#x} passes when it runs alone: it failed only after other seeds ran \
+             in the same process, so the test carries state from one seed to the next (a \
+             static, a process-wide counter, a cache) and its replay line does not \
+             reproduce it. Not saved, and its {} are too many to run again one process \
+             each (at most {FRESH_PROCESS_SEEDS_MAX}). `--check-determinism` runs each seed \
+             again in a fresh process and names the first event where the runs part.",
+            plural(result.case.seeds.len(), "seed")
+        );
+    }
+    if crate::signals::received().is_none() {
+        follow_up(plan, built, swept, result);
+    }
+    false
+}
+
+/// Saves the failing seeds to the package's `sim-regressions/` (a soak
+/// run's every one, up to the file's bound; a sweep's first); the file's
+/// path as the report names it.
+fn save(plan: &Plan, built: &Built, result: &TestResult) -> Option<String> {
+    let binary = &built.binaries[result.case.binary];
+    let keep = if plan.soak.is_some() {
+        crate::regressions::SEEDS_PER_TEST_MAX
+    } else {
+        1
+    };
+    let mut saved = None;
+    for (index, outcome) in result.failures().into_iter().take(keep) {
+        let Outcome::Fail { class, .. } = outcome else {
+            continue;
+        };
+        let seed = result.case.seeds.get(index);
+        match crate::regressions::save(binary, &result.case.name, seed, class.as_str()) {
+            Ok(Some(path)) => {
+                let shown = path.strip_prefix(&built.sim.root).unwrap_or(&path);
+                saved = Some(shown.display().to_string());
+            }
+            Ok(None) => {}
+            Err(message) => eprintln!("cargo sim: {message}"),
+        }
+    }
+    saved
+}
+
+/// What the user asked to have done with a failing test's seeds:
+/// `--shrink`, `--trace --trace-failing`, `--timeline`.
+fn follow_up(plan: &Plan, built: &Built, swept: &Swept, result: &TestResult) {
+    let options = &plan.options;
+    let first = result
+        .failures()
+        .into_iter()
+        .next()
+        .map(|(index, _)| result.case.seeds.get(index));
+    let (config, binaries) = (&swept.config, &built.binaries);
+    if let (Some(dir), Some(seed)) = (&options.shrink, first) {
+        match crate::shrink::shrink(config, binaries, &result.case, seed, dir) {
+            Ok(report) => eprintln!("  {report}"),
+            Err(message) => eprintln!("cargo sim: cannot shrink {}: {message}", result.case.name),
+        }
+    }
+    if let (true, Some(dir)) = (options.trace_failing, &swept.traces) {
+        trace_failing(swept, built, result, dir);
+    }
+    if let (Some(dir), Some(seed)) = (&options.timeline, first) {
+        match runner::trace_seed(config, binaries, &result.case, seed)
+            .and_then(|trace| crate::timeline::for_failure(&trace, dir, &result.case.name, seed))
+        {
+            Ok(line) => eprintln!("  {line}"),
+            Err(message) => eprintln!("cargo sim: no timeline for {}: {message}", result.case.name),
+        }
+    }
+}
+
+/// `--trace DIR --trace-failing`: each failing seed (up to the saved
+/// file's bound) runs again to write its trace.
+fn trace_failing(swept: &Swept, built: &Built, result: &TestResult, dir: &std::path::Path) {
+    let failures = result.failures();
+    for (index, _) in failures
+        .into_iter()
+        .take(crate::regressions::SEEDS_PER_TEST_MAX)
+    {
+        let seed = result.case.seeds.get(index);
+        match runner::trace_failing(&swept.config, &built.binaries, &result.case, seed, dir) {
+            Ok(path) => eprintln!("  trace of seed {seed:#x}: {}", path.display()),
+            Err(message) => eprintln!(
+                "cargo sim: no trace of {} seed {seed:#x}: {message}",
+                result.case.name
+            ),
+        }
+    }
+}
+
+/// `--junit FILE`.
+fn write_junit(plan: &Plan, built: &Built, swept: &Swept, elapsed: Duration) -> Result<(), String> {
+    let Some(path) = &plan.options.junit else {
+        return Ok(());
+    };
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create {} for --junit: {e}", parent.display()))?;
+    }
+    let xml = crate::report::junit(&swept.results, &built.identity, elapsed);
+    std::fs::write(path, xml).map_err(|e| format!("cannot write --junit {}: {e}", path.display()))
+}
+
+/// The seeds and time line (stderr), then the counts (stdout).
+fn closing_lines(
+    tally: &Tally,
+    built: &Built,
+    docs: &DocTests,
+    swept: Duration,
+    built_in: Duration,
+) {
+    let not_simulated = match tally.not_simulated {
+        0 => String::new(),
+        n => format!("; {} no simulation, so once each", plural(n, "test ran")),
+    };
+    let doc = match (docs.ran(), docs.failures.is_empty()) {
+        (false, _) => "",
+        (true, true) => "; doc tests passed",
+        (true, false) => "; doc tests failed",
+    };
+    eprintln!(
+        "sim: {} in {:.2}s ({:.0} seeds/s; the build took {:.1}s){not_simulated}{doc}",
+        plural(tally.seeds_run, "seed"),
+        swept.as_secs_f64(),
+        tally.seeds_run as f64 / swept.as_secs_f64().max(1e-3),
+        built_in.as_secs_f64(),
+    );
+    let broken = match built.broken.len() {
+        0 => String::new(),
+        1 => " (1 target does not compile)".to_string(),
+        n => format!(" ({n} targets do not compile)"),
+    };
+    println!(
+        "sim: {} passed, {} failed{broken}",
+        tally.passed,
+        tally.failed + docs.failures.len() + built.broken.len(),
+    );
+}
