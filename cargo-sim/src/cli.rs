@@ -118,8 +118,9 @@ pub(crate) struct TimelineArgs {
     /// The page to write (default: TRACE.html).
     #[arg(short = 'o', long = "output", value_name = "PAGE.html")]
     pub(crate) output: Option<PathBuf>,
-    /// How many of the trace's last events to draw.
-    #[arg(long, value_name = "EVENTS", default_value_t = crate::timeline::LAST_DEFAULT, value_parser = event_count)]
+    /// How many of the trace's last events to draw (the same default as a
+    /// failure's timeline, `--timeline`).
+    #[arg(long, value_name = "EVENTS", default_value_t = 2_000, value_parser = event_count)]
     pub(crate) last: usize,
 }
 

@@ -87,7 +87,7 @@ fn main() -> ExitCode {
         }
         Command::Diff(args) => diff::command(&args.a, &args.b),
         Command::Merge(args) => merge::command(args),
-        Command::Timeline(args) => timeline::command(args),
+        Command::Timeline(args) => timeline::command(&args.trace, args.output, args.last),
         Command::Cargo(args) => passthrough(&args),
     };
     match result {
@@ -184,5 +184,21 @@ pub(crate) fn plural(n: usize, noun: &str) -> String {
         format!("{n} {word}")
     } else {
         format!("{n} {word} {rest}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    /// `cargo sim timeline`'s default count of events is a failure's
+    /// timeline's (`--timeline`).
+    #[test]
+    fn the_timeline_command_draws_as_many_events_as_a_failures_timeline() {
+        let cli = crate::cli::Cli::try_parse_from(["cargo sim", "timeline", "t.trace"]).unwrap();
+        let crate::cli::Command::Timeline(args) = cli.command else {
+            panic!("parsed as another command");
+        };
+        assert_eq!(args.last, crate::timeline::LAST_DEFAULT);
     }
 }

@@ -462,14 +462,20 @@ pub fn for_failure(trace: &Path, dir: &Path, test: &str, seed: u64) -> Result<St
 }
 
 /// `cargo sim timeline TRACE [-o FILE] [--last N]`.
-pub fn command(args: crate::cli::TimelineArgs) -> Result<std::process::ExitCode, String> {
-    let out = args.output.unwrap_or_else(|| {
-        let mut page = args.trace.clone().into_os_string();
+/// Draws the last `last` events of `trace` into `output` (default: the
+/// trace's path with `.html` added).
+pub fn command(
+    trace: &Path,
+    output: Option<std::path::PathBuf>,
+    last: usize,
+) -> Result<std::process::ExitCode, String> {
+    let out = output.unwrap_or_else(|| {
+        let mut page = trace.as_os_str().to_os_string();
         page.push(".html");
         page.into()
     });
-    let title = format!("timeline of {}", args.trace.display());
-    let summary = write(&args.trace, &out, args.last, &title)?;
+    let title = format!("timeline of {}", trace.display());
+    let summary = write(trace, &out, last, &title)?;
     println!("{summary}");
     Ok(std::process::ExitCode::SUCCESS)
 }

@@ -236,8 +236,9 @@ impl Command {
         let program = self.std.get_program().to_os_string();
         let host = sim_net::try_with_net(|net| net.host_name(net.current_host()))
             .unwrap_or_else(|| "main".to_string());
+        let handler = crate::sim::process::program(&host, &program).flatten();
         let spawned = with_processes(|core, table| {
-            let Some(handler) = table.lookup(&host, &program) else {
+            let Some(handler) = handler else {
                 return Err(not_registered(&program, &host));
             };
             let (source, parent_stdin) = input(stdin_spec)?;

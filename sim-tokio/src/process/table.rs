@@ -3,21 +3,16 @@
 //! status and signal disposition.
 
 use crate::signal::unix::SignalKind;
-use crate::sim::process::Invocation;
 use crate::sync::mpsc::UnboundedSender;
 use sim_runtime::{Core, RawTask};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::ffi::{OsStr, OsString};
-use std::future::Future;
-use std::os::unix::process::ExitStatusExt;
-use std::pin::Pin;
-use std::process::ExitStatus;
-use std::rc::Rc;
-use std::task::{Context, Poll, Waker};
 
-/// A registered program: called once per spawn, on the spawning host.
-pub(crate) type Handler = Rc<dyn Fn(Invocation) -> Pin<Box<dyn Future<Output = i32>>>>;
+use std::os::unix::process::ExitStatusExt;
+
+use std::process::ExitStatus;
+
+use std::task::{Context, Poll, Waker};
 
 /// The exit status of a program the simulation cancelled (its host
 /// crashed, or the runtime shut down): killed, as the kernel would.
@@ -29,10 +24,6 @@ pub(crate) struct Processes {
 
 #[derive(Default)]
 struct State {
-    /// Programs for every host, by name.
-    everywhere: BTreeMap<OsString, Handler>,
-    /// Programs for one host: (host name, program name).
-    per_host: BTreeMap<(String, OsString), Handler>,
     /// The next pid to give out, from `SIMULATED_PID_MIN`.
     next_pid: u32,
     /// Every process of the run, by pid (kept after exit, so a late `kill`
@@ -77,32 +68,6 @@ impl Processes {
                 ..State::default()
             }),
         }
-    }
-
-    pub(crate) fn register(&self, host: Option<String>, name: OsString, handler: Handler) {
-        let mut state = self.state.borrow_mut();
-        match host {
-            Some(host) => state.per_host.insert((host, name), handler),
-            None => state.everywhere.insert(name, handler),
-        };
-    }
-
-    /// The program `program` names on `host`: registered for that host
-    /// first, then for every host. A name with a `/` is looked up as
-    /// given, then by its last component, so `/usr/bin/git` finds `git`.
-    pub(crate) fn lookup(&self, host: &str, program: &OsStr) -> Option<Handler> {
-        let state = self.state.borrow();
-        let base = std::path::Path::new(program).file_name();
-        let names = std::iter::once(program).chain(base.filter(|b| *b != program));
-        for name in names {
-            if let Some(h) = state.per_host.get(&(host.to_string(), name.to_os_string())) {
-                return Some(h.clone());
-            }
-            if let Some(h) = state.everywhere.get(name) {
-                return Some(h.clone());
-            }
-        }
-        None
     }
 
     pub(crate) fn next_pid(&self) -> u32 {

@@ -45,7 +45,7 @@ use crate::process::pipe::{PipeReader, PipeWriter};
 use crate::process::table::with_processes;
 use crate::signal::unix::SignalKind;
 use std::collections::BTreeMap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::future::Future;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
@@ -239,12 +239,68 @@ where
     F: Fn(Invocation) -> Fut + 'static,
     Fut: Future<Output = i32> + 'static,
 {
-    let handler: crate::process::table::Handler =
-        Rc::new(move |invocation| Box::pin(program(invocation)));
-    if with_processes(|_, table| table.register(host, name, handler)).is_none() {
+    let handler: Handler = Rc::new(move |invocation| Box::pin(program(invocation)));
+    let registered = sim_runtime::context::with_current(|core| {
+        core.extension(Programs::default)
+            .register(host, name, handler)
+    });
+    if registered.is_none() {
         panic!(
             "tokio::sim::process::{call} was called outside a simulation run: register \
              programs inside the test (or a harness host's factory), where the runtime runs"
         );
     }
+}
+
+/// A registered program: called once per spawn, on the spawning host.
+pub(crate) type Handler = Rc<dyn Fn(Invocation) -> Pin<Box<dyn Future<Output = i32>>>>;
+
+/// The programs of one simulation (a runtime extension), by name.
+#[derive(Default)]
+struct Programs {
+    by_name: std::cell::RefCell<ProgramNames>,
+}
+
+#[derive(Default)]
+struct ProgramNames {
+    /// Programs for every host, by name.
+    everywhere: BTreeMap<OsString, Handler>,
+    /// Programs for one host: (host name, program name).
+    per_host: BTreeMap<(String, OsString), Handler>,
+}
+
+impl Programs {
+    pub(crate) fn register(&self, host: Option<String>, name: OsString, handler: Handler) {
+        let mut state = self.by_name.borrow_mut();
+        match host {
+            Some(host) => state.per_host.insert((host, name), handler),
+            None => state.everywhere.insert(name, handler),
+        };
+    }
+
+    /// The program `program` names on `host`: registered for that host
+    /// first, then for every host. A name with a `/` is looked up as
+    /// given, then by its last component, so `/usr/bin/git` finds `git`.
+    pub(crate) fn lookup(&self, host: &str, program: &OsStr) -> Option<Handler> {
+        let state = self.by_name.borrow();
+        let base = std::path::Path::new(program).file_name();
+        let names = std::iter::once(program).chain(base.filter(|b| *b != program));
+        for name in names {
+            if let Some(h) = state.per_host.get(&(host.to_string(), name.to_os_string())) {
+                return Some(h.clone());
+            }
+            if let Some(h) = state.everywhere.get(name) {
+                return Some(h.clone());
+            }
+        }
+        None
+    }
+}
+
+/// The program `program` names on `host` (see `Programs::lookup`); the
+/// outer `None` outside a simulation.
+pub(crate) fn program(host: &str, program: &std::ffi::OsStr) -> Option<Option<Handler>> {
+    sim_runtime::context::with_current(|core| {
+        core.extension(Programs::default).lookup(host, program)
+    })
 }

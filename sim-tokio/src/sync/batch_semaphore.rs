@@ -135,7 +135,7 @@ impl Semaphore {
     /// For a lock: the tasks that hold it, and those queued ahead of
     /// `waiter` (who will hold it first). Also whether the free permits
     /// would serve `waiter` (then it is not blocked by anyone).
-    pub(crate) fn blockers(&self, waiter: u64) -> (Vec<u64>, bool) {
+    fn blockers_of(&self, waiter: u64) -> (Vec<u64>, bool) {
         let st = self.lock();
         let mut tasks: Vec<u64> = st.holders.iter().map(|(task, _)| *task).collect();
         for id in st.queue.iter().take_while(|id| **id != waiter) {
@@ -151,7 +151,7 @@ impl Semaphore {
     }
 
     /// The waker a waiter keeps, for telling whose it is.
-    pub(crate) fn waiter_waker(&self, waiter: u64) -> Option<Waker> {
+    fn waker_of(&self, waiter: u64) -> Option<Waker> {
         self.lock()
             .waiters
             .get(&waiter)
@@ -461,6 +461,16 @@ impl Drop for Acquire<'_> {
         if self.id != 0 && !self.done {
             self.sem.cancel(self.id);
         }
+    }
+}
+
+impl super::waits::WaitedLock for Semaphore {
+    fn blockers(&self, waiter: u64) -> (Vec<u64>, bool) {
+        self.blockers_of(waiter)
+    }
+
+    fn waiter_waker(&self, waiter: u64) -> Option<Waker> {
+        self.waker_of(waiter)
     }
 }
 

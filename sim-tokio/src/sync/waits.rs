@@ -14,11 +14,25 @@
 //! The registry also answers the runtime's end-of-run reports ("waits for
 //! `Mutex<u64>` #2 at src/db.rs:40:9, held by task 3").
 
-use super::batch_semaphore::Semaphore;
 use std::backtrace::Backtrace;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
+
+/// What the registry asks of a lock (the semaphore under a `Mutex` or an
+/// `RwLock`) to follow a chain of waits.
+pub(crate) trait WaitedLock {
+    /// The tasks that hold the lock and those queued ahead of `waiter`,
+    /// and whether the free permits would serve `waiter` now.
+    fn blockers(&self, waiter: u64) -> (Vec<u64>, bool);
+    /// The waker `waiter` keeps, for telling whose it is.
+    fn waiter_waker(&self, waiter: u64) -> Option<std::task::Waker>;
+}
+
+/// A lock's address, which numbers it in reports.
+fn address(sem: *const dyn WaitedLock) -> usize {
+    sem.cast::<()>() as usize
+}
 
 /// A registered lock wait; dropping it does not unregister (see
 /// [`lock_wait_done`]).
@@ -29,7 +43,7 @@ struct LockWait {
     /// The lock's semaphore. Valid while the wait is registered: the
     /// waiting future borrows (or, for owned guards, keeps alive) the lock,
     /// and unregisters before it goes.
-    sem: *const Semaphore,
+    sem: *const dyn WaitedLock,
     waiter: u64,
     kind: &'static str,
     what: &'static str,
@@ -54,7 +68,7 @@ fn registry() -> Option<Rc<Registry>> {
 /// Registers the current task's wait for `sem` (its queue entry
 /// `waiter`), and checks for a cycle right after this poll.
 pub(crate) fn lock_wait(
-    sem: &Semaphore,
+    sem: &(dyn WaitedLock + 'static),
     waiter: u64,
     kind: &'static str,
     what: &'static str,
@@ -71,9 +85,7 @@ pub(crate) fn lock_wait(
     {
         let mut numbers = registry.numbers.borrow_mut();
         let next = numbers.len() as u64 + 1;
-        numbers
-            .entry(sem as *const Semaphore as usize)
-            .or_insert(next);
+        numbers.entry(address(sem)).or_insert(next);
     }
     registry.waits.borrow_mut().insert(
         token,
@@ -147,10 +159,10 @@ fn user_frame(bt: &Backtrace) -> Option<String> {
 }
 
 impl Registry {
-    fn number(&self, sem: *const Semaphore) -> u64 {
+    fn number(&self, sem: *const dyn WaitedLock) -> u64 {
         self.numbers
             .borrow()
-            .get(&(sem as usize))
+            .get(&address(sem))
             .copied()
             .unwrap_or(0)
     }

@@ -63,7 +63,7 @@ impl fmt::Display for Error {
     }
 }
 
-/// The error of a [`super::timeout`] whose deadline passed.
+/// The error of `tokio::time::timeout` when its deadline passes first.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Elapsed(());
 

@@ -14,6 +14,7 @@ mod copy_bidirectional;
 mod empty;
 mod lines;
 mod mem;
+mod read_until;
 mod repeat;
 mod sink;
 mod split;

@@ -1,4 +1,4 @@
-use super::async_buf_read_ext::poll_read_until;
+use super::read_until::poll_read_until;
 use crate::io::AsyncBufRead;
 use pin_project_lite::pin_project;
 use std::io;
