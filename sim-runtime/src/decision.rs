@@ -337,10 +337,7 @@ impl Log {
 // ----- the replay file of this process --------------------------------------
 
 fn replay_base() -> Option<PathBuf> {
-    crate::settings::REPLAY
-        .value_os()
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
+    crate::settings::REPLAY.path()
 }
 
 /// The parsed decision files of this process, by path (read once each).

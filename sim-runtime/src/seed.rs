@@ -25,16 +25,15 @@ pub fn replay_command(seed: u64, test_name: Option<&str>) -> String {
     let mut command = format!("SIM_SEED={seed:#x} ");
     // Under `cargo sim test`, the runner says how to select this test's
     // target; the filter is added here, once.
-    if let (Ok(prefix), Some(name)) = (crate::settings::REPLAY_PREFIX.value().ok_or(()), test_name)
-    {
+    if let (Some(prefix), Some(name)) = (crate::settings::REPLAY_PREFIX.value(), test_name) {
         command.push_str(&prefix);
         command.push_str(" -- ");
         command.push_str(name);
         command.push_str(" --exact");
         return command;
     }
-    match crate::settings::CARGO_ARGS.value().ok_or(()) {
-        Ok(args) if !args.is_empty() => {
+    match crate::settings::CARGO_ARGS.value() {
+        Some(args) if !args.is_empty() => {
             command.push_str("cargo sim ");
             command.push_str(&args);
             if let Some(name) = test_name {

@@ -9,9 +9,9 @@
 //! [`markdown_table`]), and a test holds the README to it.
 //!
 //! A `SIM_*` variable that is no setting (a typo: `SIM_SEEDS`) would be
-//! ignored without a word; [`unknown_in_environment`] names each one with
-//! the setting it is nearest to, and `cargo sim` and a run's launch warn
-//! of it ([`warn_unknown`]).
+//! ignored without a word; [`unknown`] names each one with the setting it
+//! is nearest to, and `cargo sim` and a run's launch warn of it
+//! ([`warn_unknown`]).
 
 use std::ffi::OsString;
 
@@ -137,267 +137,240 @@ const fn runner(name: &'static str, kind: Kind, doc: &'static str) -> Setting {
     }
 }
 
-/// The seed of every run.
-pub const SEED: Setting = user("SIM_SEED", Kind::Seed, "fresh",
-    "the seed of every run; unset: a fresh seed per run (cargo sim test: one for the whole run, in each replay line)");
-/// The trace file.
-pub const TRACE: Setting = user("SIM_TRACE", Kind::Path, "-",
-    "write each run's trace here; under cargo sim test, a one-seed run (a replay line) writes it, a sweep uses --trace DIR");
-/// The decision file to write.
-pub const RECORD: Setting = user(
-    "SIM_RECORD",
-    Kind::Path,
-    "-",
-    "write each run's decision file here (its seed, settings and every choice)",
-);
-/// The decision file to replay.
-pub const REPLAY: Setting = user(
-    "SIM_REPLAY",
-    Kind::Path,
-    "-",
-    "replay the run a decision file records: its seed, settings and choices",
-);
-/// Payload bytes a trace line shows.
-pub const TRACE_BYTES: Setting = user(
-    "SIM_TRACE_BYTES",
-    Kind::Count,
-    "32",
-    "how many bytes of each message a trace line shows (not hashed)",
-);
-/// The service's `tracing` events in the trace.
-pub const TRACE_LOGS: Setting = user(
-    "SIM_TRACE_LOGS",
-    Kind::Choice(&["error", "warn", "info", "debug", "trace"]),
-    "-",
-    "the service's tracing events at this level go into the trace file (not hashed)",
-);
-/// The virtual-time limit.
-pub const TIME_LIMIT_S: Setting = user(
-    "SIM_TIME_LIMIT_S",
-    Kind::Seconds,
-    "none",
-    "fail a run whose virtual clock would pass this (paused tokio has no limit either)",
-);
-/// The step limit.
-pub const STEP_LIMIT: Setting = user(
-    "SIM_STEP_LIMIT",
-    Kind::Count,
-    "200000000",
-    "fail a run after this many polls",
-);
-/// The livelock limit.
-pub const INSTANT_STEP_LIMIT: Setting = user(
-    "SIM_INSTANT_STEP_LIMIT",
-    Kind::Count,
-    "2000000",
-    "fail a run (livelock) after this many polls at one virtual instant",
-);
-/// The cost of a poll in virtual time.
-pub const POLL_COST_MAX_NS: Setting = user(
-    "SIM_POLL_COST_MAX_NS",
-    Kind::Nanoseconds,
-    "0",
-    "each poll takes a draw in 0..= this much virtual time, so timers fire in the middle of work",
-);
-/// What `SystemTime::now()` reads at the start.
-pub const EPOCH_UNIX_S: Setting = user(
-    "SIM_EPOCH_UNIX_S",
-    Kind::Seconds,
-    "1735689600",
-    "what SystemTime::now() reads when a run starts, since 1970 (2025-01-01)",
-);
-/// The scheduling policy.
-pub const POLICY: Setting = user(
-    "SIM_POLICY",
-    Kind::Choice(&["random", "pct"]),
-    "random",
-    "how the next ready task is picked",
-);
-/// PCT's depth.
-pub const PCT_DEPTH: Setting = user(
-    "SIM_PCT_DEPTH",
-    Kind::Count,
-    "3",
-    "pct: the ordering constraints aimed at (an error without SIM_POLICY=pct)",
-);
-/// PCT's horizon.
-pub const PCT_HORIZON: Setting = user("SIM_PCT_HORIZON", Kind::Count, "10000",
-    "pct: the scheduling decisions the change points spread over (measured by cargo sim test for #[tokio::test]s)");
-/// The one-host swarm.
-pub const SWARM: Setting = user("SIM_SWARM", Kind::Flag, "-",
-    "each run of a plain test draws a one-host swarm: loopback latency, segment cuts, disk faults, poll cost (--swarm)");
-/// Real threads.
-pub const ALLOW_THREADS: Setting = user(
-    "SIM_ALLOW_THREADS",
-    Kind::Flag,
-    "-",
-    "let runs start real, parallel OS threads (gives up determinism)",
-);
-/// Real processes.
-pub const ALLOW_PROCESSES: Setting = user(
-    "SIM_ALLOW_PROCESSES",
-    Kind::Flag,
-    "-",
-    "let runs start real processes (gives up determinism)",
-);
-/// The hang watchdog's budget for one poll.
-pub const HANG_POLL_S: Setting = user(
-    "SIM_HANG_POLL_S",
-    Kind::Seconds,
-    "5",
-    "under cargo sim test: the wall seconds one poll may take before it is a hang",
-);
-/// The hang watchdog's budget for one run.
-pub const HANG_RUN_S: Setting = user(
-    "SIM_HANG_RUN_S",
-    Kind::Seconds,
-    "300",
-    "under cargo sim test: the wall seconds one run may take before it is a hang",
-);
-/// Every run's seed and hash lines.
-pub const VERBOSE: Setting = user(
-    "SIM_VERBOSE",
-    Kind::Flag,
-    "-",
-    "every run prints its seed, replay command and trace hash, not only a failing one (-v)",
-);
-/// Where the facade is.
-pub const TOKIO_PATH: Setting = user(
-    "SIM_TOKIO_PATH",
-    Kind::Path,
-    "built-in",
-    "where cargo sim finds the facade (sim-tokio/ of the checkout cargo sim was built from)",
-);
-/// Harness fault units left out.
-pub const SHRINK_SKIP: Setting = user(
-    "SIM_SHRINK_SKIP",
-    Kind::List,
-    "-",
-    "harness fault units left out, 3,7 (a shrunk run's replay line)",
-);
-/// Every link at 0 ms.
-pub const SHRINK_FAST_LINKS: Setting = user(
-    "SIM_SHRINK_FAST_LINKS",
-    Kind::Flag,
-    "-",
-    "every harness link at 0 ms (a shrunk run's replay line)",
-);
-/// Harness fault units applied later.
-pub const SHRINK_LATER: Setting = user(
-    "SIM_SHRINK_LATER",
-    Kind::List,
-    "-",
-    "harness fault units applied later, unit:ns,... (a shrunk run's replay line)",
-);
-/// Where a harness run lists its faults.
-pub const SHRINK_OUT: Setting = runner(
-    "SIM_SHRINK_OUT",
-    Kind::Path,
-    "where a harness run lists the faults it applied (--shrink)",
-);
-/// Where a run lists what each link draw was for.
-pub const SHRINK_DRAWS_OUT: Setting = runner("SIM_SHRINK_DRAWS_OUT", Kind::Path,
-    "where a run lists what each link draw was for, so a shrink names the draws a failure needs (--shrink)");
-/// A program's replay line.
-pub const CARGO_ARGS: Setting = runner(
-    "SIM_CARGO_ARGS",
-    Kind::List,
-    "the cargo arguments a program's replay line shows (cargo sim run)",
-);
-/// A test's replay line.
-pub const REPLAY_PREFIX: Setting = runner(
-    "SIM_REPLAY_PREFIX",
-    Kind::List,
-    "the command a test's replay line starts with",
-);
-/// The file a swept test process appends its records to.
-pub const SWEEP_OUT: Setting = runner(
-    "SIM_SWEEP_OUT",
-    Kind::Path,
-    "the file a swept test process appends its records to",
-);
-/// A sweep's seeds.
-pub const SWEEP_SEEDS: Setting = runner(
-    "SIM_SWEEP_SEEDS",
-    Kind::List,
-    "the seeds a test process runs, comma-separated, in hex",
-);
-/// Every seed, not only up to the first failure.
-pub const SWEEP_KEEP_GOING: Setting = runner(
-    "SIM_SWEEP_KEEP_GOING",
-    Kind::Flag,
-    "run every seed, not only up to the first failure (--keep-going)",
-);
-/// Where every run of a sweep writes its trace.
-pub const SWEEP_TRACE_DIR: Setting = runner(
-    "SIM_SWEEP_TRACE_DIR",
-    Kind::Path,
-    "a directory where every run of a sweep writes its trace",
-);
-/// Traces named by test and seed.
-pub const SWEEP_TRACE_NAMED: Setting = runner(
-    "SIM_SWEEP_TRACE_NAMED",
-    Kind::Flag,
-    "traces in SIM_SWEEP_TRACE_DIR are named <test>-<seed>.trace (--trace)",
-);
-/// The runner's process id.
-pub const SWEEP_PARENT: Setting = runner(
-    "SIM_SWEEP_PARENT",
-    Kind::Count,
-    "the runner's process id: only its own children report",
-);
-/// The policy portfolio.
-pub const SWEEP_PORTFOLIO: Setting = runner(
-    "SIM_SWEEP_PORTFOLIO",
-    Kind::Flag,
-    "each seed's policy comes from the portfolio (a sweep of many seeds)",
-);
-/// The file a swarm's measuring run appends its end times to.
-pub const SWARM_MEASURE: Setting = runner(
-    "SIM_SWARM_MEASURE",
-    Kind::Path,
-    "the file a swarm's measuring run appends its end times to",
-);
+/// Declares each setting as a `pub const` and lists them all in [`ALL`],
+/// in the order declared (the order help shows them), so no setting can be
+/// declared and left out of the list.
+macro_rules! settings {
+    ($($(#[$doc:meta])* $name:ident = $make:ident($($arg:expr),* $(,)?);)*) => {
+        $($(#[$doc])* pub const $name: Setting = $make($($arg),*);)*
+        /// Every setting: the user's first, in the order help shows them.
+        pub const ALL: &[&Setting] = &[$(&$name),*];
+    };
+}
 
-/// Every setting: the user's first, in the order help shows them.
-pub const ALL: &[&Setting] = &[
-    &SEED,
-    &TRACE,
-    &RECORD,
-    &REPLAY,
-    &TRACE_BYTES,
-    &TRACE_LOGS,
-    &TIME_LIMIT_S,
-    &STEP_LIMIT,
-    &INSTANT_STEP_LIMIT,
-    &POLL_COST_MAX_NS,
-    &EPOCH_UNIX_S,
-    &POLICY,
-    &PCT_DEPTH,
-    &PCT_HORIZON,
-    &SWARM,
-    &ALLOW_THREADS,
-    &ALLOW_PROCESSES,
-    &HANG_POLL_S,
-    &HANG_RUN_S,
-    &VERBOSE,
-    &TOKIO_PATH,
-    &SHRINK_SKIP,
-    &SHRINK_FAST_LINKS,
-    &SHRINK_LATER,
-    &SHRINK_OUT,
-    &SHRINK_DRAWS_OUT,
-    &CARGO_ARGS,
-    &REPLAY_PREFIX,
-    &SWEEP_OUT,
-    &SWEEP_SEEDS,
-    &SWEEP_KEEP_GOING,
-    &SWEEP_TRACE_DIR,
-    &SWEEP_TRACE_NAMED,
-    &SWEEP_PARENT,
-    &SWEEP_PORTFOLIO,
-    &SWARM_MEASURE,
-];
+settings! {
+    /// The seed of every run.
+    SEED = user("SIM_SEED", Kind::Seed, "fresh",
+        "the seed of every run; unset: a fresh seed per run (cargo sim test: one for the whole run, in each replay line)");
+    /// The trace file.
+    TRACE = user("SIM_TRACE", Kind::Path, "-",
+        "write each run's trace here; under cargo sim test, a one-seed run (a replay line) writes it, a sweep uses --trace DIR");
+    /// The decision file to write.
+    RECORD = user(
+        "SIM_RECORD",
+        Kind::Path,
+        "-",
+        "write each run's decision file here (its seed, settings and every choice)",
+    );
+    /// The decision file to replay.
+    REPLAY = user(
+        "SIM_REPLAY",
+        Kind::Path,
+        "-",
+        "replay the run a decision file records: its seed, settings and choices",
+    );
+    /// Payload bytes a trace line shows.
+    TRACE_BYTES = user(
+        "SIM_TRACE_BYTES",
+        Kind::Count,
+        "32",
+        "how many bytes of each message a trace line shows (not hashed)",
+    );
+    /// The service's `tracing` events in the trace.
+    TRACE_LOGS = user(
+        "SIM_TRACE_LOGS",
+        Kind::Choice(&["error", "warn", "info", "debug", "trace"]),
+        "-",
+        "the service's tracing events at this level go into the trace file (not hashed)",
+    );
+    /// The virtual-time limit.
+    TIME_LIMIT_S = user(
+        "SIM_TIME_LIMIT_S",
+        Kind::Seconds,
+        "none",
+        "fail a run whose virtual clock would pass this (paused tokio has no limit either)",
+    );
+    /// The step limit.
+    STEP_LIMIT = user(
+        "SIM_STEP_LIMIT",
+        Kind::Count,
+        "200000000",
+        "fail a run after this many polls",
+    );
+    /// The livelock limit.
+    INSTANT_STEP_LIMIT = user(
+        "SIM_INSTANT_STEP_LIMIT",
+        Kind::Count,
+        "2000000",
+        "fail a run (livelock) after this many polls at one virtual instant",
+    );
+    /// The cost of a poll in virtual time.
+    POLL_COST_MAX_NS = user(
+        "SIM_POLL_COST_MAX_NS",
+        Kind::Nanoseconds,
+        "0",
+        "each poll takes a draw in 0..= this much virtual time, so timers fire in the middle of work",
+    );
+    /// What `SystemTime::now()` reads at the start.
+    EPOCH_UNIX_S = user(
+        "SIM_EPOCH_UNIX_S",
+        Kind::Seconds,
+        "1735689600",
+        "what SystemTime::now() reads when a run starts, since 1970 (2025-01-01)",
+    );
+    /// The scheduling policy.
+    POLICY = user(
+        "SIM_POLICY",
+        Kind::Choice(&["random", "pct"]),
+        "random",
+        "how the next ready task is picked",
+    );
+    /// PCT's depth.
+    PCT_DEPTH = user(
+        "SIM_PCT_DEPTH",
+        Kind::Count,
+        "3",
+        "pct: the ordering constraints aimed at (an error without SIM_POLICY=pct)",
+    );
+    /// PCT's horizon.
+    PCT_HORIZON = user("SIM_PCT_HORIZON", Kind::Count, "10000",
+        "pct: the scheduling decisions the change points spread over (measured by cargo sim test for #[tokio::test]s)");
+    /// The one-host swarm.
+    SWARM = user("SIM_SWARM", Kind::Flag, "-",
+        "each run of a plain test draws a one-host swarm: loopback latency, segment cuts, disk faults, poll cost (--swarm)");
+    /// Real threads.
+    ALLOW_THREADS = user(
+        "SIM_ALLOW_THREADS",
+        Kind::Flag,
+        "-",
+        "let runs start real, parallel OS threads (gives up determinism)",
+    );
+    /// Real processes.
+    ALLOW_PROCESSES = user(
+        "SIM_ALLOW_PROCESSES",
+        Kind::Flag,
+        "-",
+        "let runs start real processes (gives up determinism)",
+    );
+    /// The hang watchdog's budget for one poll.
+    HANG_POLL_S = user(
+        "SIM_HANG_POLL_S",
+        Kind::Seconds,
+        "5",
+        "under cargo sim test: the wall seconds one poll may take before it is a hang",
+    );
+    /// The hang watchdog's budget for one run.
+    HANG_RUN_S = user(
+        "SIM_HANG_RUN_S",
+        Kind::Seconds,
+        "300",
+        "under cargo sim test: the wall seconds one run may take before it is a hang",
+    );
+    /// Every run's seed and hash lines.
+    VERBOSE = user(
+        "SIM_VERBOSE",
+        Kind::Flag,
+        "-",
+        "every run prints its seed, replay command and trace hash, not only a failing one (-v)",
+    );
+    /// Where the facade is.
+    TOKIO_PATH = user(
+        "SIM_TOKIO_PATH",
+        Kind::Path,
+        "built-in",
+        "where cargo sim finds the facade (sim-tokio/ of the checkout cargo sim was built from)",
+    );
+    /// Harness fault units left out.
+    SHRINK_SKIP = user(
+        "SIM_SHRINK_SKIP",
+        Kind::List,
+        "-",
+        "harness fault units left out, 3,7 (a shrunk run's replay line)",
+    );
+    /// Every link at 0 ms.
+    SHRINK_FAST_LINKS = user(
+        "SIM_SHRINK_FAST_LINKS",
+        Kind::Flag,
+        "-",
+        "every harness link at 0 ms (a shrunk run's replay line)",
+    );
+    /// Harness fault units applied later.
+    SHRINK_LATER = user(
+        "SIM_SHRINK_LATER",
+        Kind::List,
+        "-",
+        "harness fault units applied later, unit:ns,... (a shrunk run's replay line)",
+    );
+    /// Where a harness run lists its faults.
+    SHRINK_OUT = runner(
+        "SIM_SHRINK_OUT",
+        Kind::Path,
+        "where a harness run lists the faults it applied (--shrink)",
+    );
+    /// Where a run lists what each link draw was for.
+    SHRINK_DRAWS_OUT = runner("SIM_SHRINK_DRAWS_OUT", Kind::Path,
+        "where a run lists what each link draw was for, so a shrink names the draws a failure needs (--shrink)");
+    /// A program's replay line.
+    CARGO_ARGS = runner(
+        "SIM_CARGO_ARGS",
+        Kind::List,
+        "the cargo arguments a program's replay line shows (cargo sim run)",
+    );
+    /// A test's replay line.
+    REPLAY_PREFIX = runner(
+        "SIM_REPLAY_PREFIX",
+        Kind::List,
+        "the command a test's replay line starts with",
+    );
+    /// The file a swept test process appends its records to.
+    SWEEP_OUT = runner(
+        "SIM_SWEEP_OUT",
+        Kind::Path,
+        "the file a swept test process appends its records to",
+    );
+    /// A sweep's seeds.
+    SWEEP_SEEDS = runner(
+        "SIM_SWEEP_SEEDS",
+        Kind::List,
+        "the seeds a test process runs, comma-separated, in hex",
+    );
+    /// Every seed, not only up to the first failure.
+    SWEEP_KEEP_GOING = runner(
+        "SIM_SWEEP_KEEP_GOING",
+        Kind::Flag,
+        "run every seed, not only up to the first failure (--keep-going)",
+    );
+    /// Where every run of a sweep writes its trace.
+    SWEEP_TRACE_DIR = runner(
+        "SIM_SWEEP_TRACE_DIR",
+        Kind::Path,
+        "a directory where every run of a sweep writes its trace",
+    );
+    /// Traces named by test and seed.
+    SWEEP_TRACE_NAMED = runner(
+        "SIM_SWEEP_TRACE_NAMED",
+        Kind::Flag,
+        "traces in SIM_SWEEP_TRACE_DIR are named <test>-<seed>.trace (--trace)",
+    );
+    /// The runner's process id.
+    SWEEP_PARENT = runner(
+        "SIM_SWEEP_PARENT",
+        Kind::Count,
+        "the runner's process id: only its own children report",
+    );
+    /// The policy portfolio.
+    SWEEP_PORTFOLIO = runner(
+        "SIM_SWEEP_PORTFOLIO",
+        Kind::Flag,
+        "each seed's policy comes from the portfolio (a sweep of many seeds)",
+    );
+    /// The file a swarm's measuring run appends its end times to.
+    SWARM_MEASURE = runner(
+        "SIM_SWARM_MEASURE",
+        Kind::Path,
+        "the file a swarm's measuring run appends its end times to",
+    );
+}
 
 /// The setting of this name.
 pub fn find(name: &str) -> Option<&'static Setting> {
@@ -468,31 +441,20 @@ pub fn unknown<'a>(
     out
 }
 
-/// [`unknown`] over this process's environment.
-pub fn unknown_in_environment() -> Vec<(String, Option<&'static str>)> {
+/// Prints a warning for each `SIM_*` variable of this process's
+/// environment that is no setting ([`unknown`]), naming the nearest.
+pub fn warn_unknown() {
     let names: Vec<String> = std::env::vars_os()
         .filter_map(|(k, _)| k.into_string().ok())
         .collect();
-    unknown(names.iter().map(String::as_str))
-}
-
-/// The warning lines for [`unknown_in_environment`], one a variable.
-pub fn unknown_warnings() -> Vec<String> {
-    unknown_in_environment()
-        .into_iter()
-        .map(|(name, near)| match near {
-            Some(near) => format!("sim: warning: {name} is not a setting; did you mean {near}?"),
-            None => format!(
-                "sim: warning: {name} is not a setting and is ignored (`cargo sim test --help` lists them)"
+    for (name, near) in unknown(names.iter().map(String::as_str)) {
+        match near {
+            Some(near) => eprintln!("sim: warning: {name} is not a setting; did you mean {near}?"),
+            None => eprintln!(
+                "sim: warning: {name} is not a setting and is ignored (`cargo sim test --help` \
+                 lists them)"
             ),
-        })
-        .collect()
-}
-
-/// Prints [`unknown_warnings`] to stderr.
-pub fn warn_unknown() {
-    for line in unknown_warnings() {
-        eprintln!("{line}");
+        }
     }
 }
 
@@ -541,23 +503,27 @@ mod tests {
 
     #[test]
     fn a_typo_names_the_setting_it_is_nearest() {
+        // Typos of real names: one letter more, one less, one changed.
+        let more = format!("{}S", SEED.name);
+        let less = SEED.name.replace("EE", "E");
+        let changed = TRACE.name.replace("CE", "SE");
+        let far = format!("{}_WHOLLY_UNLIKE_ANY_OTHER", SEED.name);
         let found = unknown([
-            "SIM_SEEDS",
-            "SIM_SED",
-            "SIM_SEED",
-            "SIM_TRACEE",
-            "SIM_WHATEVER_ELSE",
+            more.as_str(),
+            less.as_str(),
+            changed.as_str(),
+            far.as_str(),
+            SEED.name,
             "PATH",
         ]);
-        assert_eq!(
-            found,
-            vec![
-                ("SIM_SED".to_string(), Some("SIM_SEED")),
-                ("SIM_SEEDS".to_string(), Some("SIM_SEED")),
-                ("SIM_TRACEE".to_string(), Some("SIM_TRACE")),
-                ("SIM_WHATEVER_ELSE".to_string(), None),
-            ]
-        );
+        let mut expected = vec![
+            (more, Some(SEED.name)),
+            (less, Some(SEED.name)),
+            (changed, Some(TRACE.name)),
+            (far, None),
+        ];
+        expected.sort();
+        assert_eq!(found, expected);
     }
 
     #[test]

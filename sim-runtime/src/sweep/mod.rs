@@ -96,10 +96,7 @@ pub fn run_finished(summary: &crate::summary::RunSummary) {
 /// sweep collects traces (`SIM_SWEEP_TRACE_DIR`).
 pub fn trace_override(seed: u64, run_index: u64) -> Option<PathBuf> {
     let dir = crate::settings::SWEEP_TRACE_DIR.path()?;
-    if crate::settings::SWEEP_TRACE_NAMED
-        .value()
-        .is_some_and(|v| v == "1")
-    {
+    if crate::settings::SWEEP_TRACE_NAMED.is_on() {
         let thread = std::thread::current();
         let test = thread.name().filter(|name| *name != "main");
         return Some(dir.join(trace_file_name(test, seed, run_index)));

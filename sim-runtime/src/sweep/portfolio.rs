@@ -37,9 +37,7 @@ pub const HORIZONS: [u64; 3] = [100, 1_000, 10_000];
 /// test starts, which inherits the variable), and nothing (`SIM_POLICY`, a
 /// replayed decision file) names a policy.
 pub fn active() -> bool {
-    crate::settings::SWEEP_PORTFOLIO
-        .value()
-        .is_some_and(|v| v == "1")
+    crate::settings::SWEEP_PORTFOLIO.is_on()
         && super::record::reporting()
         && matches!(crate::decision::var(POLICY_VAR), Ok(None))
 }
@@ -71,10 +69,7 @@ pub fn policy(seed: u64) -> Policy {
 /// it under the portfolio (`SIM_POLICY=pct SIM_PCT_DEPTH=2
 /// SIM_PCT_HORIZON=1000 `), or nothing.
 pub fn replay_settings(seed: u64) -> String {
-    if crate::settings::SWEEP_PORTFOLIO
-        .value()
-        .is_some_and(|v| v == "1")
-    {
+    if crate::settings::SWEEP_PORTFOLIO.is_on() {
         if let Some((depth, horizon)) = pct(seed) {
             return format!("SIM_POLICY=pct SIM_PCT_DEPTH={depth} SIM_PCT_HORIZON={horizon} ");
         }

@@ -129,9 +129,7 @@ pub(crate) fn plan() -> Option<Plan> {
     };
     let seeds =
         decode_seeds(&seeds).unwrap_or_else(|e| panic!("sim: {SEEDS_VAR} holds a bad seed: {e}"));
-    let keep_going = crate::settings::SWEEP_KEEP_GOING
-        .value()
-        .is_some_and(|v| v == "1");
+    let keep_going = crate::settings::SWEEP_KEEP_GOING.is_on();
     Some(Plan { seeds, keep_going })
 }
 

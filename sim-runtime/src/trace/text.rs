@@ -88,8 +88,6 @@ pub(crate) fn trace_bytes() -> usize {
     *BYTES.get_or_init(|| {
         crate::settings::TRACE_BYTES
             .value()
-            .ok_or(())
-            .ok()
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(32)
     })
