@@ -105,6 +105,10 @@ pub(crate) struct MergeArgs {
     pub(crate) shards: Vec<PathBuf>,
 }
 
+/// How many of a trace's last events a timeline draws, by default
+/// (`cargo sim timeline` and `cargo sim test --timeline`).
+pub(crate) const TIMELINE_EVENTS_DEFAULT: usize = 2_000;
+
 /// `cargo sim timeline`'s arguments.
 #[derive(Args, Debug)]
 #[command(after_help = "\
@@ -120,7 +124,7 @@ pub(crate) struct TimelineArgs {
     pub(crate) output: Option<PathBuf>,
     /// How many of the trace's last events to draw (the same default as a
     /// failure's timeline, `--timeline`).
-    #[arg(long, value_name = "EVENTS", default_value_t = 2_000, value_parser = event_count)]
+    #[arg(long, value_name = "EVENTS", default_value_t = TIMELINE_EVENTS_DEFAULT, value_parser = event_count)]
     pub(crate) last: usize,
 }
 
@@ -216,34 +220,27 @@ pub(crate) struct TestOptions {
     pub(crate) shrink: Option<PathBuf>,
 }
 
-/// The options of `TestOptions` that take a value.
-const VALUE_OPTIONS: &[&str] = &[
-    "--seeds",
-    "--for",
-    "--seed",
-    "--trace",
-    "--jobs",
-    "-j",
-    "--junit",
-    "--partition",
-    "--timeline",
-    "--shrink",
-];
-/// The options of `TestOptions` that are flags.
-const FLAG_OPTIONS: &[&str] = &[
-    "--keep-going",
-    "--trace-failing",
-    "--check-determinism",
-    "--no-doc",
-    "--no-save",
-    "--swarm",
-    "--verbose",
-    "-v",
-];
+/// `TestOptions`' spellings (`--seeds`, `-j`), each with whether it takes
+/// a value, read from its clap definition.
+fn test_option_names() -> Vec<(String, bool)> {
+    let command = <TestOptions as clap::Args>::augment_args(clap::Command::new("test"));
+    let mut names = Vec::new();
+    for arg in command.get_arguments() {
+        let takes_value = arg.get_action().takes_values();
+        if let Some(long) = arg.get_long() {
+            names.push((format!("--{long}"), takes_value));
+        }
+        if let Some(short) = arg.get_short() {
+            names.push((format!("-{short}"), takes_value));
+        }
+    }
+    names
+}
 
 /// Splits `cargo sim test`'s arguments into ours, cargo's and the test
 /// binaries'.
 pub(crate) fn split_test_args(args: &[String]) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let options = test_option_names();
     let mut ours = Vec::new();
     let mut cargo = Vec::new();
     let mut tests = Vec::new();
@@ -254,9 +251,10 @@ pub(crate) fn split_test_args(args: &[String]) -> (Vec<String>, Vec<String>, Vec
             break;
         }
         let name = arg.split('=').next().unwrap_or(arg);
-        if FLAG_OPTIONS.contains(&arg.as_str()) || arg == "--help" || arg == "-h" {
+        let option = options.iter().find(|(spelling, _)| spelling == name);
+        if arg == "--help" || arg == "-h" || option.is_some_and(|(_, value)| !value) {
             ours.push(arg.clone());
-        } else if VALUE_OPTIONS.contains(&name) {
+        } else if option.is_some() {
             ours.push(arg.clone());
             if !arg.contains('=') {
                 if let Some(value) = iter.next() {
@@ -326,4 +324,59 @@ pub(crate) fn build_args(cargo_args: &[String]) -> (Vec<String>, bool) {
         }
     }
     (kept, targets_chosen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    /// Our options (flags, values given apart or with `=`, short forms) go
+    /// to clap, the rest to cargo, and what follows `--` to the tests.
+    #[test]
+    fn test_arguments_split_between_ours_cargo_and_the_tests() {
+        let args = strings(&[
+            "--seeds",
+            "3",
+            "-p",
+            "app",
+            "--keep-going",
+            "--jobs=2",
+            "-j",
+            "4",
+            "--release",
+            "-v",
+            "--",
+            "name",
+            "--exact",
+        ]);
+        let (ours, cargo, tests) = split_test_args(&args);
+        assert_eq!(
+            ours,
+            strings(&["--seeds", "3", "--keep-going", "--jobs=2", "-j", "4", "-v"])
+        );
+        assert_eq!(cargo, strings(&["-p", "app", "--release"]));
+        assert_eq!(tests, strings(&["name", "--exact"]));
+    }
+
+    /// Every option clap knows is one the split knows, with its arity.
+    #[test]
+    fn the_split_knows_every_option_of_test_options() {
+        let names = test_option_names();
+        for (spelling, value) in [
+            ("--seeds", true),
+            ("--for", true),
+            ("-j", true),
+            ("--swarm", false),
+            ("--trace-failing", false),
+        ] {
+            assert!(
+                names.contains(&(spelling.to_string(), value)),
+                "{spelling}: {names:?}"
+            );
+        }
+    }
 }

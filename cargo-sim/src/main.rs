@@ -66,6 +66,9 @@ fn main() -> ExitCode {
             cargo,
             tests,
         });
+    } else if args.is_empty() {
+        // `cargo sim` alone: the help, as `cargo` alone prints its own.
+        argv.push("--help".to_string());
     } else {
         argv.extend(args);
     }
@@ -184,21 +187,5 @@ pub(crate) fn plural(n: usize, noun: &str) -> String {
         format!("{n} {word}")
     } else {
         format!("{n} {word} {rest}")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use clap::Parser;
-
-    /// `cargo sim timeline`'s default count of events is a failure's
-    /// timeline's (`--timeline`).
-    #[test]
-    fn the_timeline_command_draws_as_many_events_as_a_failures_timeline() {
-        let cli = crate::cli::Cli::try_parse_from(["cargo sim", "timeline", "t.trace"]).unwrap();
-        let crate::cli::Command::Timeline(args) = cli.command else {
-            panic!("parsed as another command");
-        };
-        assert_eq!(args.last, crate::timeline::LAST_DEFAULT);
     }
 }

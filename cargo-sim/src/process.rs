@@ -71,7 +71,7 @@ pub(crate) fn silence_budget() -> Duration {
 }
 
 /// What one more run of one seed did.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct OneRun {
     /// Its failure (class and message), if it failed.
     pub failure: Option<(FailureClass, String)>,

@@ -214,7 +214,7 @@ fn record(
     what: &str,
     mut env: Vec<(String, String)>,
 ) -> Result<Option<Log>, String> {
-    let base = config.work_dir.join(format!("shrink-{seed:016x}.{what}"));
+    let base = work_file(config, seed, what);
     env.push((RECORD_VAR.to_string(), base.display().to_string()));
     runner::run_one(config, binaries, case, seed, &env)?;
     let thread = (!case.whole_binary).then_some(case.name.as_str());
@@ -288,15 +288,19 @@ impl<'a> Shrinker<'a> {
         case: &'a TestCase,
         seed: u64,
     ) -> Result<Shrinker<'a>, String> {
-        let mut shrinker = Shrinker {
+        let (first, lines) = run_listing(config, binaries, case, seed, Vec::new())?;
+        let Some(failure) = first.failure.as_ref() else {
+            return Err("the seed passed when run again".to_string());
+        };
+        Ok(Shrinker {
             config,
             binaries,
             case,
             seed,
-            wanted: (FailureClass::Panic, String::new()),
-            first: runner::OneRun::default(),
-            lines: Vec::new(),
-            skip_from: None,
+            wanted: key(failure),
+            skip_from: lines.iter().map(|(u, _, _)| u + 1).max(),
+            first,
+            lines,
             skip: Vec::new(),
             fast: false,
             later: Vec::new(),
@@ -304,35 +308,19 @@ impl<'a> Shrinker<'a> {
             replay_file: None,
             tries: 0,
             note: String::new(),
-        };
-        let (first, lines) = shrinker.listed(Vec::new())?;
-        let Some(failure) = first.failure.as_ref() else {
-            return Err("the seed passed when run again".to_string());
-        };
-        shrinker.wanted = key(failure);
-        shrinker.skip_from = lines.iter().map(|(u, _, _)| u + 1).max();
-        shrinker.first = first;
-        shrinker.lines = lines;
-        Ok(shrinker)
+        })
     }
 
     fn work_file(&self, what: &str) -> std::path::PathBuf {
-        self.config
-            .work_dir
-            .join(format!("shrink-{:016x}.{what}", self.seed))
+        work_file(self.config, self.seed, what)
     }
 
     /// Runs the seed with `env`, listing the faults it applied.
     fn listed(
         &self,
-        mut env: Vec<(String, String)>,
+        env: Vec<(String, String)>,
     ) -> Result<(runner::OneRun, Vec<FaultLine>), String> {
-        let list = self.work_file("faults");
-        let _ = std::fs::remove_file(&list);
-        env.push((SHRINK_OUT_VAR.to_string(), list.display().to_string()));
-        let run = runner::run_one(self.config, self.binaries, self.case, self.seed, &env)?;
-        let text = std::fs::read_to_string(&list).unwrap_or_default();
-        Ok((run, unit_lines(&text)))
+        run_listing(self.config, self.binaries, self.case, self.seed, env)
     }
 
     /// The settings of a try with these faults and this decision file.
@@ -352,9 +340,16 @@ impl<'a> Shrinker<'a> {
 
     /// Whether a run with `env` fails as the first did.
     fn same(&mut self, env: &[(String, String)]) -> Result<bool, String> {
+        Ok(self.try_run(env)?.0)
+    }
+
+    /// One try: whether the run with `env` fails as the first did, and
+    /// the virtual time it ended at.
+    fn try_run(&mut self, env: &[(String, String)]) -> Result<(bool, u64), String> {
         self.tries += 1;
         let run = runner::run_one(self.config, self.binaries, self.case, self.seed, env)?;
-        Ok(run.failure.as_ref().map(key) == Some(self.wanted.clone()))
+        let same = run.failure.as_ref().map(key).as_ref() == Some(&self.wanted);
+        Ok((same, run.end_ns))
     }
 
     /// Whether a try with fewer faults (`skip`, `fast`) on the current
@@ -578,12 +573,11 @@ impl<'a> Shrinker<'a> {
             }
             let mut trial = self.later.clone();
             trial.push((unit, mid));
-            self.tries += 1;
             let env = self.env_of(&self.skip, self.fast, &trial, self.replay_file.as_deref());
-            let run = runner::run_one(self.config, self.binaries, self.case, self.seed, &env)?;
-            if run.failure.as_ref().map(key) == Some(self.wanted.clone()) {
+            let (same, run_end_ns) = self.try_run(&env)?;
+            if same {
                 lo = mid;
-                *end_ns = (*end_ns).max(run.end_ns);
+                *end_ns = (*end_ns).max(run_end_ns);
             } else {
                 hi = mid - 1;
             }
@@ -764,6 +758,27 @@ impl<'a> Shrinker<'a> {
             self.case.name
         )
     }
+}
+
+/// A file of the shrink of `seed` in the sweep's work directory.
+fn work_file(config: &SweepConfig, seed: u64, what: &str) -> std::path::PathBuf {
+    config.work_dir.join(format!("shrink-{seed:016x}.{what}"))
+}
+
+/// Runs `seed` of `case` with `env`, listing the faults it applied.
+fn run_listing(
+    config: &SweepConfig,
+    binaries: &[TestBinary],
+    case: &TestCase,
+    seed: u64,
+    mut env: Vec<(String, String)>,
+) -> Result<(runner::OneRun, Vec<FaultLine>), String> {
+    let list = work_file(config, seed, "faults");
+    let _ = std::fs::remove_file(&list);
+    env.push((SHRINK_OUT_VAR.to_string(), list.display().to_string()));
+    let run = runner::run_one(config, binaries, case, seed, &env)?;
+    let text = std::fs::read_to_string(&list).unwrap_or_default();
+    Ok((run, unit_lines(&text)))
 }
 
 /// The units of `lines`, sorted, each once.

@@ -15,9 +15,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// How many events a page shows by default.
-pub const LAST_DEFAULT: usize = 2_000;
-
 /// One parsed trace line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
@@ -456,7 +453,7 @@ pub fn for_failure(trace: &Path, dir: &Path, test: &str, seed: u64) -> Result<St
     write(
         trace,
         &out,
-        LAST_DEFAULT,
+        crate::cli::TIMELINE_EVENTS_DEFAULT,
         &format!("{test}, seed {seed:#x}"),
     )
 }

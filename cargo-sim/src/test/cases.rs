@@ -11,6 +11,9 @@ use std::sync::Arc;
 /// Every selected test of every binary.
 pub(crate) fn cases(plan: &Plan, binaries: &[TestBinary]) -> Result<Vec<TestCase>, Halt> {
     let spec = Arc::new(plan.seeds.clone());
+    // A replay runs its one seed, exactly; a sweep or a plain run starts
+    // with the saved ones (on the first share only).
+    let saved_first = !plan.is_replay() && plan.partition.is_none_or(|p| p.index == 1);
     let mut cases = Vec::new();
     for (index, binary) in binaries.iter().enumerate() {
         // Not libtest's harness (`harness = false`): the binary is one
@@ -23,10 +26,8 @@ pub(crate) fn cases(plan: &Plan, binaries: &[TestBinary]) -> Result<Vec<TestCase
         };
         let (replay_command, replay_prefix) = crate::replay_command(binary, &plan.kept);
         for name in listed {
-            // A replay runs its one seed, exactly; a sweep or a plain run
-            // starts with the saved ones (on the first share only).
             let mut saved: Vec<u64> = Vec::new();
-            if !plan.is_replay() && plan.partition.is_none_or(|p| p.index == 1) {
+            if saved_first {
                 saved.extend(crate::regressions::load(binary, &name));
             }
             check_signal()?;

@@ -23,8 +23,13 @@ impl DocTests {
     }
 }
 
-/// Runs the doc tests of the libraries among the built binaries.
-pub(crate) fn run(plan: &Plan, built: &Built) -> Result<DocTests, Halt> {
+/// Runs the doc tests of the libraries among the built binaries; their
+/// output goes to `work_dir`.
+pub(crate) fn run(
+    plan: &Plan,
+    built: &Built,
+    work_dir: &std::path::Path,
+) -> Result<DocTests, Halt> {
     if plan.options.no_doc || plan.targets_chosen {
         return Ok(DocTests::default());
     }
@@ -41,11 +46,7 @@ pub(crate) fn run(plan: &Plan, built: &Built) -> Result<DocTests, Halt> {
         return Ok(DocTests::default());
     }
     let seed = plan.seeds.get(0);
-    let log = built
-        .sim
-        .target
-        .join(format!("sweep-{}", std::process::id()))
-        .join("doc-tests.out");
+    let log = work_dir.join("doc-tests.out");
     let status = cargo_test_doc(plan, built, &packages, seed, &log)?;
     if status.success() {
         return Ok(DocTests {

@@ -95,7 +95,7 @@ fn phases(
     }
     swept.show_logs();
     let docs = match interrupted {
-        None => doc::run(&plan, &built)?,
+        None => doc::run(&plan, &built, &swept.work_dir)?,
         Some(_) => doc::DocTests::default(),
     };
     summary::report(&plan, &built, &swept, &docs, started, built_in)

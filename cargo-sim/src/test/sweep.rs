@@ -57,8 +57,8 @@ pub(crate) fn sweep(plan: &Plan, built: &Built, cases: Vec<TestCase>) -> Result<
             .unwrap_or_default(),
         plan.jobs
     );
-    let config = config(plan, work_dir.clone(), single)?;
     let traces = trace_dir(plan)?;
+    let config = config(plan, work_dir.clone(), single, traces.clone())?;
     let mut reporter = crate::report::Reporter::new(config.deadline);
     let results = runner::run(&config, &built.binaries, cases, &mut reporter);
     reporter.finish();
@@ -79,6 +79,11 @@ pub(crate) fn sweep(plan: &Plan, built: &Built, cases: Vec<TestCase>) -> Result<
 /// `--trace DIR`, made absolute and created: trace files go where the
 /// user said, wherever the tests run.
 fn trace_dir(plan: &Plan) -> Result<Option<PathBuf>, String> {
+    if plan.options.trace.is_some() && plan.options.check_determinism {
+        return Err(
+            "--trace and --check-determinism both write the sweep's traces: use one".to_string(),
+        );
+    }
     let Some(dir) = &plan.options.trace else {
         return Ok(None);
     };
@@ -92,14 +97,13 @@ fn cwd() -> Result<PathBuf, String> {
     std::env::current_dir().map_err(|e| format!("no working directory: {e}"))
 }
 
-fn config(plan: &Plan, work_dir: PathBuf, single: bool) -> Result<SweepConfig, String> {
+fn config(
+    plan: &Plan,
+    work_dir: PathBuf,
+    single: bool,
+    traces: Option<PathBuf>,
+) -> Result<SweepConfig, String> {
     let options = &plan.options;
-    if options.trace.is_some() && options.check_determinism {
-        return Err(
-            "--trace and --check-determinism both write the sweep's traces: use one".to_string(),
-        );
-    }
-    let traces = trace_dir(plan)?;
     let sim_trace = sim_runtime::settings::TRACE
         .path()
         .map(|p| cwd().map(|c| c.join(p)))
