@@ -1,17 +1,15 @@
-//! The process table of one simulation (a runtime extension): the programs
-//! registered by name, the pids given out, and each process's task, exit
-//! status and signal disposition.
+//! The process table of one simulation (a runtime extension): the pids
+//! given out, and each process's task, exit status and signal disposition.
+//! The programs registered by name live beside `Invocation`, in the
+//! `tokio::sim::process` module.
 
 use crate::signal::unix::SignalKind;
 use crate::sync::mpsc::UnboundedSender;
 use sim_runtime::{Core, RawTask};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-
 use std::os::unix::process::ExitStatusExt;
-
 use std::process::ExitStatus;
-
 use std::task::{Context, Poll, Waker};
 
 /// The exit status of a program the simulation cancelled (its host

@@ -299,7 +299,7 @@ impl Programs {
 
 /// The program `program` names on `host` (see `Programs::lookup`); the
 /// outer `None` outside a simulation.
-pub(crate) fn program(host: &str, program: &std::ffi::OsStr) -> Option<Option<Handler>> {
+pub(crate) fn program(host: &str, program: &OsStr) -> Option<Option<Handler>> {
     sim_runtime::context::with_current(|core| {
         core.extension(Programs::default).lookup(host, program)
     })

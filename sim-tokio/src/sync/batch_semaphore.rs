@@ -132,32 +132,6 @@ impl Semaphore {
         }
     }
 
-    /// For a lock: the tasks that hold it, and those queued ahead of
-    /// `waiter` (who will hold it first). Also whether the free permits
-    /// would serve `waiter` (then it is not blocked by anyone).
-    fn blockers_of(&self, waiter: u64) -> (Vec<u64>, bool) {
-        let st = self.lock();
-        let mut tasks: Vec<u64> = st.holders.iter().map(|(task, _)| *task).collect();
-        for id in st.queue.iter().take_while(|id| **id != waiter) {
-            if let Some(w) = st.waiters.get(id) {
-                tasks.push(w.task);
-            }
-        }
-        let free = st
-            .waiters
-            .get(&waiter)
-            .is_some_and(|w| w.assigned == w.needed);
-        (tasks, free)
-    }
-
-    /// The waker a waiter keeps, for telling whose it is.
-    fn waker_of(&self, waiter: u64) -> Option<Waker> {
-        self.lock()
-            .waiters
-            .get(&waiter)
-            .and_then(|w| w.waker.clone())
-    }
-
     fn hold(st: &mut State, task: u64, n: usize) {
         if st.lock.is_some() {
             st.holders.push((task, n));
@@ -465,12 +439,30 @@ impl Drop for Acquire<'_> {
 }
 
 impl super::waits::WaitedLock for Semaphore {
+    /// For a lock: the tasks that hold it, and those queued ahead of
+    /// `waiter` (who will hold it first). Also whether the free permits
+    /// would serve `waiter` (then it is not blocked by anyone).
     fn blockers(&self, waiter: u64) -> (Vec<u64>, bool) {
-        self.blockers_of(waiter)
+        let st = self.lock();
+        let mut tasks: Vec<u64> = st.holders.iter().map(|(task, _)| *task).collect();
+        for id in st.queue.iter().take_while(|id| **id != waiter) {
+            if let Some(w) = st.waiters.get(id) {
+                tasks.push(w.task);
+            }
+        }
+        let free = st
+            .waiters
+            .get(&waiter)
+            .is_some_and(|w| w.assigned == w.needed);
+        (tasks, free)
     }
 
+    /// The waker a waiter keeps, for telling whose it is.
     fn waiter_waker(&self, waiter: u64) -> Option<Waker> {
-        self.waker_of(waiter)
+        self.lock()
+            .waiters
+            .get(&waiter)
+            .and_then(|w| w.waker.clone())
     }
 }
 
