@@ -2,7 +2,7 @@
 //! hints, or trying the next node) and retries a write until it is
 //! acknowledged or its deadline passes.
 
-use crate::kv::http::PutResp;
+use crate::kv::wire::PutResp;
 use std::time::Duration;
 
 /// An acknowledged write: the term and log position it committed at.

@@ -4,60 +4,20 @@
 //! 421 with the leader it knows in `x-leader`; one that cannot commit in
 //! time answers 503.
 
-use crate::kv::node::{Node, Refusal};
-use crate::kv::store::Entry;
+use crate::kv::node::{self, Config, Node, Refusal};
+use crate::kv::wire::{AppendReq, VoteReq};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{post, put};
 use axum::{Json, Router};
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// How long a node waits for another's answer.
 const RPC_TIMEOUT: Duration = Duration::from_millis(300);
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct VoteReq {
-    pub(crate) term: u64,
-    pub(crate) candidate: usize,
-    pub(crate) last_index: usize,
-    pub(crate) last_term: u64,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct VoteResp {
-    pub(crate) term: u64,
-    pub(crate) granted: bool,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct AppendReq {
-    pub(crate) term: u64,
-    pub(crate) leader: usize,
-    pub(crate) prev_index: usize,
-    pub(crate) prev_term: u64,
-    pub(crate) entries: Vec<Entry>,
-    pub(crate) commit: usize,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct AppendResp {
-    pub(crate) term: u64,
-    pub(crate) success: bool,
-    pub(crate) matched: usize,
-}
-
-/// What an acknowledged write answers: where it is in the log.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PutResp {
-    /// The term of the leader that committed it.
-    pub term: u64,
-    /// Its position in the log.
-    pub index: usize,
-}
 
 impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
@@ -74,6 +34,19 @@ impl IntoResponse for Refusal {
             }
             Refusal::Disk => (StatusCode::INTERNAL_SERVER_ERROR, "disk failed").into_response(),
         }
+    }
+}
+
+/// Runs a node until its disk fails (or forever).
+///
+/// # Errors
+/// The disk's errors, and a port that cannot be bound.
+pub async fn serve(config: Config) -> std::io::Result<()> {
+    let (node, listener) = node::start(config).await?;
+    let app = router(node.clone());
+    tokio::select! {
+        served = axum::serve(listener, app) => served,
+        stopped = node.stopped() => Err(stopped),
     }
 }
 

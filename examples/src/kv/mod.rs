@@ -7,7 +7,9 @@
 //!
 //! - `node.rs`: a node's roles, elections and replication;
 //! - `store.rs`: its durable state (term, vote, log) on [`crate::wal`];
-//! - `http.rs`: the HTTP API (`/raft/vote`, `/raft/append`, `/kv/{key}`);
+//! - `http.rs`: the HTTP API (`/raft/vote`, `/raft/append`, `/kv/{key}`)
+//!   and `serve`, which runs a node behind it;
+//! - `wire.rs`: the messages, as JSON;
 //! - `client.rs`: a client that finds the leader and writes.
 //!
 //! Under `--cfg simulation` it publishes what the harness's checkers need
@@ -22,9 +24,11 @@ pub mod client;
 mod http;
 mod node;
 mod store;
+mod wire;
 
 pub use client::{Ack, Client};
-pub use node::{serve, Config};
+pub use http::serve;
+pub use node::Config;
 pub use store::Entry;
 
 /// Publishes a fact for the simulation's checkers; nothing in plain builds.

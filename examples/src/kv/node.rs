@@ -15,9 +15,9 @@
 //! is on disk before the node acts on it. An error of the disk stops the
 //! node (`serve` returns it): a node that cannot persist must not vote.
 
-use crate::kv::http::{AppendReq, AppendResp, PutResp, VoteReq, VoteResp};
 use crate::kv::observe;
 use crate::kv::store::{Entry, Store};
+use crate::kv::wire::{AppendReq, AppendResp, PutResp, VoteReq, VoteResp};
 use std::collections::BTreeMap;
 use std::io;
 use std::path::PathBuf;
@@ -96,11 +96,12 @@ fn election_timeout() -> Duration {
     Duration::from_millis(rand::random_range(300..600))
 }
 
-/// Runs a node until its disk fails (or forever).
+/// Opens a node's store, binds its port and starts its elections; the
+/// HTTP service (`serve`, in the HTTP module) serves it.
 ///
 /// # Errors
 /// The disk's errors, and a port that cannot be bound.
-pub async fn serve(config: Config) -> io::Result<()> {
+pub(crate) async fn start(config: Config) -> io::Result<(Arc<Node>, tokio::net::TcpListener)> {
     let store = Store::open(&config.wal_path).await?;
     let port = config.peers[config.id]
         .rsplit_once(':')
@@ -129,16 +130,20 @@ pub async fn serve(config: Config) -> io::Result<()> {
     });
     node.publish_role(&*node.inner.lock().await);
     tokio::spawn(node.clone().elections());
-    let app = crate::kv::http::router(node.clone());
-    tokio::select! {
-        served = axum::serve(listener, app) => served,
-        () = node.fatal_notify.notified() => {
-            Err(node.fatal.lock().unwrap().take().unwrap_or_else(|| io::Error::other("stopped")))
-        }
-    }
+    Ok((node, listener))
 }
 
 impl Node {
+    /// Waits for the node to stop (its disk failed): why.
+    pub(crate) async fn stopped(&self) -> io::Error {
+        self.fatal_notify.notified().await;
+        self.fatal
+            .lock()
+            .unwrap()
+            .take()
+            .unwrap_or_else(|| io::Error::other("stopped"))
+    }
+
     fn majority(&self) -> usize {
         self.config.peers.len() / 2 + 1
     }
