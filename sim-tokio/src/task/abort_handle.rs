@@ -8,8 +8,15 @@ pub struct AbortHandle {
     raw: RawTask,
 }
 
-// `Send` and `Sync` of itself: `RawTask` is plain ids, and the task is
-// reached only through its runtime.
+// Written out, as tokio's are (its handle holds a raw task pointer; this
+// one holds `RawTask`, plain ids, and would be `Send` and `Sync` of itself).
+// SAFETY: the handle is ids; `abort` and `is_finished` reach the task only
+// through its runtime, on the runtime's thread, so it may move between
+// threads.
+unsafe impl Send for AbortHandle {}
+// SAFETY: every method takes `&self` and goes through the runtime, as for
+// `Send`: sharing the handle adds nothing.
+unsafe impl Sync for AbortHandle {}
 impl std::panic::UnwindSafe for AbortHandle {}
 impl std::panic::RefUnwindSafe for AbortHandle {}
 

@@ -15,8 +15,12 @@ pub struct JoinHandle<T> {
     _output: PhantomData<T>,
 }
 
-// `Send` when `T: Send` of itself (`RawTask` is plain ids, and the
-// output is a `T` that moves to whoever awaits the handle).
+// Written out, as tokio's are (this handle would be `Send` when `T: Send`
+// of itself: `RawTask` is plain ids).
+// SAFETY: the handle is ids, never dereferenced off the runtime's thread;
+// the output (a `T`) moves to whoever awaits it, so the handle may move
+// between threads when `T: Send`.
+unsafe impl<T: Send> Send for JoinHandle<T> {}
 // SAFETY: through `&JoinHandle` nothing reaches the output (`poll` takes
 // `Pin<&mut Self>`), only `is_finished`, `abort` and `id`, which go through
 // the runtime: tokio's handle is `Sync` when `T: Send`, and so is this one.
