@@ -385,18 +385,17 @@ fn heartbeats() -> (Duration, u64, u64) {
     )
 }
 
-fn main() {
-    let trace_path = std::env::temp_dir().join("sim-bench.trace");
-    println!(
-        "{:<34} {:>12} {:>12} {:>8} {:>12} {:>8}",
-        "workload", "real tokio", "sim", "ratio", "sim traced", "ratio"
-    );
-    type Case = (
-        &'static str,
-        fn(&real::runtime::Runtime) -> u64,
-        fn(&sim::runtime::Runtime) -> u64,
-    );
-    let cases: [Case; 8] = [
+/// A workload of the first table: its name, and it on each runtime.
+type Case = (
+    &'static str,
+    fn(&real::runtime::Runtime) -> u64,
+    fn(&sim::runtime::Runtime) -> u64,
+);
+
+/// The workloads timed on real tokio, the simulator, and the simulator
+/// tracing.
+fn cases() -> [Case; 8] {
+    [
         (
             "spawn + join 100k tasks",
             |rt| rt.block_on(on_real::spawn_join(100_000)),
@@ -437,8 +436,36 @@ fn main() {
             |rt| rt.block_on(on_real::random_sleeps(100_000, 1000)),
             |rt| rt.block_on(on_sim::random_sleeps(100_000, 1000)),
         ),
-    ];
-    for (name, run_real, run_sim) in cases {
+    ]
+}
+
+/// One row of the table without a traced column: a workload on real tokio
+/// and on the simulator (seed 1, no trace), which must compute the same.
+fn compare_row(name: &str, real: impl FnMut() -> u64, sim: impl FnMut() -> u64) {
+    let (real_time, real_out) = best_of(real);
+    std::env::set_var("SIM_SEED", "1");
+    std::env::remove_var("SIM_TRACE");
+    let (sim_time, sim_out) = best_of(sim);
+    assert_eq!(
+        real_out, sim_out,
+        "{name}: the simulator computed something else"
+    );
+    println!(
+        "{:<34} {:>12} {:>12} {:>7.2}x",
+        name,
+        format!("{:.1?}", real_time),
+        format!("{:.1?}", sim_time),
+        sim_time.as_secs_f64() / real_time.as_secs_f64(),
+    );
+}
+
+fn main() {
+    let trace_path = std::env::temp_dir().join("sim-bench.trace");
+    println!(
+        "{:<34} {:>12} {:>12} {:>8} {:>12} {:>8}",
+        "workload", "real tokio", "sim", "ratio", "sim traced", "ratio"
+    );
+    for (name, run_real, run_sim) in cases() {
         let (real_time, real_out) = best_of(|| run_real(&on_real::runtime()));
         // The seed is fixed so the rounds are comparable; the simulator's
         // output must equal real tokio's.
@@ -470,55 +497,24 @@ fn main() {
 
     // The same spawn + join on a `multi_thread` runtime of 4 workers: real
     // threads in real tokio, simulated workers on the simulator.
-    let (real_time, real_out) =
-        best_of(|| on_real::multi_thread_runtime().block_on(on_real::spawn_join(100_000)));
-    std::env::set_var("SIM_SEED", "1");
-    let (sim_time, sim_out) =
-        best_of(|| on_sim::multi_thread_runtime().block_on(on_sim::spawn_join(100_000)));
-    assert_eq!(
-        real_out, sim_out,
-        "multi_thread spawn + join: the simulator computed something else"
-    );
-    println!(
-        "{:<34} {:>12} {:>12} {:>7.2}x",
+    compare_row(
         "spawn + join 100k, 4 workers",
-        format!("{:.1?}", real_time),
-        format!("{:.1?}", sim_time),
-        sim_time.as_secs_f64() / real_time.as_secs_f64(),
+        || on_real::multi_thread_runtime().block_on(on_real::spawn_join(100_000)),
+        || on_sim::multi_thread_runtime().block_on(on_sim::spawn_join(100_000)),
     );
-
     // The network: the same echo code on real loopback and between two
     // simulated hosts (default links: 0-1 ms each way).
-    let (real_time, real_out) = best_of(tcp_echo::real_run);
-    std::env::remove_var("SIM_TRACE");
-    let (sim_time, sim_out) = best_of(tcp_echo::sim_run);
-    assert_eq!(
-        real_out, sim_out,
-        "tcp echo: the simulator computed something else"
-    );
-    println!(
-        "{:<34} {:>12} {:>12} {:>7.2}x",
+    compare_row(
         "100k TCP echo round trips",
-        format!("{:.1?}", real_time),
-        format!("{:.1?}", sim_time),
-        sim_time.as_secs_f64() / real_time.as_secs_f64(),
+        tcp_echo::real_run,
+        tcp_echo::sim_run,
     );
-
     // The disk: real tokio on the real disk (its fsyncs are real), the
     // facade on the simulated one (latency in virtual time).
-    let (real_time, real_out) = best_of(fs_log::real_run);
-    std::env::set_var("SIM_SEED", "1");
-    let (sim_time, sim_out) = best_of(fs_log::sim_run);
-    assert_eq!(
-        real_out, sim_out,
-        "fs log: the simulator computed something else"
-    );
-    println!(
-        "{:<34} {:>12} {:>12} {:>7.2}x",
+    compare_row(
         "10k 4-KiB appends, 100 fsyncs, read",
-        format!("{:.1?}", real_time),
-        format!("{:.1?}", sim_time),
-        sim_time.as_secs_f64() / real_time.as_secs_f64(),
+        fs_log::real_run,
+        fs_log::sim_run,
     );
 
     let (wall, events, datagrams) = heartbeats();

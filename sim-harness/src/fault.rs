@@ -3,7 +3,7 @@
 
 use crate::host::{named as host, restart};
 use sim_fs::DiskConfig;
-use sim_net::{with_net, ConnectPolicy, HostId};
+use sim_net::{with_net, ConnectPolicy, HostId, Network};
 use std::time::Duration;
 
 /// A fault, scheduled with [`Sim::at`] or applied at once with
@@ -287,51 +287,9 @@ impl Fault {
                 net.set_route(name, &ids);
             }
             Fault::Rollout(rollout) => crate::rollout::start(rollout),
-            Fault::ClockSkew(h, offset) => {
-                let id = host(net, h).0;
-                net.note(&format!("clock {h} skew {offset:?}"));
-                sim_runtime::context::with_current(|core| {
-                    let mut clock = core.node_clock(id);
-                    clock.monotonic_offset_ns = offset.as_nanos().min(u64::MAX as u128) as u64;
-                    core.set_node_clock(id, clock);
-                });
-            }
-            Fault::WallClockJump(h, delta_ms) => {
-                let id = host(net, h).0;
-                net.note(&format!("clock {h} wall jump {delta_ms}ms"));
-                sim_runtime::context::with_current(|core| {
-                    let mut clock = core.node_clock(id);
-                    clock.wall_offset_ns = clock
-                        .wall_offset_ns
-                        .saturating_add(delta_ms.saturating_mul(1_000_000));
-                    core.set_node_clock(id, clock);
-                });
-            }
-            Fault::ClockDrift(h, ppm) => {
-                assert!(
-                    ppm.abs() <= sim_runtime::DRIFT_PPM_MAX,
-                    "sim: Fault::ClockDrift({h:?}, {ppm}): a drift is at most ±{} ppm",
-                    sim_runtime::DRIFT_PPM_MAX
-                );
-                let id = host(net, h).0;
-                net.note(&format!("clock {h} drift {ppm}ppm"));
-                sim_runtime::context::with_current(|core| {
-                    let clock = core.node_clock(id);
-                    let now = core.now_ns();
-                    // Fold the drift so far into the offset: the clock goes
-                    // on from what it reads now, at its new rate.
-                    let local = clock.local_ns(now);
-                    core.set_node_clock(
-                        id,
-                        sim_runtime::NodeClock {
-                            monotonic_offset_ns: local.saturating_sub(now),
-                            drift_ppm: *ppm,
-                            drift_since_ns: now,
-                            ..clock
-                        },
-                    );
-                });
-            }
+            Fault::ClockSkew(h, offset) => skew_clock(net, h, *offset),
+            Fault::WallClockJump(h, delta_ms) => jump_wall_clock(net, h, *delta_ms),
+            Fault::ClockDrift(h, ppm) => drift_clock(net, h, *ppm),
             Fault::DnsFail(name) => net.set_name_failing(name, true),
             Fault::DnsRestore(name) => net.set_name_failing(name, false),
             Fault::PauseListener(h, port) | Fault::ResumeListener(h, port) => {
@@ -342,4 +300,56 @@ impl Fault {
             }
         })
     }
+}
+
+/// `Fault::ClockSkew`: host `h`'s monotonic clock reads `offset` ahead.
+fn skew_clock(net: &Network, h: &str, offset: Duration) {
+    let id = host(net, h).0;
+    net.note(&format!("clock {h} skew {offset:?}"));
+    sim_runtime::context::with_current(|core| {
+        let mut clock = core.node_clock(id);
+        clock.monotonic_offset_ns = offset.as_nanos().min(u64::MAX as u128) as u64;
+        core.set_node_clock(id, clock);
+    });
+}
+
+/// `Fault::WallClockJump`: host `h`'s wall clock jumps by `delta_ms`.
+fn jump_wall_clock(net: &Network, h: &str, delta_ms: i64) {
+    let id = host(net, h).0;
+    net.note(&format!("clock {h} wall jump {delta_ms}ms"));
+    sim_runtime::context::with_current(|core| {
+        let mut clock = core.node_clock(id);
+        clock.wall_offset_ns = clock
+            .wall_offset_ns
+            .saturating_add(delta_ms.saturating_mul(1_000_000));
+        core.set_node_clock(id, clock);
+    });
+}
+
+/// `Fault::ClockDrift`: host `h`'s clock runs `ppm` fast (or slow) from now.
+#[track_caller]
+fn drift_clock(net: &Network, h: &str, ppm: i64) {
+    assert!(
+        ppm.abs() <= sim_runtime::DRIFT_PPM_MAX,
+        "sim: Fault::ClockDrift({h:?}, {ppm}): a drift is at most ±{} ppm",
+        sim_runtime::DRIFT_PPM_MAX
+    );
+    let id = host(net, h).0;
+    net.note(&format!("clock {h} drift {ppm}ppm"));
+    sim_runtime::context::with_current(|core| {
+        let clock = core.node_clock(id);
+        let now = core.now_ns();
+        // Fold the drift so far into the offset: the clock goes on from
+        // what it reads now, at its new rate.
+        let local = clock.local_ns(now);
+        core.set_node_clock(
+            id,
+            sim_runtime::NodeClock {
+                monotonic_offset_ns: local.saturating_sub(now),
+                drift_ppm: ppm,
+                drift_since_ns: now,
+                ..clock
+            },
+        );
+    });
 }

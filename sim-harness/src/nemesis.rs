@@ -15,6 +15,7 @@
 //! );
 //! ```
 
+use crate::fault::Fault;
 use sim_fs::DiskConfig;
 use sim_net::{with_net, HostId};
 use std::cell::{Cell, RefCell};
@@ -86,7 +87,7 @@ fn names(hosts: &[&str]) -> Vec<String> {
 fn check_range(what: &str, range: &Range<Duration>) {
     assert!(
         range.start <= range.end && range.end > Duration::ZERO,
-        "nemesis: {what} {range:?} is not a range of positive durations"
+        "sim: nemesis: {what} {range:?} is not a range of positive durations"
     );
 }
 
@@ -110,7 +111,7 @@ impl Nemesis {
         let action = action(duration);
         assert!(
             hosts.len() >= hosts_min,
-            "nemesis: {action:?} needs {hosts_min} hosts or more"
+            "sim: nemesis: {action:?} needs {hosts_min} hosts or more"
         );
         self.push(hosts, every, action)
     }
@@ -249,7 +250,7 @@ impl Nemesis {
         let max_ppm = max_ppm as i64;
         assert!(
             (0..=sim_runtime::DRIFT_PPM_MAX).contains(&max_ppm),
-            "nemesis: a clock drift is at most {} ppm, not {max_ppm}",
+            "sim: nemesis: a clock drift is at most {} ppm, not {max_ppm}",
             sim_runtime::DRIFT_PPM_MAX
         );
         self.push(hosts, every, Action::ClockDrift { max_ppm })
@@ -375,7 +376,7 @@ fn pick(stream: &str, hosts: &[String]) -> String {
 fn host(name: &str) -> HostId {
     with_net(|net| {
         net.host_id(name)
-            .unwrap_or_else(|| panic!("nemesis: no host named {name:?} in this simulation"))
+            .unwrap_or_else(|| panic!("sim: nemesis: no host named {name:?} in this simulation"))
     })
 }
 
@@ -457,201 +458,236 @@ fn note(text: &str) {
 }
 
 fn act(stream: &str, generator: &Generator, unit: u64) {
-    use crate::fault::Fault;
     let hosts = &generator.hosts;
     match &generator.action {
-        Action::CrashRestart { downtime } => {
-            let name = pick(stream, hosts);
-            let id = host(&name);
-            if !with_net(|net| net.is_alive(id)) {
-                return;
-            }
-            record(unit, Fault::Crash(name.clone()));
-            with_net(|net| {
-                net.note(&format!("nemesis: crash {name}"));
-                net.crash(id);
-            });
-            later(draw(stream, downtime), move || {
-                record(unit, Fault::Restart(name.clone()));
-                with_net(|net| {
-                    net.note(&format!("nemesis: restart {name}"));
-                    crate::host::restart(net, id);
-                })
-            });
-        }
+        Action::CrashRestart { downtime } => crash_restart(stream, hosts, downtime, unit),
         Action::KillAfterGrace { grace, downtime } => {
-            let name = pick(stream, hosts);
-            let id = host(&name);
-            if !with_net(|net| net.is_alive(id)) {
-                return;
-            }
-            let downtime = draw(stream, downtime);
-            record(unit, Fault::Signal(name.clone(), crate::host::SIGTERM));
-            with_net(|net| {
-                net.note(&format!("nemesis: SIGTERM {name}"));
-                net.signal(id, crate::host::SIGTERM);
-            });
-            later(*grace, move || {
-                with_net(|net| {
-                    if net.is_alive(id) {
-                        record(unit, Fault::Crash(name.clone()));
-                        net.note(&format!("nemesis: crash {name} after its grace period"));
-                        net.crash(id);
-                    }
-                });
-                later(downtime, move || {
-                    record(unit, Fault::Restart(name.clone()));
-                    with_net(|net| {
-                        net.note(&format!("nemesis: restart {name}"));
-                        crate::host::restart(net, id);
-                    })
-                });
-            });
+            kill_after_grace(stream, hosts, *grace, downtime, unit)
         }
-        Action::Split { duration } => {
-            // Each host on side A or B; the first two are forced apart so
-            // neither side is empty.
-            let mut side_a = vec![host(&hosts[0])];
-            let mut side_b = vec![host(&hosts[1])];
-            for name in &hosts[2..] {
-                if below(stream, 2) == 0 {
-                    side_a.push(host(name));
-                } else {
-                    side_b.push(host(name));
-                }
-            }
-            // Which host leads each side is drawn too.
-            if below(stream, 2) == 1 {
-                std::mem::swap(&mut side_a[0], &mut side_b[0]);
-            }
-            let pairs: Vec<(HostId, HostId)> = side_a
-                .iter()
-                .flat_map(|&a| side_b.iter().map(move |&b| (a, b)))
-                .collect();
-            with_net(|net| {
-                let names = |side: &[HostId]| {
-                    side.iter()
-                        .map(|&h| net.host_name(h))
-                        .collect::<Vec<_>>()
-                        .join(",")
-                };
-                net.note(&format!(
-                    "nemesis: split {} | {}",
-                    names(&side_a),
-                    names(&side_b)
-                ));
-                record(
-                    unit,
-                    Fault::Split(
-                        side_a.iter().map(|&h| net.host_name(h)).collect(),
-                        side_b.iter().map(|&h| net.host_name(h)).collect(),
-                    ),
-                );
-                for &(a, b) in &pairs {
-                    net.partition(a, b);
-                }
-            });
-            later(draw(stream, duration), move || {
-                with_net(|net| {
-                    net.note("nemesis: heal the split");
-                    for &(a, b) in &pairs {
-                        record(unit, Fault::Heal(net.host_name(a), net.host_name(b)));
-                        net.heal(a, b);
-                    }
-                })
-            });
-        }
-        Action::Isolate { duration } => {
-            let name = pick(stream, hosts);
-            let id = host(&name);
-            let others: Vec<HostId> = with_net(|net| {
-                (1..net.host_count())
-                    .map(HostId)
-                    .filter(|&h| h != id)
-                    .collect()
-            });
-            record(unit, Fault::Isolate(name.clone()));
-            with_net(|net| {
-                net.note(&format!("nemesis: isolate {name}"));
-                for &other in &others {
-                    net.partition(id, other);
-                }
-            });
-            later(draw(stream, duration), move || {
-                with_net(|net| {
-                    net.note(&format!("nemesis: heal {name}"));
-                    for &other in &others {
-                        record(unit, Fault::Heal(name.clone(), net.host_name(other)));
-                        net.heal(id, other);
-                    }
-                })
-            });
-        }
+        Action::Split { duration } => split(stream, hosts, duration, unit),
+        Action::Isolate { duration } => isolate(stream, hosts, duration, unit),
         Action::Partition { duration }
         | Action::PartitionOneWay { duration }
-        | Action::Hold { duration } => {
-            let (a, b) = pick_pair(stream, hosts);
-            let (start, end) = match &generator.action {
-                Action::Partition { .. } => {
-                    (Fault::Partition(a.clone(), b.clone()), Fault::Heal(a, b))
-                }
-                Action::PartitionOneWay { .. } => (
-                    Fault::PartitionOneWay(a.clone(), b.clone()),
-                    Fault::HealOneWay(a, b),
-                ),
-                _ => (Fault::Hold(a.clone(), b.clone()), Fault::Release(a, b)),
-            };
-            note(&format!("nemesis: {start:?}"));
-            record(unit, start.clone());
-            start.apply();
-            later(draw(stream, duration), move || {
-                note(&format!("nemesis: {end:?}"));
-                record(unit, end.clone());
-                end.apply();
-            });
-        }
+        | Action::Hold { duration } => pair_fault(stream, &generator.action, hosts, duration, unit),
         Action::ClockSkew { max } => {
             let name = pick(stream, hosts);
             let skew = draw(stream, &(Duration::ZERO..*max));
-            let fault = Fault::ClockSkew(name, skew);
-            record(unit, fault.clone());
-            fault.apply();
+            apply_now(unit, Fault::ClockSkew(name, skew));
         }
         Action::ClockJump { max_ms } => {
             let name = pick(stream, hosts);
-            let fault = Fault::WallClockJump(name, signed(stream, *max_ms));
-            record(unit, fault.clone());
-            fault.apply();
+            apply_now(unit, Fault::WallClockJump(name, signed(stream, *max_ms)));
         }
         Action::ClockDrift { max_ppm } => {
             let name = pick(stream, hosts);
-            let fault = Fault::ClockDrift(name, signed(stream, *max_ppm as u64));
-            record(unit, fault.clone());
-            fault.apply();
+            apply_now(
+                unit,
+                Fault::ClockDrift(name, signed(stream, *max_ppm as u64)),
+            );
         }
         Action::DiskFaults { config, duration } => {
-            let name = pick(stream, hosts);
-            let node = host(&name).0;
-            note(&format!("nemesis: disk faults on {name}: {config:?}"));
-            record(unit, Fault::Disk(name.clone(), config.clone()));
-            break_disk(node, |_, _| config.clone());
-            later(draw(stream, duration), move || {
-                note(&format!("nemesis: {name}'s disk heals"));
-                restore_disk(node);
-            });
+            disk_faults(stream, hosts, config, duration, unit)
         }
-        Action::DiskFull { duration } => {
-            let name = pick(stream, hosts);
-            let node = host(&name).0;
-            note(&format!("nemesis: {name}'s disk is full"));
-            break_disk(node, |own, used| DiskConfig {
-                capacity_bytes: used,
-                ..own.clone()
-            });
-            later(draw(stream, duration), move || {
-                note(&format!("nemesis: {name}'s disk has room again"));
-                restore_disk(node);
-            });
+        Action::DiskFull { duration } => disk_full(stream, hosts, duration),
+    }
+}
+
+/// Records `fault` for the shrinker and applies it at once.
+fn apply_now(unit: u64, fault: Fault) {
+    record(unit, fault.clone());
+    fault.apply();
+}
+
+/// A live host drawn from `hosts`: its name and id (`None`: it is down).
+fn pick_alive(stream: &str, hosts: &[String]) -> Option<(String, HostId)> {
+    let name = pick(stream, hosts);
+    let id = host(&name);
+    with_net(|net| net.is_alive(id)).then_some((name, id))
+}
+
+/// Crashes host `name` now (noted as `why`).
+fn crash(unit: u64, name: &str, id: HostId, why: &str) {
+    record(unit, Fault::Crash(name.to_string()));
+    with_net(|net| {
+        net.note(&format!("nemesis: crash {name}{why}"));
+        net.crash(id);
+    });
+}
+
+/// Restarts host `name` after `downtime`.
+fn restart_later(unit: u64, name: String, id: HostId, downtime: Duration) {
+    later(downtime, move || {
+        record(unit, Fault::Restart(name.clone()));
+        with_net(|net| {
+            net.note(&format!("nemesis: restart {name}"));
+            crate::host::restart(net, id);
+        })
+    });
+}
+
+fn crash_restart(stream: &str, hosts: &[String], downtime: &Range<Duration>, unit: u64) {
+    let Some((name, id)) = pick_alive(stream, hosts) else {
+        return;
+    };
+    crash(unit, &name, id, "");
+    restart_later(unit, name, id, draw(stream, downtime));
+}
+
+/// SIGTERM, then a crash if the host still runs after its grace period,
+/// then a restart.
+fn kill_after_grace(
+    stream: &str,
+    hosts: &[String],
+    grace: Duration,
+    downtime: &Range<Duration>,
+    unit: u64,
+) {
+    let Some((name, id)) = pick_alive(stream, hosts) else {
+        return;
+    };
+    let downtime = draw(stream, downtime);
+    record(unit, Fault::Signal(name.clone(), crate::host::SIGTERM));
+    with_net(|net| {
+        net.note(&format!("nemesis: SIGTERM {name}"));
+        net.signal(id, crate::host::SIGTERM);
+    });
+    later(grace, move || {
+        if with_net(|net| net.is_alive(id)) {
+            crash(unit, &name, id, " after its grace period");
+        }
+        restart_later(unit, name, id, downtime);
+    });
+}
+
+/// The hosts in two sides, every link between them cut, healed later.
+fn split(stream: &str, hosts: &[String], duration: &Range<Duration>, unit: u64) {
+    // Each host on side A or B; the first two are forced apart so neither
+    // side is empty.
+    let mut side_a = vec![host(&hosts[0])];
+    let mut side_b = vec![host(&hosts[1])];
+    for name in &hosts[2..] {
+        if below(stream, 2) == 0 {
+            side_a.push(host(name));
+        } else {
+            side_b.push(host(name));
         }
     }
+    // Which host leads each side is drawn too.
+    if below(stream, 2) == 1 {
+        std::mem::swap(&mut side_a[0], &mut side_b[0]);
+    }
+    let pairs: Vec<(HostId, HostId)> = side_a
+        .iter()
+        .flat_map(|&a| side_b.iter().map(move |&b| (a, b)))
+        .collect();
+    with_net(|net| {
+        let names =
+            |side: &[HostId]| -> Vec<String> { side.iter().map(|&h| net.host_name(h)).collect() };
+        net.note(&format!(
+            "nemesis: split {} | {}",
+            names(&side_a).join(","),
+            names(&side_b).join(",")
+        ));
+        record(unit, Fault::Split(names(&side_a), names(&side_b)));
+        for &(a, b) in &pairs {
+            net.partition(a, b);
+        }
+    });
+    later(draw(stream, duration), move || {
+        with_net(|net| {
+            net.note("nemesis: heal the split");
+            for &(a, b) in &pairs {
+                record(unit, Fault::Heal(net.host_name(a), net.host_name(b)));
+                net.heal(a, b);
+            }
+        })
+    });
+}
+
+/// One host cut from every other, healed later.
+fn isolate(stream: &str, hosts: &[String], duration: &Range<Duration>, unit: u64) {
+    let name = pick(stream, hosts);
+    let id = host(&name);
+    let others: Vec<HostId> = with_net(|net| {
+        (1..net.host_count())
+            .map(HostId)
+            .filter(|&h| h != id)
+            .collect()
+    });
+    record(unit, Fault::Isolate(name.clone()));
+    with_net(|net| {
+        net.note(&format!("nemesis: isolate {name}"));
+        for &other in &others {
+            net.partition(id, other);
+        }
+    });
+    later(draw(stream, duration), move || {
+        with_net(|net| {
+            net.note(&format!("nemesis: heal {name}"));
+            for &other in &others {
+                record(unit, Fault::Heal(name.clone(), net.host_name(other)));
+                net.heal(id, other);
+            }
+        })
+    });
+}
+
+/// A fault between a pair of hosts (a partition, one way or both, or a
+/// hold) and, later, its end.
+fn pair_fault(
+    stream: &str,
+    action: &Action,
+    hosts: &[String],
+    duration: &Range<Duration>,
+    unit: u64,
+) {
+    let (a, b) = pick_pair(stream, hosts);
+    let (start, end) = match action {
+        Action::Partition { .. } => (Fault::Partition(a.clone(), b.clone()), Fault::Heal(a, b)),
+        Action::PartitionOneWay { .. } => (
+            Fault::PartitionOneWay(a.clone(), b.clone()),
+            Fault::HealOneWay(a, b),
+        ),
+        _ => (Fault::Hold(a.clone(), b.clone()), Fault::Release(a, b)),
+    };
+    note(&format!("nemesis: {start:?}"));
+    apply_now(unit, start);
+    later(draw(stream, duration), move || {
+        note(&format!("nemesis: {end:?}"));
+        apply_now(unit, end);
+    });
+}
+
+fn disk_faults(
+    stream: &str,
+    hosts: &[String],
+    config: &DiskConfig,
+    duration: &Range<Duration>,
+    unit: u64,
+) {
+    let name = pick(stream, hosts);
+    let node = host(&name).0;
+    note(&format!("nemesis: disk faults on {name}: {config:?}"));
+    record(unit, Fault::Disk(name.clone(), config.clone()));
+    break_disk(node, |_, _| config.clone());
+    later(draw(stream, duration), move || {
+        note(&format!("nemesis: {name}'s disk heals"));
+        restore_disk(node);
+    });
+}
+
+/// A host's disk full (its capacity what it holds now), with room again
+/// later. Not a shrinker unit: it records no fault.
+fn disk_full(stream: &str, hosts: &[String], duration: &Range<Duration>) {
+    let name = pick(stream, hosts);
+    let node = host(&name).0;
+    note(&format!("nemesis: {name}'s disk is full"));
+    break_disk(node, |own, used| DiskConfig {
+        capacity_bytes: used,
+        ..own.clone()
+    });
+    later(draw(stream, duration), move || {
+        note(&format!("nemesis: {name}'s disk has room again"));
+        restore_disk(node);
+    });
 }

@@ -268,18 +268,7 @@ impl Sim {
         // std::fs under the temporary directory goes to the simulated disk.
         sim_os::install();
         sim_fs::install();
-        // A swarm paced by the test's measured length: in the measuring
-        // child this run goes without it; otherwise it takes the length.
-        let mut measuring = None;
-        if let Some(swarm) = self.swarm.take() {
-            if !swarm.paces_by_measure() {
-                self.swarm = Some(swarm);
-            } else if let Some(path) = crate::horizon::measuring() {
-                measuring = Some(path);
-            } else {
-                self.swarm = Some(swarm.measured_horizon(crate::horizon::next()));
-            }
-        }
+        let measuring = self.pace_swarm();
         let plan = self
             .swarm
             .as_ref()
@@ -306,161 +295,36 @@ impl Sim {
             clients,
             faults,
             links,
-            mut default_link,
-            mut disks,
+            default_link,
+            disks,
             checkers,
             properties,
             liveness_core,
-            mut nemesis,
+            nemesis,
             swarm,
-            mut host_workers,
+            host_workers,
             ..
         } = self;
-        // The swarm's plan: drawn from the seed, printed, and (below) a note
-        // at the head of the trace.
-        let mut plan_note = None;
+        let mut world = World {
+            host_names: hosts.iter().map(|(name, _, _)| name.clone()).collect(),
+            hosts,
+            clients,
+            faults,
+            links,
+            default_link,
+            disks,
+            checkers,
+            properties,
+            liveness_core,
+            nemesis,
+            host_workers,
+            plan_note: None,
+        };
         if let (Some(swarm), Some(plan)) = (&swarm, plan) {
-            let line = plan.describe();
-            eprintln!("sim: {line}");
-            plan_note = Some(line);
-            default_link.get_or_insert_with(|| plan.link());
-            for host in swarm.hosts() {
-                if !disks.iter().any(|(name, _)| name == host) {
-                    disks.push((host.to_string(), plan.disk()));
-                }
-            }
-            nemesis.extend(swarm.nemesis(&plan));
-            if let Some(count) = plan.workers {
-                for host in swarm.hosts() {
-                    if !host_workers.iter().any(|(name, _)| name == host) {
-                        host_workers.push((host.to_string(), count));
-                    }
-                }
-            }
+            world.take_plan(swarm, plan);
         }
-        let host_names: Vec<String> = hosts.iter().map(|(name, _, _)| name.clone()).collect();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            core.block_on(async move {
-                let mut client_tasks = Vec::new();
-                let client_ids = with_net(|net| {
-                    if let Some(note) = &plan_note {
-                        net.note(note);
-                    }
-                    if let Some(config) = default_link {
-                        net.set_default_link(config);
-                    }
-                    if crate::shrink::fast_links() {
-                        net.note("shrink: every link's latency is 0");
-                        net.set_default_link(LinkConfig {
-                            latency_min: Duration::ZERO,
-                            latency_max: Duration::ZERO,
-                            ..LinkConfig::default()
-                        });
-                    }
-                    for (name, factory, location) in hosts {
-                        let id = net.add_host(&name);
-                        crate::host::register(id, factory, location);
-                    }
-                    let client_ids: Vec<HostId> = clients
-                        .iter()
-                        .map(|(name, _, _)| net.add_host(name))
-                        .collect();
-                    // Hosts and clients given workers run their tasks on
-                    // them (before any of their tasks starts).
-                    for (name, count) in &host_workers {
-                        let id = host(net, name);
-                        sim_runtime::context::with_current(|core| {
-                            core.add_host_workers(id.0, *count)
-                        });
-                    }
-                    for (from, to, mut config) in links {
-                        if crate::shrink::fast_links() {
-                            config.latency_min = Duration::ZERO;
-                            config.latency_max = Duration::ZERO;
-                        }
-                        net.set_link(host(net, &from), host(net, &to), config);
-                    }
-                    for (name, config) in disks {
-                        sim_fs::set_disk_config(host(net, &name).0, config);
-                    }
-                    for index in 1..net_host_count(net) {
-                        crate::host::start(HostId(index));
-                    }
-                    for (at, fault) in faults {
-                        net.after(
-                            at,
-                            "fault",
-                            Box::new(move || {
-                                if let Some(unit) = crate::shrink::begin_unit() {
-                                    let delay = crate::shrink::delay_of(unit);
-                                    crate::shrink::after(delay, "fault", move || {
-                                        crate::shrink::applied(unit, &fault);
-                                        fault.apply();
-                                    });
-                                }
-                            }),
-                        );
-                    }
-                    client_ids
-                });
-                crate::checker::install(checkers);
-                if !properties.is_empty() {
-                    // A liveness failure tells the run's last events too.
-                    crate::story::install();
-                }
-                crate::nemesis::start(nemesis);
-                // Hosts boot before clients start: run until every host
-                // task has gone idle at this instant (its listeners bound),
-                // as a cluster is up before the first request. Bounded.
-                for _ in 0..BOOT_YIELDS_MAX {
-                    let busy = sim_runtime::context::with_current(|core| core.ready_count() > 0)
-                        .unwrap_or(false);
-                    if !busy {
-                        break;
-                    }
-                    yield_once().await;
-                }
-                with_net(|_| {
-                    sim_runtime::context::with_current(|core| {
-                        for ((name, future, location), host) in clients.into_iter().zip(client_ids)
-                        {
-                            let meta = TaskMeta {
-                                name: Some(name.into_boxed_str()),
-                                location,
-                                kind: "client",
-                            };
-                            client_tasks.push(core.spawn_on_node(future, meta, host.0));
-                        }
-                    });
-                });
-                // Wait for every client; a client's panic fails the run.
-                for raw in client_tasks {
-                    let mut output: Output<()> = None;
-                    std::future::poll_fn(|cx| {
-                        let dst = &mut output as *mut Output<()> as *mut ();
-                        sim_runtime::context::with_current(|core| {
-                            // SAFETY: the client futures all return `()`.
-                            unsafe { core.poll_join(raw, cx, dst) }
-                        })
-                        .unwrap_or(Poll::Ready(()))
-                    })
-                    .await;
-                    if let Some(Err(sim_runtime::Failure::Panic(payload))) = output {
-                        std::panic::resume_unwind(payload);
-                    }
-                }
-                if !properties.is_empty() {
-                    let core_hosts: Vec<HostId> = with_net(|net| {
-                        liveness_core
-                            .unwrap_or(host_names)
-                            .iter()
-                            .map(|name| host(net, name))
-                            .collect()
-                    });
-                    crate::liveness::phase(core_hosts, properties).await;
-                }
-                crate::checker::check_now();
-            })
+            core.block_on(world.drive())
         }));
         Core::close(id);
         drop(core);
@@ -476,6 +340,237 @@ impl Sim {
             trace_hash: summary.trace_hash,
             events: summary.events,
             end: Duration::from_nanos(summary.end_ns),
+        }
+    }
+
+    /// A swarm paced by the test's measured length: in the measuring
+    /// child this run goes without it (the file to record its length in is
+    /// returned); otherwise it takes the length.
+    fn pace_swarm(&mut self) -> Option<std::path::PathBuf> {
+        let swarm = self.swarm.take()?;
+        if !swarm.paces_by_measure() {
+            self.swarm = Some(swarm);
+            return None;
+        }
+        if let Some(path) = crate::horizon::measuring() {
+            return Some(path);
+        }
+        self.swarm = Some(swarm.measured_horizon(crate::horizon::next()));
+        None
+    }
+}
+
+/// What one run drives: the parts of a [`Sim`] the run consumes.
+struct World {
+    hosts: Vec<(String, Factory, &'static Location<'static>)>,
+    host_names: Vec<String>,
+    clients: Vec<(String, BoxFuture, &'static Location<'static>)>,
+    faults: Vec<(Duration, Fault)>,
+    links: Vec<(String, String, LinkConfig)>,
+    default_link: Option<LinkConfig>,
+    disks: Vec<(String, DiskConfig)>,
+    checkers: Vec<(String, CheckFn)>,
+    properties: Vec<Property>,
+    liveness_core: Option<Vec<String>>,
+    nemesis: Nemesis,
+    host_workers: Vec<(String, u16)>,
+    /// The swarm's plan in words: printed, and a note at the trace's head.
+    plan_note: Option<String>,
+}
+
+impl World {
+    /// The swarm's plan, drawn from the seed: a default link, the swarm's
+    /// hosts' disks and workers (where the test set none), its nemesis.
+    fn take_plan(&mut self, swarm: &Swarm, plan: crate::swarm::Plan) {
+        let line = plan.describe();
+        eprintln!("sim: {line}");
+        self.plan_note = Some(line);
+        self.default_link.get_or_insert_with(|| plan.link());
+        for host in swarm.hosts() {
+            if !self.disks.iter().any(|(name, _)| name == host) {
+                self.disks.push((host.to_string(), plan.disk()));
+            }
+        }
+        self.nemesis.extend(swarm.nemesis(&plan));
+        if let Some(count) = plan.workers {
+            for host in swarm.hosts() {
+                if !self.host_workers.iter().any(|(name, _)| name == host) {
+                    self.host_workers.push((host.to_string(), count));
+                }
+            }
+        }
+    }
+
+    /// The run's root future: the world built, hosts booted, clients run
+    /// to their end, then the liveness phase and the checkers.
+    async fn drive(self) {
+        let World {
+            hosts,
+            host_names,
+            clients,
+            faults,
+            links,
+            default_link,
+            disks,
+            checkers,
+            properties,
+            liveness_core,
+            nemesis,
+            host_workers,
+            plan_note,
+        } = self;
+        let client_ids = with_net(|net| {
+            set_default_link(net, plan_note.as_deref(), default_link);
+            for (name, factory, location) in hosts {
+                let id = net.add_host(&name);
+                crate::host::register(id, factory, location);
+            }
+            let client_ids: Vec<HostId> = clients
+                .iter()
+                .map(|(name, _, _)| net.add_host(name))
+                .collect();
+            configure_hosts(net, &host_workers, links, disks);
+            for index in 1..net_host_count(net) {
+                crate::host::start(HostId(index));
+            }
+            schedule_faults(net, faults);
+            client_ids
+        });
+        crate::checker::install(checkers);
+        if !properties.is_empty() {
+            // A liveness failure tells the run's last events too.
+            crate::story::install();
+        }
+        crate::nemesis::start(nemesis);
+        boot().await;
+        let client_tasks = spawn_clients(clients, client_ids);
+        join_clients(client_tasks).await;
+        if !properties.is_empty() {
+            let core_hosts: Vec<HostId> = with_net(|net| {
+                liveness_core
+                    .unwrap_or(host_names)
+                    .iter()
+                    .map(|name| host(net, name))
+                    .collect()
+            });
+            crate::liveness::phase(core_hosts, properties).await;
+        }
+        crate::checker::check_now();
+    }
+}
+
+/// The swarm plan's note, and the default link (every link at 0 ms for a
+/// shrunk run that asks for fast links).
+fn set_default_link(net: &Network, plan_note: Option<&str>, default_link: Option<LinkConfig>) {
+    if let Some(note) = plan_note {
+        net.note(note);
+    }
+    if let Some(config) = default_link {
+        net.set_default_link(config);
+    }
+    if crate::shrink::fast_links() {
+        net.note("shrink: every link's latency is 0");
+        net.set_default_link(LinkConfig {
+            latency_min: Duration::ZERO,
+            latency_max: Duration::ZERO,
+            ..LinkConfig::default()
+        });
+    }
+}
+
+/// Workers (before any of their tasks starts), links and disks.
+fn configure_hosts(
+    net: &Network,
+    host_workers: &[(String, u16)],
+    links: Vec<(String, String, LinkConfig)>,
+    disks: Vec<(String, DiskConfig)>,
+) {
+    for (name, count) in host_workers {
+        let id = host(net, name);
+        sim_runtime::context::with_current(|core| core.add_host_workers(id.0, *count));
+    }
+    for (from, to, mut config) in links {
+        if crate::shrink::fast_links() {
+            config.latency_min = Duration::ZERO;
+            config.latency_max = Duration::ZERO;
+        }
+        net.set_link(host(net, &from), host(net, &to), config);
+    }
+    for (name, config) in disks {
+        sim_fs::set_disk_config(host(net, &name).0, config);
+    }
+}
+
+/// Each `Sim::at` fault at its time, as a shrinker unit (left out, or
+/// moved later, when a shrink asks).
+fn schedule_faults(net: &Network, faults: Vec<(Duration, Fault)>) {
+    for (at, fault) in faults {
+        net.after(
+            at,
+            "fault",
+            Box::new(move || {
+                if let Some(unit) = crate::shrink::begin_unit() {
+                    let delay = crate::shrink::delay_of(unit);
+                    crate::shrink::after(delay, "fault", move || {
+                        crate::shrink::applied(unit, &fault);
+                        fault.apply();
+                    });
+                }
+            }),
+        );
+    }
+}
+
+/// Hosts boot before clients start: runs until every host task has gone
+/// idle at this instant (its listeners bound), as a cluster is up before
+/// the first request. Bounded.
+async fn boot() {
+    for _ in 0..BOOT_YIELDS_MAX {
+        let busy =
+            sim_runtime::context::with_current(|core| core.ready_count() > 0).unwrap_or(false);
+        if !busy {
+            break;
+        }
+        yield_once().await;
+    }
+}
+
+/// Each client as a task on its host.
+fn spawn_clients(
+    clients: Vec<(String, BoxFuture, &'static Location<'static>)>,
+    client_ids: Vec<HostId>,
+) -> Vec<sim_runtime::RawTask> {
+    let mut client_tasks = Vec::new();
+    with_net(|_| {
+        sim_runtime::context::with_current(|core| {
+            for ((name, future, location), host) in clients.into_iter().zip(client_ids) {
+                let meta = TaskMeta {
+                    name: Some(name.into_boxed_str()),
+                    location,
+                    kind: "client",
+                };
+                client_tasks.push(core.spawn_on_node(future, meta, host.0));
+            }
+        });
+    });
+    client_tasks
+}
+
+/// Waits for every client; a client's panic fails the run.
+async fn join_clients(client_tasks: Vec<sim_runtime::RawTask>) {
+    for raw in client_tasks {
+        let mut output: Output<()> = None;
+        std::future::poll_fn(|cx| {
+            let dst = &mut output as *mut Output<()> as *mut ();
+            sim_runtime::context::with_current(|core| {
+                // SAFETY: the client futures all return `()`.
+                unsafe { core.poll_join(raw, cx, dst) }
+            })
+            .unwrap_or(Poll::Ready(()))
+        })
+        .await;
+        if let Some(Err(sim_runtime::Failure::Panic(payload))) = output {
+            std::panic::resume_unwind(payload);
         }
     }
 }

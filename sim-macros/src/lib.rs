@@ -167,43 +167,17 @@ fn expand_select(select: Select) -> Tokens {
         let index = syn::Index::from(i);
         quote! { #krate::macros::support::IntoFuture::into_future(#futures.#index) }
     });
-    let polls = select.branches.iter().enumerate().map(|(i, b)| {
-        let index = syn::Index::from(i);
-        let bit = 1u64 << i;
-        let variant = &variants[i];
-        let mut check = b.pat.clone();
-        CleanPattern.visit_pat_mut(&mut check);
-        quote! {
-            #i => {
-                if #disabled & #bit != 0 {
-                    continue;
-                }
-                // SAFETY: the futures live in a tuple on this async block's
-                // pinned stack frame and are never moved until dropped.
-                let fut = unsafe { ::core::pin::Pin::new_unchecked(&mut #futures.#index) };
-                // The output is bound first and tested after: matching it
-                // inside the `Ready` arm would need its type known there,
-                // which a disabled branch's future may never fix.
-                let out = match #krate::macros::support::Future::poll(fut, cx) {
-                    ::core::task::Poll::Ready(out) => out,
-                    ::core::task::Poll::Pending => {
-                        any_pending = true;
-                        continue;
-                    }
-                };
-                #[allow(unused_variables, unreachable_patterns, clippy::redundant_pattern_matching)]
-                match &out {
-                    #check => {
-                        return ::core::task::Poll::Ready(#out_enum::#variant(out));
-                    }
-                    _ => {
-                        #disabled |= #bit;
-                        continue;
-                    }
-                }
-            }
-        }
-    });
+    let names = Names {
+        krate,
+        disabled: &disabled,
+        futures: &futures,
+        out_enum: &out_enum,
+    };
+    let polls = select
+        .branches
+        .iter()
+        .enumerate()
+        .map(|(i, b)| poll_arm(&names, i, b, &variants[i]));
     let arms = select.branches.iter().enumerate().map(|(i, b)| {
         let pat = &b.pat;
         let handler = &b.handler;
@@ -671,6 +645,59 @@ pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
     match expand_test(args, item) {
         Ok(tokens) => tokens.into(),
         Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// The names the expansion of one `select!` shares between its parts.
+struct Names<'a> {
+    krate: &'a Tokens,
+    disabled: &'a syn::Ident,
+    futures: &'a syn::Ident,
+    out_enum: &'a syn::Ident,
+}
+
+/// Branch `i`'s arm of the poll loop: skipped when disabled, polled, and
+/// its output matched against its pattern (a mismatch disables it).
+fn poll_arm(names: &Names<'_>, i: usize, b: &Branch, variant: &syn::Ident) -> Tokens {
+    let Names {
+        krate,
+        disabled,
+        futures,
+        out_enum,
+    } = names;
+    let index = syn::Index::from(i);
+    let bit = 1u64 << i;
+    let mut check = b.pat.clone();
+    CleanPattern.visit_pat_mut(&mut check);
+    quote! {
+        #i => {
+            if #disabled & #bit != 0 {
+                continue;
+            }
+            // SAFETY: the futures live in a tuple on this async block's
+            // pinned stack frame and are never moved until dropped.
+            let fut = unsafe { ::core::pin::Pin::new_unchecked(&mut #futures.#index) };
+            // The output is bound first and tested after: matching it
+            // inside the `Ready` arm would need its type known there,
+            // which a disabled branch's future may never fix.
+            let out = match #krate::macros::support::Future::poll(fut, cx) {
+                ::core::task::Poll::Ready(out) => out,
+                ::core::task::Poll::Pending => {
+                    any_pending = true;
+                    continue;
+                }
+            };
+            #[allow(unused_variables, unreachable_patterns, clippy::redundant_pattern_matching)]
+            match &out {
+                #check => {
+                    return ::core::task::Poll::Ready(#out_enum::#variant(out));
+                }
+                _ => {
+                    #disabled |= #bit;
+                    continue;
+                }
+            }
+        }
     }
 }
 

@@ -53,7 +53,7 @@ impl Network {
             Some(Socket::Udp(u)) => Ok(f(u)),
             _ => Err(io::Error::new(
                 io::ErrorKind::NotConnected,
-                "sim-net: the socket is gone",
+                "sim: the socket is gone",
             )),
         }
     }
@@ -170,6 +170,16 @@ impl Network {
         Ok(buf.len())
     }
 
+    /// A trace note about datagram `d`: `<head> udp #<msg> <src>><dst><tail>`.
+    fn note_udp(&self, head: &str, d: &Datagram, tail: &str) {
+        self.note(&format!(
+            "{head} udp #{} {}>{}{tail}",
+            d.msg,
+            self.describe(&d.src),
+            self.describe(&d.dst)
+        ));
+    }
+
     pub(crate) fn send_datagram(self: &Rc<Self>, mut datagram: Datagram) {
         let what = |net: &Network, d: &Datagram, why: &str| {
             format!(
@@ -184,21 +194,11 @@ impl Network {
         });
         match mode {
             LinkMode::Partitioned => {
-                self.note(&format!(
-                    "lost udp #{} {}>{}: partition",
-                    datagram.msg,
-                    self.describe(&datagram.src),
-                    self.describe(&datagram.dst)
-                ));
+                self.note_udp("lost", &datagram, ": partition");
                 return;
             }
             LinkMode::Held => {
-                self.note(&format!(
-                    "hold udp #{} {}>{}",
-                    datagram.msg,
-                    self.describe(&datagram.src),
-                    self.describe(&datagram.dst)
-                ));
+                self.note_udp("hold", &datagram, "");
                 self.park(datagram.from_host, datagram.to_host, Parked::Udp(datagram));
                 return;
             }
@@ -207,24 +207,14 @@ impl Network {
         if config.udp_drop_rate > 0.0
             && self.chance(|| what(self, &datagram, ": may it be dropped")) < config.udp_drop_rate
         {
-            self.note(&format!(
-                "lost udp #{} {}>{} len={}: dropped",
-                datagram.msg,
-                self.describe(&datagram.src),
-                self.describe(&datagram.dst),
-                datagram.data.len()
-            ));
+            let tail = format!(" len={}: dropped", datagram.data.len());
+            self.note_udp("lost", &datagram, &tail);
             return;
         }
         let copies = if config.udp_dup_rate > 0.0
             && self.chance(|| what(self, &datagram, ": may it be duplicated")) < config.udp_dup_rate
         {
-            self.note(&format!(
-                "dup udp #{} {}>{}",
-                datagram.msg,
-                self.describe(&datagram.src),
-                self.describe(&datagram.dst)
-            ));
+            self.note_udp("dup", &datagram, "");
             2
         } else {
             1
@@ -255,13 +245,7 @@ impl Network {
                     + (self.chance(|| what(self, &datagram, ": how long it is held back"))
                         * 1_000_000.0) as u64
                     + 1;
-                self.note(&format!(
-                    "reorder udp #{} {}>{}: {} ns late",
-                    datagram.msg,
-                    self.describe(&datagram.src),
-                    self.describe(&datagram.dst),
-                    extra
-                ));
+                self.note_udp("reorder", &datagram, &format!(": {extra} ns late"));
                 delay += extra;
             }
             // The last copy takes the payload; an earlier one clones it.
@@ -283,14 +267,7 @@ impl Network {
     }
 
     fn deliver_datagram(self: &Rc<Self>, d: Datagram) {
-        let lost = |net: &Network, why: &str| {
-            net.note(&format!(
-                "lost udp #{} {}>{}: {why}",
-                d.msg,
-                net.describe(&d.src),
-                net.describe(&d.dst)
-            ))
-        };
+        let lost = |net: &Network, why: &str| net.note_udp("lost", &d, &format!(": {why}"));
         let mut st = self.state.borrow_mut();
         let host = &st.hosts[d.to_host as usize];
         if !host.alive {
@@ -367,7 +344,7 @@ impl Network {
         let Some(Socket::Udp(u)) = st.get_mut(id) else {
             return Poll::Ready(Err(io::Error::new(
                 io::ErrorKind::NotConnected,
-                "sim-net: the socket is gone",
+                "sim: the socket is gone",
             )));
         };
         if std::mem::take(&mut u.refused) {

@@ -107,23 +107,7 @@ impl Network {
         }
         match segment.kind {
             SegmentKind::Syn { listener_addr, .. } => self.deliver_syn(segment, listener_addr),
-            SegmentKind::SynAck => {
-                let mut st = self.state.borrow_mut();
-                if let Some(Socket::Tcp(end)) = segment.to.and_then(|to| st.get_mut(to)) {
-                    if end.phase == Phase::Connecting {
-                        end.phase = Phase::Established;
-                        end.peer_id = Some(segment.from);
-                        end.wake_all();
-                        if let Some(timer) = end.syn_timer.take() {
-                            drop(st);
-                            self.cancel(timer);
-                        }
-                    }
-                } else {
-                    drop(st);
-                    self.reply_rst(&segment);
-                }
-            }
+            SegmentKind::SynAck => self.deliver_syn_ack(&segment),
             SegmentKind::Data {
                 msg,
                 bytes: ref data,
@@ -173,28 +157,48 @@ impl Network {
                     end.read_event();
                 }
             }
-            SegmentKind::Rst => {
-                let mut st = self.state.borrow_mut();
-                if let Some(Socket::Tcp(end)) = segment.to.and_then(|to| st.get_mut(to)) {
-                    match end.phase {
-                        Phase::Connecting => {
-                            end.phase = Phase::Failed(io::ErrorKind::ConnectionRefused)
-                        }
-                        _ => {
-                            end.reset = true;
-                            end.recv.clear();
-                        }
-                    }
-                    end.wake_all();
-                }
-                drop(st);
-                self.note(&format!(
-                    "reset {}>{}",
-                    self.describe(&segment.src),
-                    self.describe(&segment.dst)
-                ));
-            }
+            SegmentKind::Rst => self.deliver_rst(&segment),
         }
+    }
+
+    /// A SYN-ACK: the connecting end is established; none there, a reset.
+    fn deliver_syn_ack(self: &Rc<Self>, segment: &Segment) {
+        let mut st = self.state.borrow_mut();
+        if let Some(Socket::Tcp(end)) = segment.to.and_then(|to| st.get_mut(to)) {
+            if end.phase == Phase::Connecting {
+                end.phase = Phase::Established;
+                end.peer_id = Some(segment.from);
+                end.wake_all();
+                if let Some(timer) = end.syn_timer.take() {
+                    drop(st);
+                    self.cancel(timer);
+                }
+            }
+        } else {
+            drop(st);
+            self.reply_rst(segment);
+        }
+    }
+
+    /// A reset: a connecting end is refused, an established one reset.
+    fn deliver_rst(self: &Rc<Self>, segment: &Segment) {
+        let mut st = self.state.borrow_mut();
+        if let Some(Socket::Tcp(end)) = segment.to.and_then(|to| st.get_mut(to)) {
+            match end.phase {
+                Phase::Connecting => end.phase = Phase::Failed(io::ErrorKind::ConnectionRefused),
+                _ => {
+                    end.reset = true;
+                    end.recv.clear();
+                }
+            }
+            end.wake_all();
+        }
+        drop(st);
+        self.note(&format!(
+            "reset {}>{}",
+            self.describe(&segment.src),
+            self.describe(&segment.dst)
+        ));
     }
 }
 

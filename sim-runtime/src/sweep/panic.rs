@@ -40,52 +40,62 @@ pub(crate) fn classify(message: String) -> (FailureClass, String) {
     }
 }
 
+/// A panic's first line and message: where it panicked, or, for a
+/// failure the simulator raises (a checker, a liveness property, a
+/// deadlock, a limit), its class: the simulator's own line would only
+/// mislead.
+fn headline(
+    info: &std::panic::PanicHookInfo<'_>,
+    name: &str,
+    raised: Option<FailureClass>,
+) -> String {
+    match raised {
+        Some(class) => format!(
+            "thread '{name}' failed ({}):\n{}",
+            class.as_str(),
+            payload_text(info.payload())
+        ),
+        None => {
+            let location = info
+                .location()
+                .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
+                .unwrap_or_else(|| "an unknown place".to_string());
+            format!(
+                "thread '{name}' panicked at {location}:\n{}",
+                payload_text(info.payload())
+            )
+        }
+    }
+}
+
+/// What happened just before, inside a run; after one, how the last run
+/// on this thread ended (empty when nothing ran).
+fn recent_events_text() -> String {
+    let (recent, when) = match crate::executor::context::with_current(|core| core.recent_events()) {
+        Some(recent) => (recent, "of the run before it"),
+        None => match crate::executor::context::alive().last() {
+            Some(core) => (core.recent_events(), "of the last run before it"),
+            None => (
+                crate::summary::last_run_recent_events(),
+                "of the last run, as it ended",
+            ),
+        },
+    };
+    if recent.is_empty() {
+        return String::new();
+    }
+    format!("\nThe last events {when}:\n  {}", recent.join("\n  "))
+}
+
 pub(crate) fn install_panic_hook() {
     static HOOK: Once = Once::new();
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            let location = info
-                .location()
-                .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
-                .unwrap_or_else(|| "an unknown place".to_string());
             let thread = std::thread::current();
-            let name = thread.name().unwrap_or("<unnamed>");
-            // A failure the simulator raises (a checker, a liveness
-            // property, a deadlock, a limit) has no place in the user's
-            // code worth naming: the simulator's own line would only
-            // mislead. It says its class instead.
             let raised = crate::failure::failure_class();
-            let mut text = match raised {
-                Some(class) => format!(
-                    "thread '{name}' failed ({}):\n{}",
-                    class.as_str(),
-                    payload_text(info.payload())
-                ),
-                None => format!(
-                    "thread '{name}' panicked at {location}:\n{}",
-                    payload_text(info.payload())
-                ),
-            };
-            // Inside a run: what happened just before.
-            // Inside a run: what happened just before; after one: how the
-            // last run on this thread ended.
-            let (recent, when) =
-                match crate::executor::context::with_current(|core| core.recent_events()) {
-                    Some(recent) => (recent, "of the run before it"),
-                    None => match crate::executor::context::alive().last() {
-                        Some(core) => (core.recent_events(), "of the last run before it"),
-                        None => (
-                            crate::summary::last_run_recent_events(),
-                            "of the last run, as it ended",
-                        ),
-                    },
-                };
-            let recent_text = if recent.is_empty() {
-                String::new()
-            } else {
-                format!("\nThe last events {when}:\n  {}", recent.join("\n  "))
-            };
+            let mut text = headline(info, thread.name().unwrap_or("<unnamed>"), raised);
+            let recent_text = recent_events_text();
             // In a sweep, only a process's first failing seed shows the
             // default report (with a backtrace under RUST_BACKTRACE): the
             // sweep's report shows one failure's output, and symbolizing a
