@@ -56,9 +56,7 @@ impl LockFiles {
             .map_err(|e| format!("cannot create {}: {e}", self.mutex.display()))?;
         // SAFETY: flock on a descriptor we own.
         if unsafe { libc::flock(mutex.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            eprintln!(
-                "cargo sim: waiting for another cargo sim in this workspace to finish its build"
-            );
+            eprintln!("sim: waiting for another cargo sim in this workspace to finish its build");
             // SAFETY: as above; blocking this time.
             if unsafe { libc::flock(mutex.as_raw_fd(), libc::LOCK_EX) } != 0 {
                 return Err(format!(
@@ -92,7 +90,7 @@ impl Held<'_> {
         };
         self.put_back(&saved)?;
         eprintln!(
-            "cargo sim: an earlier cargo sim was interrupted while it built; {} is restored",
+            "sim: an earlier cargo sim was interrupted while it built; {} is restored",
             self.files.lock.display()
         );
         Ok(())
@@ -164,7 +162,7 @@ impl Held<'_> {
 impl Drop for Held<'_> {
     fn drop(&mut self) {
         if let Err(message) = self.swap_out() {
-            eprintln!("cargo sim: {message}");
+            eprintln!("sim: error: {message}");
         }
     }
 }

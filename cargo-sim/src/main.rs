@@ -96,7 +96,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("cargo sim: {message}");
+            eprintln!("sim: error: {message}");
             ExitCode::from(2)
         }
     }

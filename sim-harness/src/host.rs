@@ -143,6 +143,6 @@ pub(crate) fn start(host: HostId) {
 #[track_caller]
 pub(crate) fn named(net: &Network, name: &str) -> HostId {
     net.host_id(name).unwrap_or_else(|| {
-        panic!("sim-net: no host named {name:?} in this simulation; register it with Sim::host")
+        panic!("sim: no host named {name:?} in this simulation; register it with Sim::host")
     })
 }

@@ -32,7 +32,7 @@ impl<T> Flight<T> {
             }
             None => {
                 let index = u32::try_from(self.entries.len())
-                    .expect("sim-net: fewer than 4G messages in flight at once");
+                    .expect("sim: fewer than 4G messages in flight at once");
                 self.entries.push(Some(message));
                 u64::from(index)
             }

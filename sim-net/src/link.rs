@@ -44,7 +44,7 @@ impl LinkConfig {
     pub fn validate(&self) {
         assert!(
             self.latency_min <= self.latency_max,
-            "sim-net: LinkConfig latency_min {:?} is above latency_max {:?}",
+            "sim: LinkConfig latency_min {:?} is above latency_max {:?}",
             self.latency_min,
             self.latency_max
         );
@@ -55,7 +55,7 @@ impl LinkConfig {
         ] {
             assert!(
                 (0.0..=1.0).contains(&rate),
-                "sim-net: LinkConfig {name} {rate} is outside [0, 1]"
+                "sim: LinkConfig {name} {rate} is outside [0, 1]"
             );
         }
     }

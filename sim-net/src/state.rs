@@ -129,9 +129,9 @@ impl NetState {
     pub(crate) fn add_host(&mut self, name: &str) -> HostId {
         assert!(
             !self.names.contains_key(name),
-            "sim-net: a host named {name:?} already exists"
+            "sim: a host named {name:?} already exists"
         );
-        assert!(self.hosts.len() < HOSTS_MAX, "sim-net: too many hosts");
+        assert!(self.hosts.len() < HOSTS_MAX, "sim: too many hosts");
         let addr = Ipv4Addr::from(FIRST_ADDR + self.hosts.len() as u32);
         self.hosts.push(Host {
             name: name.to_string(),
@@ -225,7 +225,7 @@ impl NetState {
         }
         Err(io::Error::new(
             io::ErrorKind::AddrInUse,
-            "sim-net: every ephemeral port of the host is in use",
+            "sim: every ephemeral port of the host is in use",
         ))
     }
 

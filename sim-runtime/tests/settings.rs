@@ -4,38 +4,13 @@
 //! a string literal, so a new setting cannot be read without being listed,
 //! documented and known to the typo warning.
 
-use std::path::{Path, PathBuf};
+mod common;
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        let name = entry.file_name();
-        if path.is_dir() {
-            if name != "target" && name != "tests" && !name.to_string_lossy().starts_with('.') {
-                rust_files(&path, out);
-            }
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
+use std::path::Path;
 
 #[test]
 fn the_environment_is_read_through_the_registry_alone() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut files = Vec::new();
-    for krate in [
-        "sim-runtime",
-        "sim-os",
-        "sim-net",
-        "sim-fs",
-        "sim-harness",
-        "sim-tokio",
-        "cargo-sim",
-    ] {
-        rust_files(&root.join(krate).join("src"), &mut files);
-    }
-    assert!(files.len() > 100, "found only {} files", files.len());
+    let files = common::simulator_sources();
     let mut offences = Vec::new();
     for file in &files {
         if file.ends_with("sim-runtime/src/settings.rs") {

@@ -159,7 +159,7 @@ fn save(plan: &Plan, built: &Built, result: &TestResult) -> Option<String> {
                 saved = Some(shown.display().to_string());
             }
             Ok(None) => {}
-            Err(message) => eprintln!("cargo sim: {message}"),
+            Err(message) => eprintln!("sim: error: {message}"),
         }
     }
     saved
@@ -178,7 +178,7 @@ fn follow_up(plan: &Plan, built: &Built, swept: &Swept, result: &TestResult) {
     if let (Some(dir), Some(seed)) = (&options.shrink, first) {
         match crate::shrink::shrink(config, binaries, &result.case, seed, dir) {
             Ok(report) => eprintln!("  {report}"),
-            Err(message) => eprintln!("cargo sim: cannot shrink {}: {message}", result.case.name),
+            Err(message) => eprintln!("sim: error: cannot shrink {}: {message}", result.case.name),
         }
     }
     if let (true, Some(dir)) = (options.trace_failing, &swept.traces) {
@@ -189,7 +189,10 @@ fn follow_up(plan: &Plan, built: &Built, swept: &Swept, result: &TestResult) {
             .and_then(|trace| crate::timeline::for_failure(&trace, dir, &result.case.name, seed))
         {
             Ok(line) => eprintln!("  {line}"),
-            Err(message) => eprintln!("cargo sim: no timeline for {}: {message}", result.case.name),
+            Err(message) => eprintln!(
+                "sim: error: no timeline for {}: {message}",
+                result.case.name
+            ),
         }
     }
 }
@@ -206,7 +209,7 @@ fn trace_failing(swept: &Swept, built: &Built, result: &TestResult, dir: &std::p
         match runner::trace_failing(&swept.config, &built.binaries, &result.case, seed, dir) {
             Ok(path) => eprintln!("  trace of seed {seed:#x}: {}", path.display()),
             Err(message) => eprintln!(
-                "cargo sim: no trace of {} seed {seed:#x}: {message}",
+                "sim: error: no trace of {} seed {seed:#x}: {message}",
                 result.case.name
             ),
         }

@@ -123,7 +123,7 @@ impl Disk {
         let inode = self.inode_mut(h.ino);
         assert!(
             inode.open > 0,
-            "sim-fs: closing inode {} with no open handle",
+            "sim: closing inode {} with no open handle",
             h.ino
         );
         inode.open -= 1;

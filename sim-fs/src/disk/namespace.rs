@@ -15,7 +15,7 @@ impl Disk {
     pub(super) fn entries_mut(&mut self, dir: Ino) -> &mut BTreeMap<OsString, Ino> {
         match &mut self.inode_mut(dir).body {
             Body::Dir(entries) => entries,
-            _ => panic!("sim-fs: inode {dir} is not a directory"),
+            _ => panic!("sim: inode {dir} is not a directory"),
         }
     }
 
@@ -256,7 +256,7 @@ impl Disk {
     }
 
     pub(super) fn remove_tree(&mut self, path: PathBuf, budget: &mut usize) -> io::Result<()> {
-        assert!(*budget > 0, "sim-fs: a directory cycle under {path:?}");
+        assert!(*budget > 0, "sim: a directory cycle under {path:?}");
         *budget -= 1;
         let ino = self.lookup(&path, false)?;
         let children: Vec<(OsString, Kind)> = self

@@ -177,7 +177,7 @@ impl Network {
         let Some(Socket::Listener(listener)) = st.get_mut(id) else {
             return Poll::Ready(Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                "sim-net: not a listening socket",
+                "sim: not a listening socket",
             )));
         };
         if listener.paused {

@@ -57,7 +57,7 @@ pub use sim_harness::{
 #[track_caller]
 pub fn now() -> Duration {
     sim_runtime::context::with_current(|core| Duration::from_nanos(core.now_ns()))
-        .expect("tokio::sim::now() was called outside a simulation run")
+        .expect("sim: tokio::sim::now() was called outside a simulation run")
 }
 
 /// The name of the current task's host (`main` outside a harness host).
@@ -83,6 +83,6 @@ pub fn seed() -> Option<u64> {
 #[track_caller]
 pub fn set_disk_config(config: DiskConfig) {
     let node = sim_runtime::context::with_current(|core| core.current_node())
-        .expect("tokio::sim::set_disk_config() was called outside a simulation run");
+        .expect("sim: tokio::sim::set_disk_config() was called outside a simulation run");
     sim_fs::set_disk_config(node, config);
 }

@@ -246,7 +246,7 @@ where
     });
     if registered.is_none() {
         panic!(
-            "tokio::sim::process::{call} was called outside a simulation run: register \
+            "sim: tokio::sim::process::{call} was called outside a simulation run: register \
              programs inside the test (or a harness host's factory), where the runtime runs"
         );
     }

@@ -31,7 +31,7 @@ impl Stream {
         sim_runtime::context::with_current(|core| core.stream_below(&self.label, n)).unwrap_or_else(
             || {
                 panic!(
-                    "tokio::sim::rng({:?}) was drawn from outside a simulation run: its draws \
+                    "sim: tokio::sim::rng({:?}) was drawn from outside a simulation run: its draws \
                      follow a run's seed, so draw inside the run (in a task or a host)",
                     self.label
                 )
@@ -48,7 +48,7 @@ impl Stream {
         sim_runtime::context::with_current(|core| core.stream_u64(&self.label)).unwrap_or_else(
             || {
                 panic!(
-                    "tokio::sim::rng({:?}) was drawn from outside a simulation run",
+                    "sim: tokio::sim::rng({:?}) was drawn from outside a simulation run",
                     self.label
                 )
             },
@@ -63,7 +63,7 @@ impl Stream {
     pub fn range(&self, range: Range<u64>) -> u64 {
         assert!(
             range.start < range.end,
-            "tokio::sim::rng({:?}).range({range:?}) is empty",
+            "sim: tokio::sim::rng({:?}).range({range:?}) is empty",
             self.label
         );
         range.start + self.below(range.end - range.start)
@@ -77,7 +77,7 @@ impl Stream {
     pub fn chance(&self, p: f64) -> bool {
         assert!(
             (0.0..=1.0).contains(&p),
-            "tokio::sim::rng({:?}).chance({p}): a probability is in 0..=1",
+            "sim: tokio::sim::rng({:?}).chance({p}): a probability is in 0..=1",
             self.label
         );
         // 2^53 steps: every f64 probability in 0..=1 is exact enough.
