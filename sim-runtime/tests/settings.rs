@@ -6,8 +6,6 @@
 
 mod common;
 
-use std::path::Path;
-
 #[test]
 fn the_environment_is_read_through_the_registry_alone() {
     let files = common::simulator_sources();
