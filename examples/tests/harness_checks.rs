@@ -354,8 +354,7 @@ fn the_readme_checks_are_this_code_and_run() {
         "/tests/harness_checks.rs"
     ))
     .unwrap();
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let readme = common::docs();
     let start = source.find("// readme-checks:start\n").unwrap() + 23;
     let end = source.find("    // readme-checks:end").unwrap();
     for line in source[start..end].lines() {

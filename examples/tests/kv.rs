@@ -195,8 +195,7 @@ fn the_planted_bug_is_found_within_100_seeds_and_replays() {
 
 #[test]
 fn the_readme_shows_seed_0s_failure() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
-        .expect("the README");
+    let readme = common::docs();
     let start = readme
         .find("<!-- kv-output:start")
         .expect("the README's kv-output block");

@@ -56,7 +56,7 @@ fn the_client_rides_out_a_partition() {
 // readme-harness:end
 
 fn readme() -> String {
-    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap()
+    common::docs()
 }
 
 fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {

@@ -390,7 +390,8 @@ fn the_end_of_a_run_lists_the_files_it_changed_outside_the_temporary_directory()
     assert!(!std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/run.log")).exists());
     let stderr = String::from_utf8_lossy(&output.stderr)
         .replace(env!("CARGO_MANIFEST_DIR"), "/path/to/your/package");
-    let readme = include_str!("../../README.md");
+    let docs = common::docs();
+    let readme = docs.as_str();
     let shown: Vec<&str> = readme
         .lines()
         .skip_while(|l| !l.starts_with("<!-- outside-report:start"))

@@ -1,4 +1,4 @@
-//! Keeps the README's compatibility table true. Each row names a crate, its
+//! Keeps the guide's compatibility table (docs/drop-in.md) true. Each row names a crate, its
 //! version, what is tested, the test that shows it and a status; this test
 //! checks every one of those against the lock file, the manifest and the
 //! test sources, and that no scenario test is missing from the table.
@@ -37,10 +37,10 @@ fn strip_ticks(cell: &str) -> String {
 fn table_rows(readme: &str) -> Vec<Row> {
     let start = readme
         .find(START)
-        .expect("README.md has the compatibility table's start marker");
+        .expect("docs/drop-in.md has the compatibility table's start marker");
     let end = readme
         .find(END)
-        .expect("README.md has the compatibility table's end marker");
+        .expect("docs/drop-in.md has the compatibility table's end marker");
     assert!(start < end, "the table's markers are out of order");
     let mut rows = Vec::new();
     // Skip the marker line, the header and the separator.
@@ -112,7 +112,8 @@ fn test_functions(source: &str) -> Vec<(String, bool)> {
 #[test]
 fn readme_compatibility_table_matches_the_tests() {
     let root = package_dir().join("../..");
-    let readme = read(&root.join("README.md"));
+    // The table is the guide's chapter on the drop-in (docs/drop-in.md).
+    let readme = read(&root.join("docs/drop-in.md"));
     let lock = read(&root.join("Cargo.lock"));
     let manifest = read(&package_dir().join("Cargo.toml"));
     let common = read(&package_dir().join("tests/common/mod.rs"));
@@ -131,12 +132,12 @@ fn readme_compatibility_table_matches_the_tests() {
             manifest
                 .lines()
                 .any(|l| l.starts_with(&format!("{krate} = "))),
-            "{krate}: the README lists it, but compat-tests/ecosystem does not depend on it"
+            "{krate}: docs/drop-in.md lists it, but compat-tests/ecosystem does not depend on it"
         );
         let versions = locked_versions(&lock, krate);
         assert!(
             versions.contains(&row.version),
-            "{krate}: the README says {}, Cargo.lock has {versions:?}; update the table",
+            "{krate}: docs/drop-in.md says {}, Cargo.lock has {versions:?}; update the table",
             row.version
         );
         let file = package_dir().join(format!("tests/{}.rs", row.test_file));
@@ -186,7 +187,7 @@ fn readme_compatibility_table_matches_the_tests() {
             if !twin {
                 assert!(
                     named_tests.contains(&format!("{stem}::{name}")),
-                    "{stem}::{name} is a scenario test without a row in README.md's table"
+                    "{stem}::{name} is a scenario test without a row in docs/drop-in.md's table"
                 );
             }
         }

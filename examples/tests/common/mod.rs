@@ -30,3 +30,23 @@ pub fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
         .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_default()
 }
+
+/// The README and the guide's chapters (`docs/*.md`) as one text: what the
+/// docs show, wherever a block of it lives.
+#[allow(dead_code)] // Not every test binary that includes this module uses it.
+pub fn docs() -> String {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let mut text = std::fs::read_to_string(format!("{root}/README.md")).expect("the README");
+    let mut chapters: Vec<std::path::PathBuf> = std::fs::read_dir(format!("{root}/docs"))
+        .expect("the guide, docs/")
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .collect();
+    chapters.sort();
+    for chapter in chapters {
+        text.push('\n');
+        text.push_str(&std::fs::read_to_string(chapter).unwrap());
+    }
+    text
+}
