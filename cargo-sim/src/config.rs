@@ -190,8 +190,14 @@ impl SimBuild {
             // target directory of its own.
             text.push_str("\n[profile.release]\ndebug = \"line-tables-only\"\n");
         }
+        // Written whole, then renamed into place: cargo sims sharing a
+        // target directory (a CARGO_TARGET_DIR several workspaces use) may
+        // be reading it this moment, and a half-written file would build
+        // without the patch (real tokio) or fail.
         let config = target.join("sim-config.toml");
-        std::fs::write(&config, text)
+        let partial = target.join(format!("sim-config.toml.{}.partial", std::process::id()));
+        std::fs::write(&partial, text)
+            .and_then(|()| std::fs::rename(&partial, &config))
             .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
         Ok(SimBuild {
             root,
