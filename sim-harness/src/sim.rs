@@ -79,19 +79,10 @@ pub struct Sim {
     /// Says, while the test builds this simulation, why a timer or socket
     /// made outside the run has nothing to bind to.
     _building: sim_runtime::context::BuildingSim,
-    hosts: Vec<(String, Factory, &'static Location<'static>)>,
-    clients: Vec<(String, BoxFuture, &'static Location<'static>)>,
-    faults: Vec<(Duration, Fault)>,
-    links: Vec<(String, String, LinkConfig)>,
-    default_link: Option<LinkConfig>,
-    disks: Vec<(String, DiskConfig)>,
-    checkers: Vec<(String, CheckFn)>,
-    properties: Vec<Property>,
-    liveness_core: Option<Vec<String>>,
-    nemesis: Nemesis,
+    /// What the test gave: hosts, clients, faults, links, disks, checkers,
+    /// properties, the nemesis and workers.
+    world: World,
     swarm: Option<Swarm>,
-    /// Hosts given simulated workers (`Sim::workers`).
-    host_workers: Vec<(String, u16)>,
 }
 
 impl Default for Sim {
@@ -114,18 +105,8 @@ impl Sim {
         Sim {
             config,
             _building: sim_runtime::context::BuildingSim::start(),
-            hosts: Vec::new(),
-            clients: Vec::new(),
-            faults: Vec::new(),
-            links: Vec::new(),
-            default_link: None,
-            disks: Vec::new(),
-            checkers: Vec::new(),
-            properties: Vec::new(),
-            liveness_core: None,
-            nemesis: Nemesis::new(),
+            world: World::new(),
             swarm: None,
-            host_workers: Vec::new(),
         }
     }
 
@@ -151,7 +132,7 @@ impl Sim {
     where
         F: Fn(&Observations<'_>) -> Result<(), String> + 'static,
     {
-        self.checkers.push((name.to_string(), Rc::new(check)));
+        self.world.checkers.push((name.to_string(), Rc::new(check)));
         self
     }
 
@@ -163,7 +144,7 @@ impl Sim {
     where
         F: Fn(&Observations<'_>) -> bool + 'static,
     {
-        self.properties.push(Property {
+        self.world.properties.push(Property {
             name: name.to_string(),
             bound,
             holds: Rc::new(holds),
@@ -174,15 +155,15 @@ impl Sim {
     /// The hosts the liveness phase heals and restarts (default: every
     /// host registered with [`Sim::host`]).
     pub fn liveness_core(&mut self, hosts: &[&str]) -> &mut Self {
-        self.liveness_core = Some(hosts.iter().map(|h| h.to_string()).collect());
+        self.world.liveness_core = Some(hosts.iter().map(|h| h.to_string()).collect());
         self
     }
 
     /// Adds the nemesis's generators to the run.
     pub fn nemesis(&mut self, nemesis: Nemesis) -> &mut Self {
-        let mut all = std::mem::take(&mut self.nemesis);
+        let mut all = std::mem::take(&mut self.world.nemesis);
         all.extend(nemesis);
-        self.nemesis = all;
+        self.world.nemesis = all;
         self
     }
 
@@ -194,7 +175,8 @@ impl Sim {
         Fut: Future<Output = ()> + 'static,
     {
         let factory: Factory = Rc::new(move || Box::pin(factory()) as BoxFuture);
-        self.hosts
+        self.world
+            .hosts
             .push((name.to_string(), factory, Location::caller()));
         self
     }
@@ -206,7 +188,8 @@ impl Sim {
     where
         Fut: Future<Output = ()> + 'static,
     {
-        self.clients
+        self.world
+            .clients
             .push((name.to_string(), Box::pin(future), Location::caller()));
         self
     }
@@ -214,14 +197,16 @@ impl Sim {
     /// Configures the directed link `from -> to`.
     pub fn link(&mut self, from: &str, to: &str, config: LinkConfig) -> &mut Self {
         config.validate();
-        self.links.push((from.to_string(), to.to_string(), config));
+        self.world
+            .links
+            .push((from.to_string(), to.to_string(), config));
         self
     }
 
     /// Configures every link not configured with [`Sim::link`].
     pub fn default_link(&mut self, config: LinkConfig) -> &mut Self {
         config.validate();
-        self.default_link = Some(config);
+        self.world.default_link = Some(config);
         self
     }
 
@@ -231,7 +216,7 @@ impl Sim {
     /// On a configuration that does not validate.
     pub fn disk(&mut self, host: &str, config: DiskConfig) -> &mut Self {
         config.validate();
-        self.disks.push((host.to_string(), config));
+        self.world.disks.push((host.to_string(), config));
         self
     }
 
@@ -249,13 +234,13 @@ impl Sim {
             "sim: Sim::workers({host:?}, {count}): a host has 1 to {} workers",
             sim_runtime::scheduler::WORKERS_MAX
         );
-        self.host_workers.push((host.to_string(), count));
+        self.world.host_workers.push((host.to_string(), count));
         self
     }
 
     /// Applies `fault` at virtual time `at` from the start.
     pub fn at(&mut self, at: Duration, fault: Fault) -> &mut Self {
-        self.faults.push((at, fault));
+        self.world.faults.push((at, fault));
         self
     }
 
@@ -291,35 +276,8 @@ impl Sim {
         );
         let id = core.id();
         let Sim {
-            hosts,
-            clients,
-            faults,
-            links,
-            default_link,
-            disks,
-            checkers,
-            properties,
-            liveness_core,
-            nemesis,
-            swarm,
-            host_workers,
-            ..
+            mut world, swarm, ..
         } = self;
-        let mut world = World {
-            host_names: hosts.iter().map(|(name, _, _)| name.clone()).collect(),
-            hosts,
-            clients,
-            faults,
-            links,
-            default_link,
-            disks,
-            checkers,
-            properties,
-            liveness_core,
-            nemesis,
-            host_workers,
-            plan_note: None,
-        };
         if let (Some(swarm), Some(plan)) = (&swarm, plan) {
             world.take_plan(swarm, plan);
         }
@@ -360,10 +318,9 @@ impl Sim {
     }
 }
 
-/// What one run drives: the parts of a [`Sim`] the run consumes.
+/// What a test gives a [`Sim`] and its run drives.
 struct World {
     hosts: Vec<(String, Factory, &'static Location<'static>)>,
-    host_names: Vec<String>,
     clients: Vec<(String, BoxFuture, &'static Location<'static>)>,
     faults: Vec<(Duration, Fault)>,
     links: Vec<(String, String, LinkConfig)>,
@@ -373,12 +330,30 @@ struct World {
     properties: Vec<Property>,
     liveness_core: Option<Vec<String>>,
     nemesis: Nemesis,
+    /// Hosts given simulated workers (`Sim::workers`).
     host_workers: Vec<(String, u16)>,
     /// The swarm's plan in words: printed, and a note at the trace's head.
     plan_note: Option<String>,
 }
 
 impl World {
+    fn new() -> World {
+        World {
+            hosts: Vec::new(),
+            clients: Vec::new(),
+            faults: Vec::new(),
+            links: Vec::new(),
+            default_link: None,
+            disks: Vec::new(),
+            checkers: Vec::new(),
+            properties: Vec::new(),
+            liveness_core: None,
+            nemesis: Nemesis::new(),
+            host_workers: Vec::new(),
+            plan_note: None,
+        }
+    }
+
     /// The swarm's plan, drawn from the seed: a default link, the swarm's
     /// hosts' disks and workers (where the test set none), its nemesis.
     fn take_plan(&mut self, swarm: &Swarm, plan: crate::swarm::Plan) {
@@ -406,7 +381,6 @@ impl World {
     async fn drive(self) {
         let World {
             hosts,
-            host_names,
             clients,
             faults,
             links,
@@ -419,6 +393,7 @@ impl World {
             host_workers,
             plan_note,
         } = self;
+        let host_names: Vec<String> = hosts.iter().map(|(name, _, _)| name.clone()).collect();
         let client_ids = with_net(|net| {
             set_default_link(net, plan_note.as_deref(), default_link);
             for (name, factory, location) in hosts {

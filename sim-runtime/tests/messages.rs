@@ -23,26 +23,13 @@ const OTHER_STYLES: &[&str] = &[
 
 #[test]
 fn every_message_begins_with_the_simulators_prefix() {
-    let mut offences = Vec::new();
-    for file in common::simulator_sources() {
-        let text = std::fs::read_to_string(&file).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        for (number, line) in lines.iter().enumerate() {
-            // A trace note: the call on its line or the one before.
-            let previous = number.checked_sub(1).map_or("", |n| lines[n]);
-            if line.contains("note(") || previous.contains("note(") {
-                continue;
-            }
-            if OTHER_STYLES.iter().any(|start| line.contains(start)) {
-                offences.push(format!(
-                    "{}:{}: {}",
-                    file.display(),
-                    number + 1,
-                    line.trim()
-                ));
-            }
-        }
-    }
+    let offences = common::offending_lines(|_, lines, number| {
+        // A trace note: the call on its line or the one before.
+        let previous = number.checked_sub(1).map_or("", |n| lines[n]);
+        let line = lines[number];
+        let note = line.contains("note(") || previous.contains("note(");
+        !note && OTHER_STYLES.iter().any(|start| line.contains(start))
+    });
     assert!(
         offences.is_empty(),
         "begin these messages with `sim: ` (`sim: error: ` for the runner's errors):\n{}",

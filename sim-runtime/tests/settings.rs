@@ -8,42 +8,32 @@ mod common;
 
 #[test]
 fn the_environment_is_read_through_the_registry_alone() {
-    let files = common::simulator_sources();
-    let mut offences = Vec::new();
-    for file in &files {
+    let offences = common::offending_lines(|file, lines, number| {
         if file.ends_with("sim-runtime/src/settings.rs") {
-            continue;
+            return false;
         }
-        let text = std::fs::read_to_string(file).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        for (number, line) in lines.iter().enumerate() {
-            // A marked read of another program's variable: the comment on
-            // its line or the one after (where rustfmt puts it).
-            let near = |n: usize| {
-                lines
-                    .get(n)
-                    .is_some_and(|l| l.contains("not a SIM_ variable"))
+        // A marked read of another program's variable: the comment on its
+        // line or the one after (where rustfmt puts it).
+        let near = |n: usize| {
+            lines
+                .get(n)
+                .is_some_and(|l| l.contains("not a SIM_ variable"))
+        };
+        let line = lines[number];
+        ["env::var(", "env::var_os("].iter().any(|call| {
+            let Some(at) = line.find(call) else {
+                return false;
             };
-            for call in ["env::var(", "env::var_os("] {
-                let Some(at) = line.find(call) else { continue };
-                let argument = line[at + call.len()..].trim_start();
-                let literal = argument.strip_prefix('"');
-                let ours = literal.is_none_or(|name| name.starts_with("SIM_"));
-                // `decision::var` checks its name against the registry.
-                let checked = line.contains("std::env::var(setting.name)")
-                    || near(number)
-                    || near(number + 1);
-                if ours && !checked {
-                    offences.push(format!(
-                        "{}:{}: {}",
-                        file.display(),
-                        number + 1,
-                        line.trim()
-                    ));
-                }
-            }
-        }
-    }
+            let argument = line[at + call.len()..].trim_start();
+            let ours = argument
+                .strip_prefix('"')
+                .is_none_or(|name| name.starts_with("SIM_"));
+            // `decision::var` checks its name against the registry.
+            let checked =
+                line.contains("std::env::var(setting.name)") || near(number) || near(number + 1);
+            ours && !checked
+        })
+    });
     assert!(
         offences.is_empty(),
         "read these through sim_runtime::settings (add the setting to its table):\n{}",

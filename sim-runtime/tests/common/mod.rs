@@ -35,3 +35,24 @@ pub fn simulator_sources() -> Vec<PathBuf> {
     assert!(files.len() > 100, "found only {} files", files.len());
     files
 }
+
+/// Each line of the simulator's sources that `offends` (given the file,
+/// its lines and the line's index), as `file:line: text`.
+pub fn offending_lines(offends: impl Fn(&Path, &[&str], usize) -> bool) -> Vec<String> {
+    let mut offences = Vec::new();
+    for file in simulator_sources() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for number in 0..lines.len() {
+            if offends(&file, &lines, number) {
+                offences.push(format!(
+                    "{}:{}: {}",
+                    file.display(),
+                    number + 1,
+                    lines[number].trim()
+                ));
+            }
+        }
+    }
+    offences
+}
