@@ -113,16 +113,21 @@ pub(crate) fn passthrough(args: &[String]) -> Result<ExitCode, String> {
     let mut held = files.acquire()?;
     held.swap_in()?;
     sim.point_lock_at_facade()?;
-    let mut command = sim.cargo();
-    if args[0] == "nextest" && args.len() > 1 {
-        // cargo does not pass `--config` on to a third-party subcommand;
-        // nextest takes it itself, after its own subcommand.
-        command = sim.cargo_without_config();
-        command.args(&args[..2]).arg("--config").arg(&sim.config);
-        command.args(&args[2..]);
+    // cargo does not pass a `--config` given before a third-party
+    // subcommand (clippy, nextest) on to it, so it goes after the
+    // subcommand, where built-in ones take it too (nextest: after its own
+    // subcommand, `nextest run`).
+    let split = if args[0] == "nextest" && args.len() > 1 {
+        2
     } else {
-        command.args(args);
-    }
+        1
+    };
+    let mut command = sim.cargo_without_config();
+    command
+        .args(&args[..split])
+        .arg("--config")
+        .arg(&sim.config);
+    command.args(&args[split..]);
     let words: Vec<String> = args.iter().map(|a| shell_word(a)).collect();
     command.env(sim_runtime::settings::CARGO_ARGS.name, words.join(" "));
     let mut child = command

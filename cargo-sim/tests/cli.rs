@@ -134,3 +134,35 @@ fn bad_arguments_name_the_input_and_the_fix() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
 }
+
+/// Every cargo command cargo sim passes on is a simulation build, the
+/// third-party ones too: cargo does not hand a `--config` given before
+/// `clippy` to it, so `cargo sim clippy` once checked the plain build.
+#[test]
+fn passed_on_commands_build_the_simulation() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sim-cfg-probe");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"sim-cfg-probe\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        "#[cfg(simulation)]\ncompile_error!(\"this is the simulation build\");\n",
+    )
+    .unwrap();
+    for command in ["check", "clippy"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
+            .args(["sim", command])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains("this is the simulation build"),
+            "cargo sim {command} did not build with --cfg simulation:\n{stderr}"
+        );
+    }
+}

@@ -267,12 +267,13 @@ fn disk_errors(seed: u64, nemesis: Nemesis) -> (BTreeMap<String, u32>, bool) {
                     Err(e) => Err(e),
                 };
                 tokio::sim::publish("write ok", result.is_ok());
-                let mut out = out.borrow_mut();
-                out.1 = result.is_ok();
-                if let Err(e) = result {
-                    *out.0.entry(format!("{:?}", e.kind())).or_insert(0) += 1;
+                {
+                    let mut out = out.borrow_mut();
+                    out.1 = result.is_ok();
+                    if let Err(e) = result {
+                        *out.0.entry(format!("{:?}", e.kind())).or_insert(0) += 1;
+                    }
                 }
-                drop(out);
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }

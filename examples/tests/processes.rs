@@ -178,6 +178,7 @@ async fn a_program_that_takes_signals_over_handles_sigterm() {
     // SAFETY: signals to simulated pids.
     assert_eq!(unsafe { kill(pid, 0) }, -1);
     assert_eq!(std::io::Error::last_os_error().raw_os_error(), Some(3));
+    // SAFETY: as above.
     assert_eq!(unsafe { kill(pid + 1000, 0) }, -1);
 }
 

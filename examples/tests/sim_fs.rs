@@ -130,7 +130,8 @@ fn after_a_failed_fsync_the_data_is_lost_in_a_crash() {
             let dir = std::env::temp_dir();
             if fs::try_exists(&path).await.unwrap() {
                 // After the restart.
-                log.borrow_mut().push(fs::read(&path).await.unwrap());
+                let data = fs::read(&path).await.unwrap();
+                log.borrow_mut().push(data);
                 std::future::pending::<()>().await;
             }
             let mut file = OpenOptions::new()
@@ -158,7 +159,8 @@ fn after_a_failed_fsync_the_data_is_lost_in_a_crash() {
             // The next fsync succeeds: the pages were marked clean.
             file.sync_all().await.unwrap();
             // Reads still see them.
-            log.borrow_mut().push(fs::read(&path).await.unwrap());
+            let data = fs::read(&path).await.unwrap();
+            log.borrow_mut().push(data);
             std::future::pending::<()>().await;
         }
     });

@@ -278,7 +278,7 @@ fn a_report_names_where_a_std_thread_was_spawned() {
         + 1;
     assert!(message.contains("sim: livelock"), "{message}");
     assert!(
-        message.contains(&format!("(a std thread) spawned at "))
+        message.contains("(a std thread) spawned at ")
             && message.contains(&format!("tests/threads.rs:{line}:")),
         "{message}"
     );

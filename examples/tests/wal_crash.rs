@@ -199,7 +199,7 @@ async fn checkpointing_store(order: Checkpoint) {
         log.sync_data().await.unwrap();
         state.push(next);
         tokio::sim::publish("acked", next);
-        if state.len() % 5 == 0 {
+        if state.len().is_multiple_of(5) {
             let mut tmp = File::create(&snap_tmp).await.unwrap();
             let bytes: Vec<u8> = state.iter().flat_map(|v| v.to_le_bytes()).collect();
             tmp.write_all(&bytes).await.unwrap();

@@ -218,6 +218,9 @@ fn expand_select(select: Select) -> Tokens {
                 let start: usize = #start;
                 let mut any_pending = false;
                 for k in 0..#count {
+                    // One branch makes this `% 1`, which clippy denies in
+                    // the user's crate, where the macro expands.
+                    #[allow(clippy::modulo_one)]
                     let branch = (start + k) % #count;
                     match branch {
                         #(#polls)*
@@ -327,7 +330,9 @@ fn expand_join(join: Join, try_join: bool) -> Tokens {
     } else {
         quote! {{
             let start = #next;
-            #next = (#next + 1) % #n;
+            #[allow(clippy::modulo_one)]
+            let following = (#next + 1) % #n;
+            #next = following;
             start
         }}
     };
@@ -340,7 +345,9 @@ fn expand_join(join: Join, try_join: bool) -> Tokens {
             let start: usize = #start;
             let mut all_done = true;
             for k in 0..#n {
-                match (start + k) % #n {
+                #[allow(clippy::modulo_one)]
+                let branch = (start + k) % #n;
+                match branch {
                     #(#polls)*
                     _ => ::core::unreachable!(),
                 }

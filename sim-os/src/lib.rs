@@ -12,7 +12,8 @@
 //!   run), each a task of the run that holds the turn in the seed's order.
 //! - [`logs`]: the service's `tracing` events in the trace file
 //!   (`SIM_TRACE_LOGS`).
-//! - `raw`: the real libc beneath the interposition.
+//! - `raw`: the real libc beneath the interposition, and `symbols`: the one
+//!   place that finds libc's own definitions past ours.
 
 #![warn(missing_docs)]
 
@@ -21,6 +22,7 @@ pub mod interpose;
 pub mod logs;
 mod raw;
 pub mod real_sockets;
+mod symbols;
 #[cfg(all(
     simulation,
     target_os = "linux",

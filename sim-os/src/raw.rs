@@ -24,22 +24,16 @@ pub(crate) unsafe fn real_syscall(
     a5: libc::c_long,
     a6: libc::c_long,
 ) -> libc::c_long {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    type Syscall = unsafe extern "C" fn(
-        libc::c_long,
-        libc::c_long,
-        libc::c_long,
-        libc::c_long,
-        libc::c_long,
-        libc::c_long,
-        libc::c_long,
-    ) -> libc::c_long;
-    static REAL: AtomicUsize = AtomicUsize::new(0);
-    let mut f = REAL.load(Ordering::Relaxed);
-    if f == 0 {
-        f = libc::dlsym(libc::RTLD_NEXT, c"syscall".as_ptr()) as usize;
-        assert!(f != 0, "sim: libc's syscall is not found");
-        REAL.store(f, Ordering::Relaxed);
-    }
-    std::mem::transmute::<usize, Syscall>(f)(number, a1, a2, a3, a4, a5, a6)
+    crate::symbols::real!(
+        c"syscall",
+        fn(
+            number: libc::c_long,
+            a1: libc::c_long,
+            a2: libc::c_long,
+            a3: libc::c_long,
+            a4: libc::c_long,
+            a5: libc::c_long,
+            a6: libc::c_long,
+        ) -> libc::c_long
+    )
 }

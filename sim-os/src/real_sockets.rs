@@ -66,13 +66,12 @@ fn note(fd: libc::c_int) {
 #[cfg(simulation)]
 #[no_mangle]
 pub unsafe extern "C" fn listen(fd: libc::c_int, backlog: libc::c_int) -> libc::c_int {
-    let real = libc::dlsym(libc::RTLD_NEXT, c"listen".as_ptr());
-    if real.is_null() {
+    let Some(real) =
+        crate::symbols::libc_fn!(c"listen", fn(libc::c_int, libc::c_int) -> libc::c_int)
+    else {
         *libc::__errno_location() = libc::ENOSYS;
         return -1;
-    }
-    let real: unsafe extern "C" fn(libc::c_int, libc::c_int) -> libc::c_int =
-        std::mem::transmute(real);
+    };
     let rc = real(fd, backlog);
     if rc == 0 {
         note(fd);

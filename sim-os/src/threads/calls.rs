@@ -360,7 +360,7 @@ pub(crate) fn yield_now() -> bool {
 /// `pthread_join` of a simulated thread: waits (as a thread, or as the
 /// simulator) for it to end. `None` for a thread that is not one.
 pub(crate) fn join(os: libc::pthread_t, retval: *mut *mut libc::c_void) -> Option<i32> {
-    let target = lock(&THREADS).get(&(os as u64)).cloned()?;
+    let target = lock(&THREADS).get(&os).cloned()?;
     let ended = || lock(&target.inner).reaped;
     match me() {
         Some(thread) => {
@@ -401,7 +401,7 @@ pub(crate) fn join(os: libc::pthread_t, retval: *mut *mut libc::c_void) -> Optio
         }
     }
     lock(&target.inner).released = true;
-    lock(&THREADS).remove(&(os as u64));
+    lock(&THREADS).remove(&os);
     if !retval.is_null() {
         // SAFETY: the caller's out pointer.
         unsafe { *retval = lock(&target.inner).retval as *mut libc::c_void };
@@ -412,14 +412,14 @@ pub(crate) fn join(os: libc::pthread_t, retval: *mut *mut libc::c_void) -> Optio
 /// `pthread_detach` of a simulated thread: nothing to do (its task reaps
 /// it). `None` for a thread that is not one.
 pub(crate) fn detach(os: libc::pthread_t) -> Option<i32> {
-    let target = lock(&THREADS).get(&(os as u64)).cloned()?;
+    let target = lock(&THREADS).get(&os).cloned()?;
     let reaped = {
         let mut inner = lock(&target.inner);
         inner.released = true;
         inner.reaped
     };
     if reaped {
-        lock(&THREADS).remove(&(os as u64));
+        lock(&THREADS).remove(&os);
     }
     Some(0)
 }

@@ -243,13 +243,6 @@ extern "C" fn trampoline(boot: *mut libc::c_void) -> *mut libc::c_void {
     retval
 }
 
-type PthreadCreate = unsafe extern "C" fn(
-    *mut libc::pthread_t,
-    *const libc::pthread_attr_t,
-    extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
-    *mut libc::c_void,
-) -> libc::c_int;
-
 /// `pthread_create` during a run: a simulated thread, as a task of the run.
 ///
 /// # Safety
@@ -293,11 +286,17 @@ pub(crate) unsafe fn spawn(
         thread: sim.clone(),
         core: Rc::into_raw(rc),
     }));
-    let real = libc::dlsym(libc::RTLD_NEXT, c"pthread_create".as_ptr());
-    if real.is_null() {
+    let Some(real) = crate::symbols::libc_fn!(
+        c"pthread_create",
+        fn(
+            *mut libc::pthread_t,
+            *const libc::pthread_attr_t,
+            extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
+            *mut libc::c_void,
+        ) -> libc::c_int
+    ) else {
         return libc::EAGAIN;
-    }
-    let real: PthreadCreate = std::mem::transmute(real);
+    };
     let rc = real(thread, attr, trampoline, boot.cast());
     if rc != 0 {
         // SAFETY: the thread was not made: the boot and its count are ours.
@@ -453,15 +452,14 @@ fn reap(thread: &Arc<SimThread>) {
         inner.reaped = true;
         (inner.os, std::mem::take(&mut inner.joiners))
     };
-    type PthreadJoin = unsafe extern "C" fn(libc::pthread_t, *mut *mut libc::c_void) -> i32;
-    // SAFETY: dlsym of libc's pthread_join, called once on a live thread.
-    unsafe {
-        let real = libc::dlsym(libc::RTLD_NEXT, c"pthread_join".as_ptr());
-        if !real.is_null() {
-            let real: PthreadJoin = std::mem::transmute(real);
-            let mut ignored = std::ptr::null_mut();
-            real(os, &mut ignored);
-        }
+    let real = crate::symbols::libc_fn!(
+        c"pthread_join",
+        fn(libc::pthread_t, *mut *mut libc::c_void) -> libc::c_int
+    );
+    if let Some(real) = real {
+        let mut ignored = std::ptr::null_mut();
+        // SAFETY: libc's pthread_join, called once on a live thread.
+        unsafe { real(os, &mut ignored) };
     }
     LIVE.fetch_sub(1, Ordering::Relaxed);
     if lock(&thread.inner).released {

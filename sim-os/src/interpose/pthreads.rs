@@ -1,0 +1,110 @@
+//! Threads: `pthread_create` starts a simulated thread during a run (see
+//! `crate::threads`); `pthread_join`, `pthread_detach`, `pthread_setname_np`
+//! and `sched_yield` act on it.
+
+use crate::symbols::{libc_fn, real};
+
+/// libc's `pthread_create`: during a run, a simulated thread (see
+/// `threads/`), real with `SIM_ALLOW_THREADS=1`.
+///
+/// # Safety
+/// As libc's.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_create(
+    thread: *mut libc::pthread_t,
+    attr: *const libc::pthread_attr_t,
+    start: extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
+    arg: *mut libc::c_void,
+) -> libc::c_int {
+    // During a run, a thread runs one at a time with the simulation
+    // (`threads/`), unless real, parallel threads were asked for.
+    let simulated = sim_runtime::context::with_simulation(|core| {
+        (!core.config().allow_threads)
+            .then(|| crate::threads::spawn(core, thread, attr, start, arg))
+    })
+    .flatten();
+    if let Some(rc) = simulated {
+        return rc;
+    }
+    match libc_fn!(
+        c"pthread_create",
+        fn(
+            *mut libc::pthread_t,
+            *const libc::pthread_attr_t,
+            extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
+            *mut libc::c_void,
+        ) -> libc::c_int
+    ) {
+        Some(real) => real(thread, attr, start, arg),
+        None => libc::EAGAIN,
+    }
+}
+
+/// libc's `pthread_join`: a simulated thread is waited for in the run.
+///
+/// # Safety
+/// As libc's.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_join(
+    thread: libc::pthread_t,
+    retval: *mut *mut libc::c_void,
+) -> libc::c_int {
+    if let Some(rc) = crate::threads::join(thread, retval) {
+        return rc;
+    }
+    match libc_fn!(
+        c"pthread_join",
+        fn(libc::pthread_t, *mut *mut libc::c_void) -> libc::c_int
+    ) {
+        Some(real) => real(thread, retval),
+        None => libc::ESRCH,
+    }
+}
+
+/// libc's `pthread_detach`: a simulated thread's handle is let go.
+///
+/// # Safety
+/// As libc's.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_detach(thread: libc::pthread_t) -> libc::c_int {
+    if let Some(rc) = crate::threads::detach(thread) {
+        return rc;
+    }
+    match libc_fn!(c"pthread_detach", fn(libc::pthread_t) -> libc::c_int) {
+        Some(real) => real(thread),
+        None => libc::ESRCH,
+    }
+}
+
+/// libc's `pthread_setname_np`: a simulated thread's name, for reports.
+///
+/// # Safety
+/// As libc's.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_setname_np(
+    thread: libc::pthread_t,
+    name: *const libc::c_char,
+) -> libc::c_int {
+    if !name.is_null() && thread == libc::pthread_self() {
+        crate::threads::set_name(&std::ffi::CStr::from_ptr(name).to_string_lossy());
+    }
+    match libc_fn!(
+        c"pthread_setname_np",
+        fn(libc::pthread_t, *const libc::c_char) -> libc::c_int
+    ) {
+        Some(real) => real(thread, name),
+        None => 0,
+    }
+}
+
+/// libc's `sched_yield`: a scheduling point on a simulated thread.
+///
+/// # Safety
+/// As libc's.
+#[no_mangle]
+pub unsafe extern "C" fn sched_yield() -> libc::c_int {
+    if crate::threads::yield_now() {
+        return 0;
+    }
+    real!(c"sched_yield", fn() -> libc::c_int)
+}
