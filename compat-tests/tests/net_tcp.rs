@@ -313,7 +313,7 @@ fn a_listener_used_and_dropped_outside_the_runtime_context() {
 /// A `try_io` whose closure says `WouldBlock` clears the readiness; new
 /// data makes the stream readable again, with every byte still there. (How
 /// long a cleared readiness waits is racy on real sockets, which report
-/// spurious events: `examples/tests/sim_net.rs` checks the simulator's.)
+/// spurious events: `sim-net/tests/network.rs` checks the simulator's.)
 #[tokio::test(start_paused = true)]
 async fn try_io_would_block_clears_readiness_until_new_data() {
     use tokio::io::Interest;

@@ -12,7 +12,7 @@ use tokio::runtime::Builder;
 use tokio::sync::{Mutex, RwLock};
 
 fn panic_message(f: impl FnOnce()) -> String {
-    common::panic_text(catch_unwind(AssertUnwindSafe(f)).expect_err("the run must fail"))
+    sim_test_support::panic_text(catch_unwind(AssertUnwindSafe(f)).expect_err("the run must fail"))
 }
 
 fn run(seed: u64, body: impl std::future::Future<Output = ()>) {
@@ -299,4 +299,3 @@ fn line_of(marker: &str) -> usize {
 
 // Last, so that the lines above (spawn sites in traces and reports) keep
 // their numbers.
-mod common;

@@ -12,8 +12,7 @@
 //! Simulation build only.
 #![cfg(simulation)]
 
-mod common;
-use common::panic_text;
+use sim_test_support::panic_text;
 
 use sim_examples::kv;
 use sim_runtime::SimConfig;
@@ -195,7 +194,7 @@ fn the_planted_bug_is_found_within_100_seeds_and_replays() {
 
 #[test]
 fn the_readme_shows_seed_0s_failure() {
-    let readme = common::docs();
+    let readme = sim_test_support::docs();
     let start = readme
         .find("<!-- kv-output:start")
         .expect("the README's kv-output block");

@@ -3,8 +3,6 @@
 //! builds by `compat-tests/tests/process.rs`. Simulation build only.
 #![cfg(simulation)]
 
-mod common;
-
 use std::cell::Cell;
 use std::io::ErrorKind;
 use std::os::unix::process::ExitStatusExt;
@@ -66,7 +64,7 @@ fn the_readme_shows_the_process_example() {
             .map(|l| l.strip_prefix(indent).unwrap_or(l).to_string())
             .collect()
     };
-    let docs = common::docs();
+    let docs = sim_test_support::docs();
     let readme = docs.as_str();
     let source = include_str!("processes.rs");
     let shown = lines(

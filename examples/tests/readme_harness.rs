@@ -56,7 +56,7 @@ fn the_client_rides_out_a_partition() {
 // readme-harness:end
 
 fn readme() -> String {
-    common::docs()
+    sim_test_support::docs()
 }
 
 fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
@@ -116,7 +116,12 @@ fn the_readme_shows_this_example_and_its_output() {
 
 #[test]
 fn the_readme_trace_excerpt_is_this_examples_trace() {
-    let trace = common::child_trace("the_client_rides_out_a_partition", "0x2a", "readme-trace");
+    let trace = sim_test_support::child_trace(
+        env!("CARGO_TARGET_TMPDIR"),
+        "the_client_rides_out_a_partition",
+        "0x2a",
+        "readme-trace",
+    );
     let trace = String::from_utf8(trace).unwrap();
     let lines: Vec<&str> = trace.lines().collect();
     let readme = readme();
@@ -143,8 +148,8 @@ fn the_readme_trace_excerpt_is_this_examples_trace() {
 fn the_readme_compares_two_seeds_as_cargo_sim_diff_does() {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let name = "the_client_rides_out_a_partition";
-    common::child_trace(name, "0x2a", "compare-a");
-    common::child_trace(name, "0x2b", "compare-b");
+    sim_test_support::child_trace(env!("CARGO_TARGET_TMPDIR"), name, "0x2a", "compare-a");
+    sim_test_support::child_trace(env!("CARGO_TARGET_TMPDIR"), name, "0x2b", "compare-b");
     let report = sim_runtime::trace::compare::report(
         &dir.join(format!("compare-a.{name}")),
         &dir.join(format!("compare-b.{name}")),
@@ -168,4 +173,3 @@ fn the_readme_compares_two_seeds_as_cargo_sim_diff_does() {
 
 // Last, so that the lines above (spawn sites in traces and reports) keep
 // their numbers.
-mod common;

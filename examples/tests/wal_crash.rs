@@ -8,8 +8,6 @@
 //! and that seed replays to the same loss and the same trace.
 #![cfg(simulation)]
 
-mod common;
-
 use sim_examples::wal::{Durability, Wal};
 use sim_runtime::rng::Rng;
 use sim_runtime::SimConfig;
@@ -316,7 +314,7 @@ fn a_crash_between_truncate_and_rename_is_named_by_the_report() {
     );
     // The README shows this report's crash: each line it shows is here
     // (with the machine's temporary directory as /tmp).
-    let readme = common::docs();
+    let readme = sim_test_support::docs();
     let start = readme
         .find("<!-- crash-report:start")
         .expect("the README's crash-report block");

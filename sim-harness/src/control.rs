@@ -1,8 +1,9 @@
 //! Which connections a scripted reset acts on ([`Conns`]), for
 //! [`crate::Fault::Reset`] and [`crate::Fault::ResetWhen`].
 //!
-//! ```no_run
-//! # use sim_harness::{control::Conns, Fault};
+//! ```
+//! use tokio::sim::{control::Conns, Fault};
+//!
 //! // Every connection between the proxy and the db, now.
 //! Fault::Reset(Conns::between("proxy", "db"));
 //! // From now on, the connection that sends a DELETE is reset instead.

@@ -8,6 +8,26 @@ use std::time::Duration;
 
 /// A fault, scheduled with [`Sim::at`] or applied at once with
 /// [`Fault::apply`]. Hosts are named.
+///
+/// # Examples
+///
+/// Faults scheduled at virtual times, and one a task applies itself.
+///
+/// ```
+/// use std::time::Duration;
+/// use tokio::sim::{Fault, Sim};
+///
+/// let mut sim = Sim::new();
+/// sim.host("db", || std::future::pending::<()>());
+/// sim.at(Duration::from_secs(1), Fault::crash("db"));
+/// sim.at(Duration::from_secs(2), Fault::restart("db"));
+/// sim.at(Duration::from_secs(3), Fault::ClockSkew("db".into(), Duration::from_millis(250)));
+/// sim.client("client", async {
+///     tokio::time::sleep(Duration::from_secs(4)).await;
+///     Fault::isolate("db").apply();
+/// });
+/// sim.run();
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fault {
     /// Cut both directions between two hosts.
@@ -227,6 +247,31 @@ impl Fault {
     ///
     /// # Panics
     /// Outside a simulation, or for an unknown host name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokio::net::{TcpListener, TcpStream};
+    /// use tokio::sim::{Fault, Sim};
+    ///
+    /// let mut sim = Sim::new();
+    /// sim.host("server", || async {
+    ///     let listener = TcpListener::bind("0.0.0.0:7").await.unwrap();
+    ///     loop {
+    ///         drop(listener.accept().await.unwrap());
+    ///     }
+    /// });
+    /// sim.client("client", async {
+    ///     Fault::partition("client", "server").apply();
+    ///     let connect = TcpStream::connect("server:7");
+    ///     // The SYN is lost until the heal: the connect waits.
+    ///     assert!(tokio::time::timeout(Duration::from_secs(1), connect).await.is_err());
+    ///     Fault::heal("client", "server").apply();
+    ///     TcpStream::connect("server:7").await.unwrap();
+    /// });
+    /// sim.run();
+    /// ```
     #[track_caller]
     pub fn apply(&self) {
         with_net(|net| match self {

@@ -4,15 +4,33 @@
 //! scheduled callbacks on the one event queue, like every other fault, and
 //! it stops when the liveness phase begins.
 //!
-//! ```no_run
-//! # use std::time::Duration;
-//! # let mut sim = sim_harness::Sim::new();
+//! ```
+//! use std::cell::Cell;
+//! use std::rc::Rc;
+//! use std::time::Duration;
+//! use tokio::sim::{Nemesis, Sim};
+//!
 //! let s = Duration::from_secs;
+//! let starts = Rc::new(Cell::new(0));
+//! let mut sim = Sim::new();
+//! for name in ["a", "b", "c"] {
+//!     let starts = starts.clone();
+//!     sim.host(name, move || {
+//!         starts.set(starts.get() + 1);
+//!         std::future::pending::<()>()
+//!     });
+//! }
 //! sim.nemesis(
-//!     sim_harness::Nemesis::new()
+//!     Nemesis::new()
 //!         .crash_restart(&["a", "b", "c"], s(5)..s(20), s(1)..s(4))
 //!         .isolate(&["a", "b", "c"], s(10)..s(30), s(2)..s(6)),
 //! );
+//! sim.client("workload", async move {
+//!     tokio::time::sleep(Duration::from_secs(120)).await;
+//! });
+//! sim.run();
+//! // Three first starts, and a restart after each crash.
+//! assert!(starts.get() > 3);
 //! ```
 
 use crate::fault::Fault;

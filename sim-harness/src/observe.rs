@@ -83,8 +83,8 @@ impl Observations<'_> {
     /// the other are two entries. (Keeps at least the last
     /// `HISTORY_PER_KEY_MAX / 2` of each key.)
     ///
-    /// ```no_run
-    /// # let mut sim = sim_harness::Sim::new();
+    /// ```
+    /// # let mut sim = tokio::sim::Sim::new();
     /// sim.check("a host's term never goes back", |obs| {
     ///     let mut last = std::collections::BTreeMap::new();
     ///     for p in obs.history("term") {
@@ -96,6 +96,11 @@ impl Observations<'_> {
     ///     }
     ///     Ok(())
     /// });
+    /// sim.client("node", async {
+    ///     tokio::sim::publish("term", 1);
+    ///     tokio::sim::publish("term", 2);
+    /// });
+    /// sim.run();
     /// ```
     pub fn history(&self, key: &str) -> &[Publication] {
         self.reading(key);
@@ -158,6 +163,34 @@ pub(crate) fn with_observations_read<R>(
 
 /// Publishes `value` under `key` for the running task's host, then runs the
 /// checkers. Outside a simulation run it does nothing.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use tokio::sim::{publish, Sim};
+///
+/// let mut sim = Sim::new();
+/// sim.check("at most one leader", |obs| {
+///     let leaders = obs.all("leader").into_iter().filter(|(_, v)| *v == "true").count();
+///     if leaders <= 1 { Ok(()) } else { Err(format!("{leaders} leaders at {:?}", obs.now())) }
+/// });
+/// sim.host("a", || async {
+///     publish("leader", true);
+///     tokio::time::sleep(Duration::from_secs(1)).await;
+///     publish("leader", false);
+///     std::future::pending::<()>().await;
+/// });
+/// sim.host("b", || async {
+///     tokio::time::sleep(Duration::from_secs(2)).await;
+///     publish("leader", true);
+///     std::future::pending::<()>().await;
+/// });
+/// sim.client("client", async {
+///     tokio::time::sleep(Duration::from_secs(3)).await;
+/// });
+/// sim.run();
+/// ```
 pub fn publish(key: &str, value: impl Display) {
     let host = sim_net::try_with_net(|net| net.host_name(net.current_host()))
         .unwrap_or_else(|| "main".to_string());

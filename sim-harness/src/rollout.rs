@@ -9,17 +9,34 @@
 //! Progress is published for checkers and properties: host `rollout`, key
 //! the route's name, value `"1/3"`, ..., `"done"`.
 //!
-//! ```no_run
-//! # use sim_harness::{rollout::{Ready, Rollout}, Fault, Sim};
-//! # use std::time::Duration;
-//! # let mut sim = Sim::new();
+//! ```
+//! use std::time::Duration;
+//! use tokio::sim::rollout::{Ready, Rollout};
+//! use tokio::sim::{Fault, Sim};
+//!
+//! async fn server(version: u32) {
+//!     let listener = tokio::net::TcpListener::bind("0.0.0.0:8080").await.unwrap();
+//!     tokio::sim::publish("version", version);
+//!     loop {
+//!         drop(listener.accept().await.unwrap());
+//!     }
+//! }
+//!
+//! let mut sim = Sim::new();
+//! sim.host("api-1", || server(1));
+//! sim.host("api-2", || server(1));
+//! sim.at(Duration::ZERO, Fault::route("api", &["api-1", "api-2"]));
 //! sim.at(
 //!     Duration::from_secs(10),
-//!     Fault::Rollout(
-//!         Rollout::new("api", || async { /* version 2 of the server */ })
-//!             .ready(Ready::Listening(8080)),
-//!     ),
+//!     Fault::Rollout(Rollout::new("api", || server(2)).ready(Ready::Listening(8080))),
 //! );
+//! sim.client("operator", async {
+//!     tokio::time::sleep(Duration::from_secs(60)).await;
+//! });
+//! sim.eventually("the rollout finishes", Duration::from_secs(30), |obs| {
+//!     obs.get("rollout", "api") == Some("done") && obs.all("version") == [("api-1", "2"), ("api-2", "2")]
+//! });
+//! sim.run();
 //! ```
 
 use crate::host::{BoxFuture, Factory};

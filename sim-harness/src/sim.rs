@@ -1,9 +1,9 @@
 //! The harness: a simulation of named hosts and client tasks, with faults
 //! at virtual times.
 //!
-//! ```no_run
-//! use sim_harness::{Fault, Sim};
+//! ```
 //! use std::time::Duration;
+//! use tokio::sim::{Fault, Sim};
 //!
 //! let mut sim = Sim::new();
 //! // A server is built by a factory, so that it can restart.
@@ -20,6 +20,7 @@
 //! sim.client("client", async {
 //!     let s = tokio::net::TcpStream::connect("server:7").await.unwrap();
 //!     drop(s);
+//!     tokio::time::sleep(Duration::from_secs(10)).await;
 //! });
 //! sim.at(Duration::from_secs(5), Fault::Crash("server".into()));
 //! let report = sim.run();
@@ -74,6 +75,36 @@ pub struct SimReport {
 }
 
 /// A simulation of named hosts and clients. See the module docs.
+///
+/// # Examples
+///
+/// A server and a client on the simulated network. The run ends when the
+/// client does; the report names the seed and the trace's hash.
+///
+/// ```
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+/// use tokio::net::{TcpListener, TcpStream};
+/// use tokio::sim::Sim;
+///
+/// let mut sim = Sim::new();
+/// sim.host("server", || async {
+///     let listener = TcpListener::bind("0.0.0.0:7").await.unwrap();
+///     let (mut stream, _) = listener.accept().await.unwrap();
+///     let mut word = [0; 5];
+///     stream.read_exact(&mut word).await.unwrap();
+///     stream.write_all(&word).await.unwrap();
+/// });
+/// sim.client("client", async {
+///     let mut stream = TcpStream::connect("server:7").await.unwrap();
+///     stream.write_all(b"hello").await.unwrap();
+///     let mut echo = [0; 5];
+///     stream.read_exact(&mut echo).await.unwrap();
+///     assert_eq!(&echo, b"hello");
+/// });
+/// let report = sim.run();
+/// assert!(report.events > 0);
+/// assert_eq!(report.trace_hash.len(), 64);
+/// ```
 pub struct Sim {
     config: SimConfig,
     /// Says, while the test builds this simulation, why a timer or socket
@@ -128,6 +159,33 @@ impl Sim {
     /// Adds an invariant, checked after every harness event (a delivery, a
     /// fault, a lifecycle event, a [`crate::publish`]) and at the end. An
     /// `Err` fails the run with class `correctness`, naming `name`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokio::sim::{publish, Sim};
+    ///
+    /// let mut sim = Sim::new();
+    /// sim.check("the counter never goes back", |obs| {
+    ///     let values: Vec<u64> = obs
+    ///         .history("counter")
+    ///         .iter()
+    ///         .map(|p| p.value.parse().unwrap())
+    ///         .collect();
+    ///     match values.windows(2).find(|w| w[1] < w[0]) {
+    ///         None => Ok(()),
+    ///         Some(w) => Err(format!("the counter went from {} to {}", w[0], w[1])),
+    ///     }
+    /// });
+    /// sim.client("counter", async {
+    ///     for n in 0..3 {
+    ///         publish("counter", n);
+    ///         tokio::time::sleep(Duration::from_millis(10)).await;
+    ///     }
+    /// });
+    /// sim.run();
+    /// ```
     pub fn check<F>(&mut self, name: &str, check: F) -> &mut Self
     where
         F: Fn(&Observations<'_>) -> Result<(), String> + 'static,
@@ -140,6 +198,28 @@ impl Sim {
     /// the liveness phase stops the faults, heals the core's network and
     /// restarts its crashed hosts; then `holds` must become true within
     /// `bound` of virtual time, or the run fails with class `liveness`.
+    ///
+    /// # Examples
+    ///
+    /// The server becomes ready 2 s in, after the client is done: the liveness
+    /// phase waits for it, up to the bound.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokio::sim::{publish, Sim};
+    ///
+    /// let mut sim = Sim::new();
+    /// sim.host("server", || async {
+    ///     tokio::time::sleep(Duration::from_secs(2)).await;
+    ///     publish("ready", true);
+    ///     std::future::pending::<()>().await;
+    /// });
+    /// sim.client("client", async {});
+    /// sim.eventually("the server becomes ready", Duration::from_secs(5), |obs| {
+    ///     obs.get("server", "ready") == Some("true")
+    /// });
+    /// sim.run();
+    /// ```
     pub fn eventually<F>(&mut self, name: &str, bound: Duration, holds: F) -> &mut Self
     where
         F: Fn(&Observations<'_>) -> bool + 'static,
@@ -168,6 +248,32 @@ impl Sim {
     }
 
     /// Adds a host whose tasks `factory` starts; it runs again on restart.
+    ///
+    /// # Examples
+    ///
+    /// A crash stops the host's tasks; a restart calls the factory again.
+    ///
+    /// ```
+    /// use std::cell::Cell;
+    /// use std::rc::Rc;
+    /// use std::time::Duration;
+    /// use tokio::sim::{Fault, Sim};
+    ///
+    /// let starts = Rc::new(Cell::new(0));
+    /// let counted = starts.clone();
+    /// let mut sim = Sim::new();
+    /// sim.host("db", move || {
+    ///     counted.set(counted.get() + 1);
+    ///     std::future::pending::<()>()
+    /// });
+    /// sim.at(Duration::from_secs(1), Fault::Crash("db".into()));
+    /// sim.at(Duration::from_secs(2), Fault::Restart("db".into()));
+    /// sim.client("clock", async {
+    ///     tokio::time::sleep(Duration::from_secs(3)).await;
+    /// });
+    /// sim.run();
+    /// assert_eq!(starts.get(), 2);
+    /// ```
     #[track_caller]
     pub fn host<F, Fut>(&mut self, name: &str, factory: F) -> &mut Self
     where
@@ -183,6 +289,26 @@ impl Sim {
 
     /// Adds a client: a host running `future`. The run ends when every
     /// client has finished.
+    ///
+    /// # Examples
+    ///
+    /// The run lasts as long as its longest client, in virtual time: no wall
+    /// time passes.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokio::sim::Sim;
+    ///
+    /// let mut sim = Sim::new();
+    /// sim.client("quick", async {
+    ///     tokio::time::sleep(Duration::from_secs(1)).await;
+    /// });
+    /// sim.client("slow", async {
+    ///     tokio::time::sleep(Duration::from_secs(60)).await;
+    /// });
+    /// let report = sim.run();
+    /// assert!(report.end >= Duration::from_secs(60));
+    /// ```
     #[track_caller]
     pub fn client<Fut>(&mut self, name: &str, future: Fut) -> &mut Self
     where
@@ -195,6 +321,43 @@ impl Sim {
     }
 
     /// Configures the directed link `from -> to`.
+    ///
+    /// # Examples
+    ///
+    /// A link of 20 ms each way: a datagram's round trip takes 40 ms of virtual
+    /// time.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokio::net::UdpSocket;
+    /// use tokio::sim::{LinkConfig, Sim};
+    ///
+    /// let slow = LinkConfig {
+    ///     latency_min: Duration::from_millis(20),
+    ///     latency_max: Duration::from_millis(20),
+    ///     ..LinkConfig::default()
+    /// };
+    /// let mut sim = Sim::new();
+    /// sim.link("client", "server", slow.clone());
+    /// sim.link("server", "client", slow);
+    /// sim.host("server", || async {
+    ///     let socket = UdpSocket::bind("0.0.0.0:9").await.unwrap();
+    ///     let mut buf = [0; 16];
+    ///     loop {
+    ///         let (n, from) = socket.recv_from(&mut buf).await.unwrap();
+    ///         socket.send_to(&buf[..n], from).await.unwrap();
+    ///     }
+    /// });
+    /// sim.client("client", async {
+    ///     let socket = UdpSocket::bind("0.0.0.0:0").await.unwrap();
+    ///     let sent = tokio::time::Instant::now();
+    ///     socket.send_to(b"ping", "server:9").await.unwrap();
+    ///     let mut buf = [0; 16];
+    ///     socket.recv_from(&mut buf).await.unwrap();
+    ///     assert!(sent.elapsed() >= Duration::from_millis(40));
+    /// });
+    /// sim.run();
+    /// ```
     pub fn link(&mut self, from: &str, to: &str, config: LinkConfig) -> &mut Self {
         config.validate();
         self.world
@@ -204,6 +367,21 @@ impl Sim {
     }
 
     /// Configures every link not configured with [`Sim::link`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokio::sim::{LinkConfig, Sim};
+    ///
+    /// let mut sim = Sim::new();
+    /// sim.default_link(LinkConfig {
+    ///     latency_min: Duration::from_millis(1),
+    ///     latency_max: Duration::from_millis(50),
+    ///     udp_drop_rate: 0.01,
+    ///     ..LinkConfig::default()
+    /// });
+    /// ```
     pub fn default_link(&mut self, config: LinkConfig) -> &mut Self {
         config.validate();
         self.world.default_link = Some(config);
@@ -214,6 +392,29 @@ impl Sim {
     ///
     /// # Panics
     /// On a configuration that does not validate.
+    ///
+    /// # Examples
+    ///
+    /// A disk of 4 KiB: the write that does not fit fails as on a full disk.
+    ///
+    /// ```
+    /// use tokio::io::AsyncWriteExt;
+    /// use tokio::sim::{DiskConfig, Sim};
+    ///
+    /// let mut sim = Sim::new();
+    /// sim.disk("db", DiskConfig { capacity_bytes: 4096, ..DiskConfig::default() });
+    /// sim.client("db", async {
+    ///     let path = std::env::temp_dir().join("full-disk-example");
+    ///     let mut file = tokio::fs::File::create(&path).await.unwrap();
+    ///     let written = async {
+    ///         file.write_all(&[0; 8192]).await?;
+    ///         file.sync_all().await
+    ///     };
+    ///     let err = written.await.unwrap_err();
+    ///     assert_eq!(err.kind(), std::io::ErrorKind::StorageFull);
+    /// });
+    /// sim.run();
+    /// ```
     pub fn disk(&mut self, host: &str, config: DiskConfig) -> &mut Self {
         config.validate();
         self.world.disks.push((host.to_string(), config));
@@ -228,6 +429,24 @@ impl Sim {
     ///
     /// # Panics
     /// For 0 workers, or more than `sim_runtime::scheduler::WORKERS_MAX`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tokio::sim::Sim;
+    ///
+    /// let mut sim = Sim::new();
+    /// sim.workers("api", 4);
+    /// sim.client("api", async {
+    ///     let tasks: Vec<_> = (0..8u64).map(|n| tokio::spawn(async move { n * n })).collect();
+    ///     let mut sum = 0;
+    ///     for task in tasks {
+    ///         sum += task.await.unwrap();
+    ///     }
+    ///     assert_eq!(sum, 140);
+    /// });
+    /// sim.run();
+    /// ```
     pub fn workers(&mut self, host: &str, count: u16) -> &mut Self {
         assert!(
             (1..=sim_runtime::scheduler::WORKERS_MAX).contains(&count),
@@ -239,6 +458,32 @@ impl Sim {
     }
 
     /// Applies `fault` at virtual time `at` from the start.
+    ///
+    /// # Examples
+    ///
+    /// A partition from the start, healed at 5 s: the client's connection gets
+    /// through only after the heal.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokio::net::{TcpListener, TcpStream};
+    /// use tokio::sim::{Fault, Sim};
+    ///
+    /// let mut sim = Sim::new();
+    /// sim.host("server", || async {
+    ///     let listener = TcpListener::bind("0.0.0.0:7").await.unwrap();
+    ///     loop {
+    ///         drop(listener.accept().await.unwrap());
+    ///     }
+    /// });
+    /// sim.at(Duration::ZERO, Fault::partition("client", "server"));
+    /// sim.at(Duration::from_secs(5), Fault::heal("client", "server"));
+    /// sim.client("client", async {
+    ///     TcpStream::connect("server:7").await.unwrap();
+    ///     assert!(tokio::sim::now() >= Duration::from_secs(5));
+    /// });
+    /// sim.run();
+    /// ```
     pub fn at(&mut self, at: Duration, fault: Fault) -> &mut Self {
         self.world.faults.push((at, fault));
         self
@@ -249,6 +494,31 @@ impl Sim {
     /// # Panics
     /// When a client panics (with its panic), on a deadlock, or at the
     /// run's time or step limit.
+    ///
+    /// # Examples
+    ///
+    /// The same seed gives the same run, event for event: the traces' hashes
+    /// are equal.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokio::sim::{Sim, SimReport};
+    ///
+    /// fn one_run() -> SimReport {
+    ///     let mut sim = Sim::new();
+    ///     sim.client("client", async {
+    ///         let jitter = tokio::sim::rng("jitter").range(0..100);
+    ///         tokio::time::sleep(Duration::from_millis(jitter)).await;
+    ///     });
+    ///     sim.run()
+    /// }
+    ///
+    /// std::env::set_var("SIM_SEED", "0x2a");
+    /// let first = one_run();
+    /// let second = one_run();
+    /// assert_eq!(first.seed, 0x2a);
+    /// assert_eq!(first.trace_hash, second.trace_hash);
+    /// ```
     pub fn run(mut self) -> SimReport {
         // std::fs under the temporary directory goes to the simulated disk.
         sim_os::install();

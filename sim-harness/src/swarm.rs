@@ -6,14 +6,24 @@
 //! days, not one, as TigerBeetle's VOPR and FoundationDB's simulator do.
 //! The drawn plan is printed when the run starts and recorded in its trace.
 //!
-//! ```no_run
-//! # let mut sim = sim_harness::Sim::new();
-//! use sim_harness::swarm::{Dim, Swarm};
+//! ```
+//! use std::time::Duration;
+//! use tokio::sim::swarm::{Dim, Swarm};
+//! use tokio::sim::Sim;
+//!
+//! let mut sim = Sim::new();
+//! for name in ["a", "b", "c"] {
+//!     sim.host(name, || std::future::pending::<()>());
+//! }
 //! sim.swarm(
 //!     Swarm::new(&["a", "b", "c"])
 //!         .latency_max_ms(Dim::range(0, 20))
 //!         .disk_error_rate(Dim::Off),
 //! );
+//! sim.client("workload", async {
+//!     tokio::time::sleep(Duration::from_secs(30)).await;
+//! });
+//! sim.run();
 //! ```
 
 use crate::nemesis::Nemesis;

@@ -169,18 +169,27 @@ pub fn thread_site(seed: u64, task: u64) -> Option<String> {
 /// dependency's when none is the user's), as `file:line:col`: not std's,
 /// not the simulator's, never a C frame.
 pub fn user_frame(text: &str) -> Option<String> {
+    // std prints a path under the current directory as `./...`: a test of
+    // `sim-os` itself runs in `sim-os/`, where the simulator's frames read
+    // `./src/...`. They are told apart by their full path.
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let full = |at: &str| match at.strip_prefix("./") {
+        Some(relative) => cwd.join(relative).to_string_lossy().into_owned(),
+        None => at.to_string(),
+    };
     let frames: Vec<&str> = text
         .lines()
         .filter_map(|line| line.trim().strip_prefix("at "))
         .filter(|at| {
             let file = at.rsplitn(3, ':').last().unwrap_or(at);
+            let path = full(at);
             !(at.starts_with("/rustc/")
                 || at.contains("/library/std/")
                 || at.contains("/library/core/")
                 || at.contains("/library/alloc/")
                 || ["sim-os/src/", "sim-runtime/src/", "sim-tokio/src/"]
                     .iter()
-                    .any(|own| at.contains(own))
+                    .any(|own| path.contains(own))
                 || [".c", ".S", ".h"].iter().any(|ext| file.ends_with(ext)))
         })
         .collect();
@@ -189,4 +198,28 @@ pub fn user_frame(text: &str) -> Option<String> {
         .find(|at| !at.contains("/.cargo/registry/"))
         .or(frames.first())
         .map(|at| at.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::user_frame;
+
+    #[test]
+    fn the_user_frame_skips_the_simulator_and_std() {
+        let text = "   0: std::backtrace\n             at /rustc/abc/library/std/src/backtrace.rs:1:2\n   1: sim_os::threads::spawn\n             at /work/sim-os/src/threads/mod.rs:329:48\n   2: threads::test\n             at /work/sim-os/tests/threads.rs:259:35\n";
+        assert_eq!(
+            user_frame(text).as_deref(),
+            Some("/work/sim-os/tests/threads.rs:259:35")
+        );
+    }
+
+    #[test]
+    fn a_path_under_the_current_directory_is_told_apart_by_its_full_path() {
+        // A test of the simulator's own crate runs in its directory, where
+        // std prints the simulator's frames as `./src/...`.
+        // cargo runs a package's tests in the package's directory.
+        assert!(std::env::current_dir().unwrap().ends_with("sim-runtime"));
+        let text = "   1: sim_runtime::spawn\n             at ./src/executor/mod.rs:10:5\n   2: user::test\n             at ./tests/user.rs:7:9\n";
+        assert_eq!(user_frame(text).as_deref(), Some("./tests/user.rs:7:9"));
+    }
 }

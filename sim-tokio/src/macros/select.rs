@@ -8,7 +8,12 @@
 /// every branch is disabled (without it, `select!` panics).
 ///
 /// ```
-/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// # tokio::runtime::Builder::new_current_thread()
+/// #     .enable_all()
+/// #     .start_paused(true)
+/// #     .build()
+/// #     .unwrap()
+/// #     .block_on(async {
 /// use tokio::time::{sleep, Duration};
 /// let out = tokio::select! {
 ///     _ = sleep(Duration::from_secs(1)) => "slow",

@@ -18,7 +18,8 @@
 //!     }};
 //! }
 //!
-//! # async fn demo() {
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
 //! if buggify!() {
 //!     // Take the slow path that production rarely sees.
 //!     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
@@ -41,6 +42,25 @@ const FIRES_ONE_IN: u64 = 4;
 
 /// Whether this BUGGIFY site fires now (see the module docs). `false`
 /// outside a simulation run.
+///
+/// # Examples
+///
+/// A site that fires in some runs and not others, each time the same for a
+/// seed:
+///
+/// ```
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     let mut fired = 0;
+///     for _ in 0..100 {
+///         if tokio::sim::buggify() {
+///             fired += 1;
+///         }
+///     }
+///     // Disabled in three runs of four; one reach in four fires otherwise.
+///     assert!(fired == 0 || (5..60).contains(&fired), "{fired}");
+/// }
+/// ```
 #[track_caller]
 pub fn buggify() -> bool {
     let site = Location::caller();

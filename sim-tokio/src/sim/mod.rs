@@ -7,9 +7,7 @@
 //! A harness test is a plain `#[test]`: `cargo sim test --seeds` sweeps it
 //! like any other, one process per seed.
 //!
-//! ```no_run
-//! # #[cfg(simulation)]
-//! # fn main() {
+//! ```
 //! use std::time::Duration;
 //! use tokio::sim::{Fault, Sim};
 //!
@@ -26,14 +24,12 @@
 //! });
 //! sim.at(Duration::from_secs(5), Fault::Partition("client".into(), "server".into()));
 //! sim.client("client", async {
+//!     // Retried until the partition heals (the liveness phase heals it).
 //!     let stream = tokio::net::TcpStream::connect("server:7").await.unwrap();
 //!     drop(stream);
 //! });
 //! let report = sim.run();
 //! println!("{} events, trace sha256 {}", report.events, report.trace_hash);
-//! # }
-//! # #[cfg(not(simulation))]
-//! # fn main() {}
 //! ```
 
 use std::time::Duration;
@@ -54,6 +50,18 @@ pub use sim_harness::{
 ///
 /// # Panics
 /// Outside a simulation run.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     tokio::time::sleep(Duration::from_secs(90)).await;
+///     assert_eq!(tokio::sim::now(), Duration::from_secs(90));
+/// }
+/// ```
 #[track_caller]
 pub fn now() -> Duration {
     sim_runtime::context::with_current(|core| Duration::from_nanos(core.now_ns()))
@@ -64,12 +72,34 @@ pub fn now() -> Duration {
 ///
 /// # Panics
 /// Outside a simulation run.
+///
+/// # Examples
+///
+/// ```
+/// let mut sim = tokio::sim::Sim::new();
+/// sim.client("client-1", async {
+///     assert_eq!(tokio::sim::host_name(), "client-1");
+/// });
+/// sim.run();
+/// ```
 #[track_caller]
 pub fn host_name() -> String {
     sim_net::with_net(|net| net.host_name(net.current_host()))
 }
 
 /// The seed of the current run, if the thread is in one.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(tokio::sim::seed(), None, "outside any run");
+/// let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// runtime.block_on(async {
+///     // Under `cargo sim test`, the seed the runner chose (SIM_SEED).
+///     let seed = tokio::sim::seed().expect("inside a run");
+///     println!("this run replays with SIM_SEED={seed:#x}");
+/// });
+/// ```
 pub fn seed() -> Option<u64> {
     sim_runtime::context::with_current(|core| core.config().seed)
 }
@@ -80,6 +110,22 @@ pub fn seed() -> Option<u64> {
 ///
 /// # Panics
 /// Outside a simulation run; on a configuration that does not validate.
+///
+/// # Examples
+///
+/// ```
+/// use tokio::sim::DiskConfig;
+///
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     let path = std::env::temp_dir().join("set-disk-config-example");
+///     tokio::fs::write(&path, b"ok").await.unwrap();
+///     // From now on every write fails with EIO.
+///     tokio::sim::set_disk_config(DiskConfig { write_error_rate: 1.0, ..DiskConfig::default() });
+///     let err = tokio::fs::write(&path, b"lost").await.unwrap_err();
+///     assert_eq!(err.raw_os_error(), Some(5)); // EIO
+/// }
+/// ```
 #[track_caller]
 pub fn set_disk_config(config: DiskConfig) {
     let node = sim_runtime::context::with_current(|core| core.current_node())

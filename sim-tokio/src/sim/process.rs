@@ -11,9 +11,9 @@
 //! Register programs at the start of the test (or of a harness host's
 //! factory): the registry belongs to the run.
 //!
-//! ```no_run
-//! # #[cfg(simulation)]
-//! # async fn example() {
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
 //! use tokio::io::{AsyncReadExt, AsyncWriteExt};
 //!
 //! tokio::sim::process::register("upper", |mut inv| async move {

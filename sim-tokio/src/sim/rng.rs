@@ -3,6 +3,21 @@
 use std::ops::Range;
 
 /// A named random stream of the current run (see [`rng`]).
+///
+/// # Examples
+///
+/// ```
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     let jitter = tokio::sim::rng("jitter");
+///     let word = jitter.next_u64();
+///     let delay_ms = jitter.range(10..20);
+///     assert!((10..20).contains(&delay_ms));
+///     let _ = (word, jitter.chance(0.5));
+///     // Another stream's draws are its own: drawing here shifts none of them.
+///     let _ = tokio::sim::rng("retries").range(0..3);
+/// }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stream {
     label: String,
@@ -12,9 +27,9 @@ pub struct Stream {
 /// follow the seed and its name only: another stream, a new host or a new
 /// kind of fault drawing more numbers shifts none of them.
 ///
-/// ```no_run
-/// # #[cfg(simulation)]
-/// # async fn demo() {
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
 /// let jitter_ms = tokio::sim::rng("client jitter").range(0..50);
 /// tokio::time::sleep(std::time::Duration::from_millis(jitter_ms)).await;
 /// # }

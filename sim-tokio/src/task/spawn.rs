@@ -12,7 +12,12 @@ use std::panic::Location;
 /// Outside a runtime, with tokio's message.
 ///
 /// ```
-/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// # tokio::runtime::Builder::new_current_thread()
+/// #     .enable_all()
+/// #     .start_paused(true)
+/// #     .build()
+/// #     .unwrap()
+/// #     .block_on(async {
 /// let handle = tokio::spawn(async { 6 * 7 });
 /// assert_eq!(handle.await.unwrap(), 42);
 /// # });

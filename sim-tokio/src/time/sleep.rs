@@ -12,7 +12,12 @@ use std::time::Duration;
 /// Outside a runtime, as in tokio.
 ///
 /// ```
-/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// # tokio::runtime::Builder::new_current_thread()
+/// #     .enable_all()
+/// #     .start_paused(true)
+/// #     .build()
+/// #     .unwrap()
+/// #     .block_on(async {
 /// use tokio::time::{sleep, Duration, Instant};
 /// let start = Instant::now();
 /// sleep(Duration::from_secs(3600)).await; // no wall time passes

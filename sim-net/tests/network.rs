@@ -2,8 +2,6 @@
 //! build only (these are the simulator's own features).
 #![cfg(simulation)]
 
-mod common;
-
 use sim_runtime::SimConfig;
 use std::cell::RefCell;
 use std::io::ErrorKind;
@@ -416,8 +414,18 @@ fn echo_cluster_child() {
 
 #[test]
 fn a_two_host_echo_writes_the_same_trace_in_two_processes() {
-    let a = common::child_trace("echo_cluster_child", "0x77", "cluster-a.trace");
-    let b = common::child_trace("echo_cluster_child", "0x77", "cluster-b.trace");
+    let a = sim_test_support::child_trace(
+        env!("CARGO_TARGET_TMPDIR"),
+        "echo_cluster_child",
+        "0x77",
+        "cluster-a.trace",
+    );
+    let b = sim_test_support::child_trace(
+        env!("CARGO_TARGET_TMPDIR"),
+        "echo_cluster_child",
+        "0x77",
+        "cluster-b.trace",
+    );
     assert!(a.len() > 1000, "a real trace: {} bytes", a.len());
     let text = String::from_utf8_lossy(&a);
     for word in [

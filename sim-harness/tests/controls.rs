@@ -3,8 +3,7 @@
 //! delay, routes and a rollout. Simulation build only.
 #![cfg(simulation)]
 
-mod common;
-use common::panic_text;
+use sim_test_support::panic_text;
 
 use sim_runtime::SimConfig;
 use std::cell::RefCell;

@@ -2,8 +2,7 @@
 //! Simulation build only: `tokio::sim` is the facade's.
 #![cfg(simulation)]
 
-mod common;
-use common::panic_text;
+use sim_test_support::panic_text;
 
 use sim_runtime::SimConfig;
 use std::cell::Cell;
@@ -349,12 +348,9 @@ fn readme_checks(sim: &mut Sim) {
 
 #[test]
 fn the_readme_checks_are_this_code_and_run() {
-    let source = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/harness_checks.rs"
-    ))
-    .unwrap();
-    let readme = common::docs();
+    let source =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/checks.rs")).unwrap();
+    let readme = sim_test_support::docs();
     let start = source.find("// readme-checks:start\n").unwrap() + 23;
     let end = source.find("    // readme-checks:end").unwrap();
     for line in source[start..end].lines() {

@@ -1,11 +1,18 @@
-//! Helpers shared by the simulation tests of this package.
+//! Helpers the workspace's own tests share: each crate's tests live beside
+//! it (`sim-net/tests/`, `sim-fs/tests/`, ...), and these are what they
+//! have in common. A dev-dependency only.
+
+use std::path::{Path, PathBuf};
 
 /// Runs the test `name` of the current test binary in a child process with
-/// `SIM_SEED=seed` and `SIM_TRACE`, and returns the trace it wrote. `label`
+/// `SIM_SEED=seed` and `SIM_TRACE`, and returns the trace it wrote. The
+/// files go to `dir` (a test's `env!("CARGO_TARGET_TMPDIR")`); `label`
 /// keeps the files of several calls apart.
-#[allow(dead_code)] // Not every test binary that includes this module uses it.
-pub fn child_trace(name: &str, seed: &str, label: &str) -> Vec<u8> {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+///
+/// # Panics
+/// If the child fails or writes no trace.
+pub fn child_trace(dir: &str, name: &str, seed: &str, label: &str) -> Vec<u8> {
+    let dir = PathBuf::from(dir);
     let base = dir.join(label);
     let status = std::process::Command::new(std::env::current_exe().unwrap())
         .args([name, "--exact", "--test-threads", "1"])
@@ -22,7 +29,6 @@ pub fn child_trace(name: &str, seed: &str, label: &str) -> Vec<u8> {
 }
 
 /// The text of a panic's payload (its message).
-#[allow(dead_code)] // Not every test binary that includes this module uses it.
 pub fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
     payload
         .downcast_ref::<String>()
@@ -33,11 +39,13 @@ pub fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
 
 /// The README and the guide's chapters (`docs/*.md`) as one text: what the
 /// docs show, wherever a block of it lives.
-#[allow(dead_code)] // Not every test binary that includes this module uses it.
+///
+/// # Panics
+/// If the README or the guide cannot be read.
 pub fn docs() -> String {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-    let mut text = std::fs::read_to_string(format!("{root}/README.md")).expect("the README");
-    let mut chapters: Vec<std::path::PathBuf> = std::fs::read_dir(format!("{root}/docs"))
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut text = std::fs::read_to_string(root.join("README.md")).expect("the README");
+    let mut chapters: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
         .expect("the guide, docs/")
         .flatten()
         .map(|entry| entry.path())

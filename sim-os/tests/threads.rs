@@ -160,12 +160,14 @@ fn the_seed_decides_the_interleaving_and_replays_it() {
     assert!(distinct.len() > 1, "every seed gave one order: {orders:?}");
     assert_eq!(order_for("3"), orders[2], "a seed replays its order");
     // The whole run, event for event, in two processes.
-    let a = common::child_trace(
+    let a = sim_test_support::child_trace(
+        env!("CARGO_TARGET_TMPDIR"),
         "a_mutex_and_condvar_hand_off_between_two_threads",
         "9",
         "threads-a",
     );
-    let b = common::child_trace(
+    let b = sim_test_support::child_trace(
+        env!("CARGO_TARGET_TMPDIR"),
         "a_mutex_and_condvar_hand_off_between_two_threads",
         "9",
         "threads-b",
@@ -194,15 +196,13 @@ fn a_thread_blocking_on_a_real_socket_is_refused() {
         })
     }))
     .expect_err("the run fails");
-    let message = common::panic_text(failure);
+    let message = sim_test_support::panic_text(failure);
     assert!(message.contains("thread 'listener'"), "{message}");
     assert!(
         message.contains("called recv on a real socket"),
         "{message}"
     );
 }
-
-mod common;
 
 /// A thread that would block on a real pipe stops the run with an escape
 /// that names the call, instead of hanging it.
@@ -234,7 +234,7 @@ fn a_thread_blocking_on_a_real_pipe_is_refused() {
         })
     }))
     .expect_err("the run fails");
-    let message = common::panic_text(failure);
+    let message = sim_test_support::panic_text(failure);
     assert!(
         message.contains("sim: escape refused: thread 'reader'"),
         "{message}"
@@ -256,9 +256,9 @@ fn a_report_names_where_a_std_thread_was_spawned() {
             .start_paused(true)
             .build_with(config)
             .block_on(async {
+                // A paused clock with a busy task: a livelock, whose report lists the
+                // pending thread.
                 let _sleeper = std::thread::spawn(|| std::thread::sleep(Duration::from_secs(1))); // spawns the sleeper
-                                                                                                  // A paused clock with a busy task: a livelock, whose report
-                                                                                                  // lists the pending thread.
                 loop {
                     tokio::task::yield_now().await;
                 }

@@ -3,8 +3,6 @@
 //! simulator's own features).
 #![cfg(simulation)]
 
-mod common;
-
 use sim_runtime::SimConfig;
 use std::cell::RefCell;
 use std::io::ErrorKind;
@@ -267,8 +265,18 @@ fn disk_crash_child() {
 
 #[test]
 fn crash_resolution_and_faults_are_in_the_trace_and_replay() {
-    let a = common::child_trace("disk_crash_child", "0x5d", "disk-a.trace");
-    let b = common::child_trace("disk_crash_child", "0x5d", "disk-b.trace");
+    let a = sim_test_support::child_trace(
+        env!("CARGO_TARGET_TMPDIR"),
+        "disk_crash_child",
+        "0x5d",
+        "disk-a.trace",
+    );
+    let b = sim_test_support::child_trace(
+        env!("CARGO_TARGET_TMPDIR"),
+        "disk_crash_child",
+        "0x5d",
+        "disk-b.trace",
+    );
     let text = String::from_utf8_lossy(&a);
     let traced = scratch("traced").display().to_string();
     let renamed = scratch("renamed").display().to_string();
@@ -392,7 +400,7 @@ fn the_end_of_a_run_lists_the_files_it_changed_outside_the_temporary_directory()
     assert!(!std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/run.log")).exists());
     let stderr = String::from_utf8_lossy(&output.stderr)
         .replace(env!("CARGO_MANIFEST_DIR"), "/path/to/your/package");
-    let docs = common::docs();
+    let docs = sim_test_support::docs();
     let readme = docs.as_str();
     let shown: Vec<&str> = readme
         .lines()
