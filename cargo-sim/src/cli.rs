@@ -193,12 +193,20 @@ pub(crate) struct TestOptions {
     /// Write a JUnit XML report here.
     #[arg(long, value_name = "FILE")]
     pub(crate) junit: Option<PathBuf>,
+    /// Write what the sweep says of the properties (`tokio::sim::assert_*`),
+    /// test by test, and the ones never satisfied, as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) report: Option<PathBuf>,
     /// Run only share K of N of the seeds (for a CI matrix).
     #[arg(long, value_name = "K/N")]
     pub(crate) partition: Option<String>,
     /// Do not run doc tests.
     #[arg(long)]
     pub(crate) no_doc: bool,
+    /// Pass a sweep in which an `assert_always!`, `assert_sometimes!` or
+    /// `assert_reachable!` was never satisfied (they are still listed).
+    #[arg(long)]
+    pub(crate) allow_unreached: bool,
     /// Do not save failing seeds to sim-regressions/.
     #[arg(long)]
     pub(crate) no_save: bool,
@@ -237,18 +245,51 @@ fn test_option_names() -> Vec<(String, bool)> {
     names
 }
 
+/// cargo's options that take a value given apart (`-p app`): the word
+/// after one is its value, not a test name.
+const CARGO_VALUE: &[&str] = &[
+    "-p",
+    "--package",
+    "--exclude",
+    "--bin",
+    "--test",
+    "--example",
+    "--bench",
+    "-F",
+    "--features",
+    "--target",
+    "--target-dir",
+    "--manifest-path",
+    "--profile",
+    "--config",
+    "-Z",
+    "--color",
+    "--message-format",
+    "--lockfile-path",
+];
+
 /// Splits `cargo sim test`'s arguments into ours, cargo's and the test
-/// binaries'.
+/// binaries'. A bare word of cargo's (`cargo test NAME`) is a test name
+/// filter: it goes to the test binaries, as cargo passes it on.
 pub(crate) fn split_test_args(args: &[String]) -> (Vec<String>, Vec<String>, Vec<String>) {
     let options = test_option_names();
     let mut ours = Vec::new();
     let mut cargo = Vec::new();
     let mut tests = Vec::new();
+    let mut filters = Vec::new();
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         if arg == "--" {
             tests.extend(iter.by_ref().cloned());
             break;
+        }
+        if !arg.starts_with('-')
+            && !cargo
+                .last()
+                .is_some_and(|a: &String| CARGO_VALUE.contains(&a.as_str()))
+        {
+            filters.push(arg.clone());
+            continue;
         }
         let name = arg.split('=').next().unwrap_or(arg);
         let option = options.iter().find(|(spelling, _)| spelling == name);
@@ -265,7 +306,8 @@ pub(crate) fn split_test_args(args: &[String]) -> (Vec<String>, Vec<String>, Vec
             cargo.push(arg.clone());
         }
     }
-    (ours, cargo, tests)
+    filters.extend(tests);
+    (ours, cargo, filters)
 }
 
 /// Cargo arguments that select packages or targets: the runner chooses its
@@ -360,6 +402,16 @@ mod tests {
         );
         assert_eq!(cargo, strings(&["-p", "app", "--release"]));
         assert_eq!(tests, strings(&["name", "--exact"]));
+    }
+
+    /// `cargo sim test NAME` filters as `cargo test NAME` does: the bare
+    /// word goes to the test binaries, a value of cargo's stays with it.
+    #[test]
+    fn a_bare_word_is_a_test_name_filter() {
+        let args = strings(&["--test", "kv", "elects", "--features", "x", "--", "--exact"]);
+        let (_, cargo, tests) = split_test_args(&args);
+        assert_eq!(cargo, strings(&["--test", "kv", "--features", "x"]));
+        assert_eq!(tests, strings(&["elects", "--exact"]));
     }
 
     /// Every option clap knows is one the split knows, with its arity.

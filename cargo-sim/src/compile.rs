@@ -38,6 +38,11 @@ pub struct TestBinary {
 }
 
 impl TestBinary {
+    /// The target as cargo's arguments name it: `--test kv`, `--lib`.
+    pub fn target_label(&self) -> String {
+        self.target_args().join(" ")
+    }
+
     /// The cargo arguments that select this target alone.
     pub fn target_args(&self) -> Vec<String> {
         let flag = match self.kind {

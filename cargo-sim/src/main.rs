@@ -33,6 +33,7 @@ mod lock;
 mod merge;
 mod outcomes;
 mod process;
+mod properties;
 mod regressions;
 mod report;
 mod runner;

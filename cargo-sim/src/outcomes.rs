@@ -52,6 +52,8 @@ pub struct TestResult {
     /// The trace hashes of each failing seed's runs (the last is the run
     /// that failed), by seed index.
     pub failing_hashes: BTreeMap<usize, Vec<String>>,
+    /// What its runs said of the properties (`tokio::sim::assert_*`).
+    pub properties: crate::properties::Properties,
 }
 
 impl TestResult {

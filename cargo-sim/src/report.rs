@@ -389,6 +389,7 @@ pub fn junit(
             xml.push_str(&xml_escape(&failure_report(result, true, None, false)));
             xml.push_str("</failure>\n");
         }
+        xml.push_str(&crate::properties::junit_properties(&result.properties));
         xml.push_str(&format!(
             "      <system-out>{}</system-out>\n",
             xml_escape(&format!("{} seeds run", result.outcomes.len()))

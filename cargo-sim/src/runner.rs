@@ -18,6 +18,7 @@ use crate::compile::TestBinary;
 pub use crate::outcomes::{Mode, Outcome, TestResult};
 pub use crate::process::{run_one, trace_failing, trace_seed, OneRun, SweepConfig, TestCase};
 use crate::process::{seeds_value, signal_name, silence_budget, tail, tail_of};
+use crate::properties::Seen;
 use crate::seeds::Indices;
 use sim_runtime::sweep::{self, FailureClass, Record};
 use std::collections::BTreeMap;
@@ -53,6 +54,8 @@ struct Job {
     saw_sweep: bool,
     last_panic: Option<(FailureClass, String)>,
     hang: Option<String>,
+    /// What the running seed's runs said of the properties.
+    seen: Seen,
     started: Instant,
     /// When its records last grew: a process with none for longer than a
     /// run's hang budget is stuck outside any simulation run (the test
@@ -237,7 +240,7 @@ impl<'a> Sweep<'a> {
                     record_outcome(
                         state,
                         first,
-                        outcome,
+                        (outcome, Seen::default()),
                         self.config,
                         &mut self.done,
                         &mut self.failed,
@@ -361,6 +364,7 @@ impl TestState {
                 outcomes: Default::default(),
                 elapsed: Duration::ZERO,
                 failing_hashes: BTreeMap::new(),
+                properties: Default::default(),
             },
             shares,
             next_share: 0,
@@ -532,6 +536,7 @@ fn spawn(
         offset: 0,
         partial: String::new(),
         run_hashes: Vec::new(),
+        seen: Seen::default(),
         runs_started: 0,
         saw_sweep: false,
         last_panic: None,
@@ -603,9 +608,18 @@ fn apply(
             let from = job.position.map_or(0, |p| p + 1);
             job.position = seed_position(job, state, seed, from);
             job.run_hashes.clear();
+            job.seen = Seen::default();
         }
         Record::Start(_) => job.runs_started += 1,
+        Record::Declare(site) => state.result.properties.declare(site),
+        Record::Property {
+            seed,
+            site,
+            held,
+            broken,
+        } => job.seen.reached(site, held, broken, seed),
         Record::Run { hash, .. } => {
+            job.seen.run_ended();
             // Bounded: a test that runs thousands of simulations per seed
             // keeps the first 64 hashes, plenty to compare two processes.
             if job.run_hashes.len() < 64 {
@@ -641,7 +655,8 @@ fn apply(
             if keep {
                 state.swept_hashes.insert(index, hashes);
             }
-            record_outcome(state, index, outcome, config, done, failed);
+            let seen = std::mem::take(&mut job.seen);
+            record_outcome(state, index, (outcome, seen), config, done, failed);
         }
         // A refused escape is the cause of what fails after it: it stays.
         Record::Panic { class, message, .. } => {
@@ -657,10 +672,12 @@ fn apply(
     }
 }
 
+/// Records seed `index`'s outcome, and what its runs said of the
+/// properties.
 fn record_outcome(
     state: &mut TestState,
     index: usize,
-    outcome: Outcome,
+    (outcome, seen): (Outcome, Seen),
     config: &SweepConfig,
     done: &mut u64,
     failed: &mut u64,
@@ -669,6 +686,7 @@ fn record_outcome(
         // Past the first failure: it would not be reported.
         return;
     }
+    state.result.properties.add(seen, index);
     *done += 1;
     let failing = matches!(outcome, Outcome::Fail { .. });
     if failing {
@@ -762,6 +780,33 @@ fn check(
     );
 }
 
+/// Why a test process that never reported the seed it ran died: a hang
+/// the watchdog named, a signal, or an exit.
+fn death(job: &Job, status: std::process::ExitStatus) -> (FailureClass, String) {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(message) = &job.hang {
+        return (FailureClass::Hang, message.clone());
+    }
+    match status.signal() {
+        Some(signal) => (
+            FailureClass::Crash,
+            format!(
+                "the test process was killed by signal {signal} ({}): an abort, a stack \
+                 overflow or a crash ended it during this seed",
+                signal_name(signal)
+            ),
+        ),
+        None => (
+            FailureClass::Crash,
+            format!(
+                "the test process exited with code {} during this seed, before it could \
+                 report (std::process::exit in the test?)",
+                status.code().unwrap_or(-1)
+            ),
+        ),
+    }
+}
+
 fn finish_job(
     job: &mut Job,
     state: &mut TestState,
@@ -770,31 +815,7 @@ fn finish_job(
     done: &mut u64,
     failed: &mut u64,
 ) {
-    use std::os::unix::process::ExitStatusExt;
     let output = tail(&job.log, 40);
-    let died = || -> (FailureClass, String) {
-        if let Some(message) = &job.hang {
-            return (FailureClass::Hang, message.clone());
-        }
-        match status.signal() {
-            Some(signal) => (
-                FailureClass::Crash,
-                format!(
-                    "the test process was killed by signal {signal} ({}): an abort, a stack \
-                     overflow or a crash ended it during this seed",
-                    signal_name(signal)
-                ),
-            ),
-            None => (
-                FailureClass::Crash,
-                format!(
-                    "the test process exited with code {} during this seed, before it could \
-                     report (std::process::exit in the test?)",
-                    status.code().unwrap_or(-1)
-                ),
-            ),
-        }
-    };
     if job.saw_sweep {
         // In-process: a seed begun and never reported is where it died.
         let Some(position) = job.position else { return };
@@ -808,13 +829,14 @@ fn finish_job(
         if state.result.outcomes.contains_key(&index) {
             return;
         }
-        let (class, message) = died();
+        let (class, message) = death(job, status);
         let outcome = Outcome::Fail {
             class,
             message,
             output,
         };
-        record_outcome(state, index, outcome, config, done, failed);
+        let seen = std::mem::take(&mut job.seen);
+        record_outcome(state, index, (outcome, seen), config, done, failed);
         // The rest of that share still runs when every seed counts.
         if config.keep_going && position + 1 < job.seeds.len() {
             state.shares.push(job.seeds.from(position + 1));
@@ -868,7 +890,7 @@ fn finish_job(
             },
         }
     } else {
-        let (class, message) = died();
+        let (class, message) = death(job, status);
         Outcome::Fail {
             class,
             message,
@@ -876,5 +898,6 @@ fn finish_job(
         }
     };
     state.swept_hashes.insert(index, hashes);
-    record_outcome(state, index, outcome, config, done, failed);
+    let seen = std::mem::take(&mut job.seen);
+    record_outcome(state, index, (outcome, seen), config, done, failed);
 }

@@ -32,10 +32,13 @@ pub enum FailureClass {
     Correctness,
     /// A harness liveness property did not hold within its bound.
     Liveness,
+    /// An `assert_always!` did not hold, or an `assert_unreachable!` was
+    /// reached (`tokio::sim`'s properties).
+    Assertion,
 }
 
 /// Every class, in the order reports list them.
-const ALL: [FailureClass; 11] = [
+const ALL: [FailureClass; 12] = [
     FailureClass::Panic,
     FailureClass::Deadlock,
     FailureClass::TimeLimit,
@@ -47,6 +50,7 @@ const ALL: [FailureClass; 11] = [
     FailureClass::Nondeterminism,
     FailureClass::Correctness,
     FailureClass::Liveness,
+    FailureClass::Assertion,
 ];
 
 impl FailureClass {
@@ -64,6 +68,7 @@ impl FailureClass {
             FailureClass::Nondeterminism => "nondeterminism",
             FailureClass::Correctness => "correctness",
             FailureClass::Liveness => "liveness",
+            FailureClass::Assertion => "assertion",
         }
     }
 

@@ -93,7 +93,7 @@ impl RunObserver for Reporter {
         if loud {
             seed::report(&self.run_name, end.summary, end.trace_path, end.policy);
         }
-        sweep::run_finished(end.summary);
+        sweep::run_finished(end.summary, end.properties);
         if let Some(path) = end.decisions_path {
             if loud {
                 eprintln!("sim: decisions recorded to {}", path.display());

@@ -40,6 +40,7 @@ pub mod hosts;
 pub mod launch;
 pub mod outside;
 pub mod prefetch;
+pub mod property;
 pub mod rng;
 pub mod scheduler;
 pub mod scopes;

@@ -65,6 +65,8 @@ pub struct RunEnd<'a> {
     pub policy: Policy,
     /// Its decision file, if one was recorded.
     pub decisions_path: Option<&'a Path>,
+    /// The properties it reached, with their counts.
+    pub properties: &'a [crate::property::Reached],
 }
 
 /// Hears how a run ended (the sweep's record, the seed line).

@@ -83,6 +83,14 @@ fn phases(
     let plan = plan::Plan::resolve(options, cargo_args, test_args)?;
     let built = build::build(&plan)?;
     let cases = cases::cases(&plan, &built.binaries)?;
+    if cases.is_empty() && !plan.selection.is_empty() && !built.binaries.is_empty() {
+        // A filter that matches nothing is a typo, not a pass.
+        return Err(Halt::Error(format!(
+            "no test of the {} built matches `{}`: a filter matches a test whose name contains it (with --exact, whose name is it)",
+            crate::plural(built.binaries.len(), "test binary"),
+            plan.selection.join(" ")
+        )));
+    }
     let built_in = started.elapsed();
     let mut swept = sweep::sweep(&plan, &built, cases)?;
     let interrupted = crate::signals::received();

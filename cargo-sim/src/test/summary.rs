@@ -10,7 +10,9 @@ use super::plan::Plan;
 use super::sweep::Swept;
 use super::Halt;
 use crate::plural;
+use crate::properties;
 use crate::runner::{self, Mode, Outcome, TestResult};
+use sim_runtime::sweep::SiteRecord;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -57,12 +59,23 @@ pub(crate) fn report(
             crate::report::indent(&target.error, "    ")
         );
     }
+    let unsatisfied = properties(plan, built, swept)?;
     write_junit(plan, built, swept, started.elapsed())?;
-    let green = tally.failed == 0 && docs.failures.is_empty() && built.broken.is_empty();
+    let green = tally.failed == 0
+        && docs.failures.is_empty()
+        && built.broken.is_empty()
+        && unsatisfied == 0;
     if green {
         let _ = std::fs::remove_dir_all(&swept.work_dir);
     }
-    closing_lines(&tally, built, docs, swept_from.elapsed(), built_in);
+    closing_lines(
+        &tally,
+        built,
+        docs,
+        unsatisfied,
+        swept_from.elapsed(),
+        built_in,
+    );
     if let Some(signal) = crate::signals::received() {
         return Err(Halt::Signal(signal));
     }
@@ -229,11 +242,105 @@ fn write_junit(plan: &Plan, built: &Built, swept: &Swept, elapsed: Duration) -> 
     std::fs::write(path, xml).map_err(|e| format!("cannot write --junit {}: {e}", path.display()))
 }
 
+/// Lists each binary's properties, test by test, and the ones no run
+/// satisfied, and writes them to `--report`; how many of those fail the
+/// sweep (none when it ran one seed, ran some of a binary's tests only, or
+/// `--allow-unreached` was given).
+fn properties(plan: &Plan, built: &Built, swept: &Swept) -> Result<usize, Halt> {
+    let mut never = Vec::new();
+    for (index, binary) in built.binaries.iter().enumerate() {
+        let label = format!("{} {}", binary.package, binary.target_label());
+        for (site, fails) in binary_properties(plan, built, swept, index, &label) {
+            never.push((label.clone(), site, fails));
+        }
+    }
+    if let Some(path) = &plan.options.report {
+        let tests = swept.results.iter().map(|r| {
+            let binary = &built.binaries[r.case.binary];
+            (format!("{} {}", binary.package, binary.target_label()), r)
+        });
+        let json = properties::json(tests, &never);
+        let text = serde_json::to_string_pretty(&json).expect("JSON values print");
+        std::fs::write(path, text + "\n")
+            .map_err(|e| format!("cannot write --report {}: {e}", path.display()))?;
+    }
+    Ok(never.iter().filter(|(_, _, fails)| *fails).count())
+}
+
+/// Prints the properties of binary `index` (named `label`); its sites no
+/// run satisfied, each with whether it fails the sweep.
+fn binary_properties(
+    plan: &Plan,
+    built: &Built,
+    swept: &Swept,
+    index: usize,
+    label: &str,
+) -> Vec<(SiteRecord, bool)> {
+    let tests: Vec<&TestResult> = swept
+        .results
+        .iter()
+        .filter(|r| r.case.binary == index && r.properties.any())
+        .collect();
+    if tests.is_empty() {
+        return Vec::new();
+    }
+    eprintln!("sim: properties of {label}:");
+    // A test whose runs reached none says nothing the others do not.
+    for result in tests.iter().filter(|r| !r.properties.reached.is_empty()) {
+        for line in properties::test_lines(&result.case.name, &result.properties) {
+            eprintln!("{line}");
+        }
+    }
+    let never = properties::never_satisfied(tests.iter().map(|r| &r.properties));
+    if never.is_empty() {
+        return Vec::new();
+    }
+    let why_not = if plan.options.allow_unreached {
+        Some("--allow-unreached")
+    } else if plan.seeds.len() <= 1 {
+        Some("one seed")
+    } else if !ran_whole(plan, built, swept, index) {
+        Some("a filter left some of its tests out")
+    } else {
+        None
+    };
+    let verdict = why_not.map_or_else(
+        || "the sweep fails; --allow-unreached lets it pass".to_string(),
+        |why| format!("not a failure: {why}"),
+    );
+    eprintln!(
+        "sim: {} of {label} never satisfied ({verdict}):",
+        plural(never.len(), "property"),
+    );
+    for site in &never {
+        eprintln!("  {}", properties::site_line(site));
+    }
+    never
+        .into_iter()
+        .map(|site| (site, why_not.is_none()))
+        .collect()
+}
+
+/// Whether the sweep ran every test of binary `index` (a property no run
+/// satisfied may belong to a test the filter left out).
+fn ran_whole(plan: &Plan, built: &Built, swept: &Swept, index: usize) -> bool {
+    if plan.selection.is_empty() {
+        return true;
+    }
+    let ran = swept
+        .results
+        .iter()
+        .filter(|r| r.case.binary == index)
+        .count();
+    crate::compile::list_tests(&built.binaries[index], &[]).is_ok_and(|all| all.len() == ran)
+}
+
 /// The seeds and time line (stderr), then the counts (stdout).
 fn closing_lines(
     tally: &Tally,
     built: &Built,
     docs: &DocTests,
+    unsatisfied: usize,
     swept: Duration,
     built_in: Duration,
 ) {
@@ -258,8 +365,12 @@ fn closing_lines(
         1 => " (1 target does not compile)".to_string(),
         n => format!(" ({n} targets do not compile)"),
     };
+    let unsatisfied = match unsatisfied {
+        0 => String::new(),
+        n => format!(", {} never satisfied", plural(n, "property")),
+    };
     println!(
-        "sim: {} passed, {} failed{broken}",
+        "sim: {} passed, {} failed{broken}{unsatisfied}",
         tally.passed,
         tally.failed + docs.failures.len() + built.broken.len(),
     );

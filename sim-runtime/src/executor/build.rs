@@ -146,11 +146,13 @@ impl Core {
             .and_then(|d| d.finish());
         if let Some(observer) = &self.observer {
             let trace = self.trace.borrow();
+            let properties = crate::property::reached(self);
             observer.run_finished(&RunEnd {
                 summary: &summary,
                 trace_path: trace.path(),
                 policy: self.config.policy,
                 decisions_path: decisions_path.as_deref(),
+                properties: &properties,
             });
         }
         let recent = self.trace.borrow().recent_lines();

@@ -48,7 +48,7 @@ mod watchdog;
 pub use crate::failure::{set_failure_class, FailureClass};
 pub use crate::seed::REPLAY_VAR;
 pub use panic::payload_text;
-pub use record::{reporting, write_record, Record};
+pub use record::{reporting, write_record, Record, SiteRecord};
 pub use run::{decode_seeds, encode_items, encode_seeds, run_test, SeedItem, ShouldPanic};
 pub use state::{fill_before_run, note_escape, policy_override, seed_override, verbose};
 pub use vars::{
@@ -57,6 +57,7 @@ pub use vars::{
     SHRINK_OUT_VAR, SHRINK_SKIP_VAR, TRACE_DIR_VAR, TRACE_NAMED_VAR, VERBOSE_VAR,
 };
 
+use crate::property::Reached;
 use abort::install_abort_report;
 use panic::install_panic_hook;
 use state::{ESCAPES, LAST_SEED, SEED_LINE_SHOWN};
@@ -77,18 +78,38 @@ pub fn run_started(seed: u64) {
     install_panic_hook();
     install_abort_report();
     if reporting() {
+        declare_properties();
         write_record(&Record::Start(seed));
         start_watchdog();
     }
 }
 
-/// A run ended with this summary.
-pub fn run_finished(summary: &crate::summary::RunSummary) {
+/// A run ended with this summary, having reached these properties.
+pub fn run_finished(summary: &crate::summary::RunSummary, properties: &[Reached]) {
+    for reached in properties {
+        write_record(&Record::Property {
+            seed: summary.seed,
+            site: SiteRecord::of(reached.site),
+            held: reached.held,
+            broken: reached.broken,
+        });
+    }
     write_record(&Record::Run {
         seed: summary.seed,
         hash: summary.trace_hash.clone(),
         events: summary.events,
         end_ns: summary.end_ns,
+    });
+}
+
+/// Once per process, before its first run's records: every property site
+/// of the binary, so the runner knows the ones no run reaches.
+fn declare_properties() {
+    static DECLARED: std::sync::Once = std::sync::Once::new();
+    DECLARED.call_once(|| {
+        for site in crate::property::sites() {
+            write_record(&Record::Declare(SiteRecord::of(site)));
+        }
     });
 }
 

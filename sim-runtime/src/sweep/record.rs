@@ -5,6 +5,7 @@
 use super::vars::OUT_VAR;
 use crate::escape::{escape_field, unescape_field};
 use crate::failure::FailureClass;
+use crate::property::{Kind, Site};
 use std::io::Write;
 use std::sync::{Mutex, OnceLock};
 
@@ -60,6 +61,59 @@ pub enum Record {
         /// What was stuck.
         message: String,
     },
+    /// A property site of the binary (one per site, before the first run).
+    Declare(SiteRecord),
+    /// A run reached a property site (written before the run's `run`).
+    Property {
+        /// The run's seed.
+        seed: u64,
+        /// The site.
+        site: SiteRecord,
+        /// Evaluations that held.
+        held: u64,
+        /// Evaluations that did not.
+        broken: u64,
+    },
+}
+
+/// A property site as records name it: the same in every process of the
+/// binary, so the runner adds up what each process saw.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SiteRecord {
+    /// Its kind.
+    pub kind: Kind,
+    /// `file:line:column`.
+    pub location: String,
+    /// Its message.
+    pub message: String,
+}
+
+impl SiteRecord {
+    /// The record of a registered site.
+    pub fn of(site: &Site) -> SiteRecord {
+        SiteRecord {
+            kind: site.kind,
+            location: site.location(),
+            message: site.message.to_string(),
+        }
+    }
+
+    fn fields(&self) -> String {
+        format!(
+            "{}\t{}\t{}",
+            self.kind.as_str(),
+            escape_field(&self.location),
+            escape_field(&self.message)
+        )
+    }
+
+    fn parse(fields: &[&str]) -> Option<SiteRecord> {
+        Some(SiteRecord {
+            kind: Kind::parse(fields.first()?)?,
+            location: unescape_field(fields.get(1)?),
+            message: unescape_field(fields.get(2)?),
+        })
+    }
 }
 
 impl Record {
@@ -97,6 +151,13 @@ impl Record {
             Record::Hang { seed, message } => {
                 format!("hang\t{seed:#x}\t{}", escape_field(message))
             }
+            Record::Declare(site) => format!("declare\t{}", site.fields()),
+            Record::Property {
+                seed,
+                site,
+                held,
+                broken,
+            } => format!("property\t{seed:#x}\t{held}\t{broken}\t{}", site.fields()),
         }
     }
 
@@ -134,6 +195,13 @@ impl Record {
             "hang" => Record::Hang {
                 seed: seed(1)?,
                 message: text(2)?,
+            },
+            "declare" => Record::Declare(SiteRecord::parse(&fields[1..])?),
+            "property" => Record::Property {
+                seed: seed(1)?,
+                held: fields.get(2)?.parse().ok()?,
+                broken: fields.get(3)?.parse().ok()?,
+                site: SiteRecord::parse(fields.get(4..)?)?,
             },
             _ => return None,
         })

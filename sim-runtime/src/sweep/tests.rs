@@ -30,6 +30,21 @@ fn records_round_trip_through_a_line() {
             seed: 5,
             message: "stuck".into(),
         },
+        Record::Declare(SiteRecord {
+            kind: crate::property::Kind::AlwaysOrUnreachable,
+            location: "src/lib.rs:3:5".into(),
+            message: "a\ttab and\na line".into(),
+        }),
+        Record::Property {
+            seed: 6,
+            site: SiteRecord {
+                kind: crate::property::Kind::Sometimes,
+                location: "tests/t.rs:10:9".into(),
+                message: "queue full".into(),
+            },
+            held: 2,
+            broken: 40,
+        },
     ];
     for record in records {
         let line = record.to_line();
@@ -54,6 +69,7 @@ fn every_class_has_a_name_that_parses_back() {
         "nondeterminism",
         "correctness",
         "liveness",
+        "assertion",
     ] {
         assert_eq!(FailureClass::parse(name).unwrap().as_str(), name);
     }

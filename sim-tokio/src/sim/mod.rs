@@ -36,8 +36,31 @@ use std::time::Duration;
 
 mod buggify;
 pub mod process;
+pub mod property;
 mod rng;
 
+/// Asserts that a condition holds every time, and that some run of a sweep
+/// reaches the assertion: `assert_always!(cond, "message" [, details])`.
+/// See [`property`].
+#[doc(inline)]
+pub use crate::__sim_assert_always as assert_always;
+/// Asserts that a condition holds every time the assertion is reached,
+/// which may be never: `assert_always_or_unreachable!(cond, "message" [,
+/// details])`. See [`property`].
+#[doc(inline)]
+pub use crate::__sim_assert_always_or_unreachable as assert_always_or_unreachable;
+/// Asserts that some run of a sweep reaches this point:
+/// `assert_reachable!("message" [, details])`. See [`property`].
+#[doc(inline)]
+pub use crate::__sim_assert_reachable as assert_reachable;
+/// Asserts that a condition holds at least once in a sweep:
+/// `assert_sometimes!(cond, "message" [, details])`. See [`property`].
+#[doc(inline)]
+pub use crate::__sim_assert_sometimes as assert_sometimes;
+/// Asserts that no run reaches this point: `assert_unreachable!("message" [,
+/// details])`. See [`property`].
+#[doc(inline)]
+pub use crate::__sim_assert_unreachable as assert_unreachable;
 pub use buggify::buggify;
 pub use rng::{rng, Stream};
 pub use sim_harness::{control, rollout, swarm};

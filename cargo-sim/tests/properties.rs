@@ -1,0 +1,277 @@
+//! Properties (`tokio::sim::assert_*`, through the workspace's
+//! `sim-assert`) on a crate outside this workspace: a sweep lists every
+//! property of a binary with its counts, the ones no run reached too; a
+//! `sometimes` never satisfied fails a sweep of many seeds and is named
+//! (not a one-seed run, not with `--allow-unreached`); a broken `always`
+//! fails its run with class `assertion`, its message, details and call
+//! site, and its replay line reproduces it; and the same crate builds and
+//! passes on the real tokio, where the assertions are nothing. Plain build
+//! only: these tests run cargo.
+#![cfg(not(simulation))]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const MANIFEST: &str = r#"[package]
+name = "props-fixture"
+version = "0.1.0"
+edition = "2021"
+
+[dependencies]
+tokio = { version = "1", features = ["full"] }
+sim-assert = { path = "SIM_ASSERT" }
+
+[dev-dependencies]
+tokio = { version = "1", features = ["full", "test-util"] }
+
+[workspace]
+"#;
+
+const LIB: &str = r#"
+//! A queue whose workload is too weak to back it up.
+
+/// Takes a job.
+pub fn take(queue: &mut Vec<u32>) -> Option<u32> {
+    sim_assert::assert_sometimes!(queue.len() > 100, "the queue backed up", queue.len());
+    sim_assert::assert_always!(queue.len() < 1_000, "the queue is bounded");
+    queue.pop()
+}
+
+/// No test calls this: its property is declared all the same.
+pub fn never_called() {
+    sim_assert::assert_reachable!("a path no test takes");
+}
+"#;
+
+const WEAK: &str = r#"
+#[tokio::test]
+async fn a_weak_workload() {
+    let jobs = 1 + std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), 1u8) % 9;
+    let mut queue: Vec<u32> = (0..jobs as u32).collect();
+    while props_fixture::take(&mut queue).is_some() {
+        tokio::task::yield_now().await;
+        sim_assert::assert_reachable!("a job was taken");
+    }
+}
+
+#[tokio::test]
+async fn another_test() {}
+"#;
+
+const BROKEN: &str = r#"
+use std::time::Duration;
+
+#[tokio::test(start_paused = true)]
+async fn retries_stay_bounded() {
+    let mut retries = 0;
+    // A coin per attempt: std's random keys are the seed's in a simulation.
+    let coin = || std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), 0u8) % 2 == 0;
+    while coin() {
+        retries += 1;
+        sim_assert::assert_always!(retries < 3, "at most two retries", retries);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+"#;
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn tmp() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+}
+
+/// A fresh copy of the fixture crate (one per test: they run at once),
+/// with a lock that pins the real tokio.
+fn fixture(name: &str) -> PathBuf {
+    let dir = tmp().join(format!("props-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let sim_assert = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim-assert");
+    let manifest = MANIFEST.replace("SIM_ASSERT", &sim_assert.display().to_string());
+    write(&dir.join("Cargo.toml"), &manifest);
+    write(&dir.join("src/lib.rs"), LIB);
+    write(&dir.join("tests/weak.rs"), WEAK);
+    write(&dir.join("tests/broken.rs"), BROKEN);
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["generate-lockfile", "--quiet"])
+        .current_dir(&dir)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    dir
+}
+
+/// `cargo sim` with `words` in `dir`, its dependencies compiled once for
+/// every fixture of this package (the sweep tests' target directory).
+fn sim(dir: &Path, words: &str) -> (Output, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
+        .arg("sim")
+        .args(words.split_whitespace())
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", tmp().join("sweep-target"))
+        .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")
+        .env_remove("SIM_SEED")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    (output, stdout, stderr)
+}
+
+/// The lines of `text` from the one that starts with `first`, `count` of
+/// them.
+fn lines_from(text: &str, first: &str, count: usize) -> Vec<String> {
+    let start = text
+        .lines()
+        .position(|l| l.starts_with(first))
+        .unwrap_or_else(|| panic!("no line starts with {first:?} in:\n{text}"));
+    text.lines()
+        .skip(start)
+        .take(count)
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_sweep_lists_every_property_and_fails_on_the_ones_no_run_satisfied() {
+    let dir = fixture("sweep");
+    let (junit, report) = (dir.join("sim.xml"), dir.join("properties.json"));
+    let words = format!(
+        "test --test weak --seeds 20 --junit {} --report {}",
+        junit.display(),
+        report.display()
+    );
+    let (output, stdout, stderr) = sim(&dir, &words);
+    assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
+    assert_eq!(
+        lines_from(&stderr, "sim: properties of", 9),
+        [
+            "sim: properties of props-fixture --test weak:",
+            "  a_weak_workload (20 runs):",
+            "    always     \"the queue is bounded\"  src/lib.rs:7:5     held in 20 runs",
+            "    sometimes  \"the queue backed up\"   src/lib.rs:6:5     never held (reached in 20 runs)",
+            "    reachable  \"a path no test takes\"  src/lib.rs:13:5    never reached",
+            "    reachable  \"a job was taken\"       tests/weak.rs:8:9  reached in 20 runs, first at seed 0x0",
+            "sim: 2 properties of props-fixture --test weak never satisfied (the sweep fails; --allow-unreached lets it pass):",
+            "  sometimes \"the queue backed up\" at src/lib.rs:6:5",
+            "  reachable \"a path no test takes\" at src/lib.rs:13:5",
+        ],
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("sim: 2 passed, 0 failed, 2 properties never satisfied"),
+        "{stdout}"
+    );
+    // The same table in JUnit (as the testcase's properties) and as JSON.
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("<property name=\"property: sometimes &quot;the queue backed up&quot; at src/lib.rs:6:5\" value=\"never held (reached in 20 runs)\"/>"),
+        "{xml}"
+    );
+    let json = std::fs::read_to_string(&report).unwrap();
+    for expected in [
+        "\"test\": \"a_weak_workload\"",
+        "\"runs\": 20",
+        "\"first_satisfied_seed\": \"0x0\"",
+        "\"runs_not_reached\": 20",
+        "\"fails_the_sweep\": true",
+    ] {
+        assert!(json.contains(expected), "{expected} in:\n{json}");
+    }
+
+    let (output, _, stderr) = sim(&dir, "test --test weak --seeds 20 --allow-unreached");
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("never satisfied (not a failure: --allow-unreached):"),
+        "{stderr}"
+    );
+    let (output, _, stderr) = sim(&dir, "test --test weak");
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("never satisfied (not a failure: one seed):"),
+        "{stderr}"
+    );
+    // A filter that leaves a test out cannot tell whose property it was.
+    let (output, _, stderr) = sim(&dir, "test --test weak --seeds 5 a_weak");
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("never satisfied (not a failure: a filter left some of its tests out):"),
+        "{stderr}"
+    );
+    // A filter that matches nothing is an error, not a pass.
+    let (output, _, stderr) = sim(&dir, "test --test weak no_such_test");
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("sim: error: no test of the 1 test binary built matches `no_such_test`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_broken_always_fails_its_run_with_class_assertion_and_replays() {
+    let dir = fixture("broken");
+    let (output, stdout, stderr) = sim(&dir, "test --test broken --seeds 100 --no-save");
+    assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
+    let fail = stderr
+        .lines()
+        .find(|l| l.starts_with("FAIL retries_stay_bounded"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(fail.contains("failed (assertion)"), "{fail}");
+    assert!(
+        stderr.contains(
+            "sim: assertion: always \"at most two retries\" did not hold at tests/broken.rs:11:9"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("  details: 3"), "{stderr}");
+    assert!(
+        stderr.contains("FAILED in 1 run of "),
+        "the table counts the failing run:\n{stderr}"
+    );
+    let replay = stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("replay: "))
+        .unwrap_or_else(|| panic!("{stderr}"))
+        .to_string();
+    let (seed, command) = replay.split_once(" cargo sim ").unwrap();
+    let (name, value) = seed.split_once('=').unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
+        .arg("sim")
+        .args(command.split_whitespace())
+        .current_dir(&dir)
+        .env("CARGO_TARGET_DIR", tmp().join("sweep-target"))
+        .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")
+        .env(name, value)
+        .output()
+        .unwrap();
+    let again = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(101), "{again}");
+    assert!(
+        again.contains("did not hold at tests/broken.rs:11:9") && again.contains("details: 3"),
+        "the replay reproduces it:\n{again}"
+    );
+}
+
+#[test]
+fn the_same_crate_passes_on_the_real_tokio_where_assertions_are_nothing() {
+    let dir = fixture("plain");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["test", "--quiet", "--test", "weak"])
+        .current_dir(&dir)
+        // The real tokio, compiled once with the external-crate test's.
+        .env("CARGO_TARGET_DIR", tmp().join("external-target"))
+        .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("2 passed"), "{stdout}");
+}
