@@ -1,6 +1,7 @@
 //! What a sweep says: progress as it goes, a summary per test at the end,
 //! and a JUnit file for CI.
 
+use crate::properties::{self, Properties};
 use crate::runner::{Outcome, Progress, TestResult};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -389,7 +390,7 @@ pub fn junit(
             xml.push_str(&xml_escape(&failure_report(result, true, None, false)));
             xml.push_str("</failure>\n");
         }
-        xml.push_str(&crate::properties::junit_properties(&result.properties));
+        xml.push_str(&junit_properties(&result.properties));
         xml.push_str(&format!(
             "      <system-out>{}</system-out>\n",
             xml_escape(&format!("{} seeds run", result.outcomes.len()))
@@ -397,6 +398,25 @@ pub fn junit(
         xml.push_str("    </testcase>\n");
     }
     xml.push_str("  </testsuite>\n</testsuites>\n");
+    xml
+}
+
+/// A testcase's `<properties>` in JUnit XML: one a property its runs
+/// reached, named by kind, message and place, valued by what the runs did.
+fn junit_properties(properties: &Properties) -> String {
+    if properties.reached.is_empty() {
+        return String::new();
+    }
+    let mut xml = String::from("      <properties>\n");
+    for site in &properties.declared {
+        let counts = properties.reached.get(site).cloned().unwrap_or_default();
+        xml.push_str(&format!(
+            "        <property name=\"{}\" value=\"{}\"/>\n",
+            xml_escape(&format!("property: {}", properties::site_line(site))),
+            xml_escape(&properties::describe(site.kind, &counts, properties.runs)),
+        ));
+    }
+    xml.push_str("      </properties>\n");
     xml
 }
 

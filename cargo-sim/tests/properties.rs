@@ -171,6 +171,25 @@ fn a_sweep_lists_every_property_and_fails_on_the_ones_no_run_satisfied() {
         xml.contains("<property name=\"property: sometimes &quot;the queue backed up&quot; at src/lib.rs:6:5\" value=\"never held (reached in 20 runs)\"/>"),
         "{xml}"
     );
+    // And as a page, drawn in a real browser.
+    let body = sim_test_support::rendered_body(
+        &report.with_extension("html"),
+        &tmp().join("chromium-properties"),
+    );
+    for (attribute, value) in [
+        ("data-errors", "0"),
+        ("data-drawn", "1"),
+        ("data-tests", "1"),
+        ("data-properties", "4"),
+        ("data-never", "2"),
+        ("data-failing", "0"),
+    ] {
+        assert_eq!(
+            body.get(attribute).map(String::as_str),
+            Some(value),
+            "{attribute}: {body:?}"
+        );
+    }
     let json = std::fs::read_to_string(&report).unwrap();
     for expected in [
         "\"test\": \"a_weak_workload\"",
@@ -274,4 +293,57 @@ fn the_same_crate_passes_on_the_real_tokio_where_assertions_are_nothing() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(stdout.contains("2 passed"), "{stdout}");
+}
+
+/// The block of the README between `<!-- {name}:start ... -->` and its end
+/// marker, without the fence lines.
+fn readme_block(name: &str) -> String {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("the README");
+    let start = readme
+        .find(&format!("<!-- {name}:start"))
+        .unwrap_or_else(|| panic!("the README's {name} block"));
+    let end = readme[start..].find(&format!("<!-- {name}:end")).unwrap() + start;
+    readme[start..end]
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with("```"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+#[test]
+fn the_readme_example_prints_what_the_readme_shows() {
+    let dir = tmp().join("props-readme");
+    let _ = std::fs::remove_dir_all(&dir);
+    let sim_assert = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim-assert");
+    let manifest = MANIFEST
+        .replace("props-fixture", "app")
+        .replace("SIM_ASSERT", &sim_assert.display().to_string());
+    write(&dir.join("Cargo.toml"), &manifest);
+    write(&dir.join("src/lib.rs"), "");
+    write(
+        &dir.join("tests/queue.rs"),
+        &readme_block("properties-code"),
+    );
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["generate-lockfile", "--quiet"])
+        .current_dir(&dir)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (output, stdout, stderr) = sim(&dir, "test --test queue --seeds 100");
+    assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
+    let shown = readme_block("properties-output");
+    let count = shown.lines().count();
+    assert_eq!(
+        lines_from(&stderr, "sim: properties of", count).join("\n"),
+        shown.trim_end(),
+        "the README's output is this run's:\n{stderr}"
+    );
+    assert!(
+        stdout.contains("sim: 1 passed, 0 failed, 1 property never satisfied"),
+        "{stdout}"
+    );
 }

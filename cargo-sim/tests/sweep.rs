@@ -6,7 +6,6 @@
 //! Plain build only: these tests run cargo.
 #![cfg(not(simulation))]
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -2041,61 +2040,6 @@ fn shrinking_pushes_link_draws_to_their_mildest_and_names_the_ones_kept() {
     );
 }
 
-/// Debian's Chromium, installed through the package manager when missing.
-fn ensure_chromium() -> PathBuf {
-    let path = PathBuf::from("/usr/bin/chromium");
-    if !path.exists() {
-        let install = |args: &[&str]| {
-            Command::new("apt-get")
-                .args(args)
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .status()
-                .is_ok_and(|s| s.success())
-        };
-        if !install(&["install", "-y", "-q", "chromium"]) {
-            assert!(install(&["update", "-q"]), "apt-get update failed");
-            assert!(
-                install(&["install", "-y", "-q", "chromium"]),
-                "apt-get install chromium failed: the timeline test needs Debian's chromium"
-            );
-        }
-    }
-    path
-}
-
-/// The `<body>` attributes of `page` after its scripts ran, in headless
-/// Chromium.
-fn rendered_body(page: &Path) -> BTreeMap<String, String> {
-    let chromium = ensure_chromium();
-    let profile = tmp().join("chromium-profile");
-    let _ = std::fs::remove_dir_all(&profile);
-    let output = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&output.stdout).into_owned();
-    let start = dom
-        .find("<body")
-        .unwrap_or_else(|| panic!("no body in the DOM: {dom}"));
-    let tag = &dom[start..start + dom[start..].find('>').unwrap()];
-    tag.split_whitespace()
-        .filter_map(|attr| attr.split_once("=\""))
-        .map(|(k, v)| (k.to_string(), v.trim_end_matches('"').to_string()))
-        .collect()
-}
-
 #[test]
 fn a_failing_seeds_timeline_renders_in_headless_chromium() {
     let dir = fixture("timeline");
@@ -2131,7 +2075,7 @@ fn a_failing_seeds_timeline_renders_in_headless_chromium() {
         .collect();
     let lost = notes.iter().filter(|l| l.contains(" lost udp #")).count();
     assert!(lost > 0, "the partition lost pings: {trace}");
-    let body = rendered_body(&page);
+    let body = sim_test_support::rendered_body(&page, &tmp().join("chromium-profile"));
     assert_eq!(
         body.get("data-errors").map(String::as_str),
         Some("0"),

@@ -1,4 +1,5 @@
 //! Examples: see `src/bin/`. They are ordinary tokio programs.
+pub mod bench;
 pub mod jobs;
 pub mod kv;
 pub mod race;

@@ -66,7 +66,7 @@ pub struct RunEnd<'a> {
     /// Its decision file, if one was recorded.
     pub decisions_path: Option<&'a Path>,
     /// The properties it reached, with their counts.
-    pub properties: &'a [crate::property::Reached],
+    pub properties: &'a [crate::property::site::Reached],
 }
 
 /// Hears how a run ended (the sweep's record, the seed line).

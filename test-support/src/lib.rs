@@ -2,7 +2,9 @@
 //! it (`sim-net/tests/`, `sim-fs/tests/`, ...), and these are what they
 //! have in common. A dev-dependency only.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// Runs the test `name` of the current test binary in a child process with
 /// `SIM_SEED=seed` and `SIM_TRACE`, and returns the trace it wrote. The
@@ -57,4 +59,64 @@ pub fn docs() -> String {
         text.push_str(&std::fs::read_to_string(chapter).unwrap());
     }
     text
+}
+
+/// Debian's Chromium, installed through the package manager when missing.
+///
+/// # Panics
+/// If it is missing and cannot be installed.
+pub fn ensure_chromium() -> PathBuf {
+    let path = PathBuf::from("/usr/bin/chromium");
+    if !path.exists() {
+        let install = |args: &[&str]| {
+            Command::new("apt-get")
+                .args(args)
+                .env("DEBIAN_FRONTEND", "noninteractive")
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if !install(&["install", "-y", "-q", "chromium"]) {
+            assert!(install(&["update", "-q"]), "apt-get update failed");
+            assert!(
+                install(&["install", "-y", "-q", "chromium"]),
+                "apt-get install chromium failed: the timeline test needs Debian's chromium"
+            );
+        }
+    }
+    path
+}
+
+/// The `<body>` attributes of `page` after its scripts ran, in headless
+/// Chromium (its profile in `profile`, made afresh).
+///
+/// # Panics
+/// If Chromium cannot be installed or prints no `<body>`.
+pub fn rendered_body(page: &Path, profile: &Path) -> BTreeMap<String, String> {
+    let chromium = ensure_chromium();
+    let _ = std::fs::remove_dir_all(profile);
+    let output = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&output.stdout).into_owned();
+    let start = dom
+        .find("<body")
+        .unwrap_or_else(|| panic!("no body in the DOM: {dom}"));
+    let tag = &dom[start..start + dom[start..].find('>').unwrap()];
+    tag.split_whitespace()
+        .filter_map(|attr| attr.split_once("=\""))
+        .map(|(k, v)| (k.to_string(), v.trim_end_matches('"').to_string()))
+        .collect()
 }

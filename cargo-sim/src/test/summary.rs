@@ -257,12 +257,24 @@ fn properties(plan: &Plan, built: &Built, swept: &Swept) -> Result<usize, Halt> 
     if let Some(path) = &plan.options.report {
         let tests = swept.results.iter().map(|r| {
             let binary = &built.binaries[r.case.binary];
-            (format!("{} {}", binary.package, binary.target_label()), r)
+            let label = format!("{} {}", binary.package, binary.target_label());
+            (label, r.case.name.as_str(), &r.properties)
         });
         let json = properties::json(tests, &never);
         let text = serde_json::to_string_pretty(&json).expect("JSON values print");
         std::fs::write(path, text + "\n")
             .map_err(|e| format!("cannot write --report {}: {e}", path.display()))?;
+        let mut html = path.with_extension("html");
+        if html == *path {
+            html = path.with_extension("page.html");
+        }
+        std::fs::write(&html, properties::page(&json, "cargo sim test: properties"))
+            .map_err(|e| format!("cannot write {}: {e}", html.display()))?;
+        eprintln!(
+            "sim: properties written to {} and {}",
+            path.display(),
+            html.display()
+        );
     }
     Ok(never.iter().filter(|(_, _, fails)| *fails).count())
 }

@@ -72,45 +72,14 @@ async fn tasks() -> f64 {
 async fn main() {
     // The run's clocks are virtual and stand still here: measure with the
     // real monotonic clock, libc's own (past the simulation's definition).
-    let t0 = real_now_ns();
+    let t0 = sim_examples::bench::real_now_ns();
     let _ = threads();
-    let t1 = real_now_ns();
+    let t1 = sim_examples::bench::real_now_ns();
     let _ = tasks().await;
-    let t2 = real_now_ns();
+    let t2 = sim_examples::bench::real_now_ns();
     let per_thread = (t1 - t0) / f64::from(HANDOFFS);
     let per_task = (t2 - t1) / f64::from(HANDOFFS);
     println!("thread handoff (std Mutex + Condvar): {per_thread:.0} ns");
     println!("task handoff (tokio Notify): {per_task:.0} ns");
     println!("ratio: {:.1}x", per_thread / per_task);
-}
-
-#[repr(C)]
-struct Timespec {
-    tv_sec: i64,
-    tv_nsec: i64,
-}
-
-type ClockGettime = unsafe extern "C" fn(i32, *mut Timespec) -> i32;
-
-extern "C" {
-    fn dlsym(handle: *mut std::ffi::c_void, name: *const std::ffi::c_char)
-        -> *mut std::ffi::c_void;
-}
-
-/// `RTLD_NEXT` on glibc.
-const RTLD_NEXT: *mut std::ffi::c_void = -1isize as *mut std::ffi::c_void;
-
-fn real_now_ns() -> f64 {
-    // SAFETY: dlsym of libc's clock_gettime, called with a valid timespec.
-    unsafe {
-        let f = dlsym(RTLD_NEXT, c"clock_gettime".as_ptr());
-        assert!(!f.is_null(), "libc's clock_gettime");
-        let f: ClockGettime = std::mem::transmute(f);
-        let mut ts = Timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        f(1, &mut ts); // CLOCK_MONOTONIC
-        ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
-    }
 }

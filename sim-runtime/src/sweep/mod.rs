@@ -57,7 +57,7 @@ pub use vars::{
     SHRINK_OUT_VAR, SHRINK_SKIP_VAR, TRACE_DIR_VAR, TRACE_NAMED_VAR, VERBOSE_VAR,
 };
 
-use crate::property::Reached;
+use crate::property::site::Reached;
 use abort::install_abort_report;
 use panic::install_panic_hook;
 use state::{ESCAPES, LAST_SEED, SEED_LINE_SHOWN};

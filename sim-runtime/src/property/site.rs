@@ -1,22 +1,6 @@
-//! Properties: the assertions of `tokio::sim` (`assert_always!`,
-//! `assert_sometimes!`, `assert_reachable!`, ...), shaped like Antithesis's.
-//!
-//! Each call site is a static [`Site`]. The macro registers it before
-//! `main` (a constructor in `.init_array`), so a sweep knows every site of
-//! a binary, the ones no run reached too: a `sometimes` never satisfied
-//! says the workload is too weak or the state unreachable, and both are
-//! findings. A site not registered that way (another platform) registers
-//! when first reached.
-//!
-//! During a run each evaluation is counted per site (a runtime extension,
-//! so a simulated thread's count goes to its run); at the run's end the
-//! counts go to the sweep as records (`sweep::run_finished`). A broken
-//! `always` or a reached `unreachable` fails the run at once, with class
-//! `assertion`. Outside a run an evaluation does nothing.
+//! The sites: each assertion's call site as a static, the kinds, and the
+//! registry every site joins before `main`. Nothing here knows the core.
 
-use crate::executor::Core;
-use crate::failure::FailureClass;
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 /// The kinds of assertion, as in Antithesis's SDK.
@@ -159,41 +143,14 @@ impl Site {
         }
     }
 
+    /// Its index in the registry, if it is registered.
+    pub(super) fn index(&self) -> Option<usize> {
+        self.slot.load(Ordering::Acquire).checked_sub(1)
+    }
+
     /// `file:line:column`.
     pub fn location(&self) -> String {
         format!("{}:{}:{}", self.file, self.line, self.column)
-    }
-
-    /// One evaluation: `holds` is the condition (`true` for the
-    /// `reachable` and `unreachable` kinds, which have none). `details`
-    /// renders the assertion's details, asked only for a failure report.
-    #[inline]
-    pub fn observe(&'static self, holds: bool, details: Option<&dyn Fn() -> String>) {
-        let index = self.register();
-        crate::context::with_simulation(|core| {
-            let run = core.extension(RunCounts::default);
-            run.count(index, holds);
-            if self.kind.fails_on(holds) {
-                let report = self.failure_report(core, details);
-                core.fail_run(FailureClass::Assertion, report);
-            }
-        });
-    }
-
-    fn failure_report(&self, core: &Core, details: Option<&dyn Fn() -> String>) -> String {
-        let what = match self.kind {
-            Kind::Unreachable => "was reached",
-            _ => "did not hold",
-        };
-        let details = details.map_or(String::new(), |d| format!("\n  details: {}", d()));
-        format!(
-            "sim: assertion: {} \"{}\" {what} at {}, virtual time {:?} (seed {:#x}){details}",
-            self.kind.as_str(),
-            self.message,
-            self.location(),
-            std::time::Duration::from_nanos(core.now_ns()),
-            core.config().seed,
-        )
     }
 }
 
@@ -212,28 +169,6 @@ pub fn sites() -> Vec<&'static Site> {
     out
 }
 
-/// What one run counted, per site index: evaluations that held and that
-/// did not.
-#[derive(Default)]
-struct RunCounts {
-    counts: RefCell<Vec<(u64, u64)>>,
-}
-
-impl RunCounts {
-    fn count(&self, index: usize, holds: bool) {
-        let mut counts = self.counts.borrow_mut();
-        if counts.len() <= index {
-            counts.resize(index + 1, (0, 0));
-        }
-        let entry = &mut counts[index];
-        if holds {
-            entry.0 += 1;
-        } else {
-            entry.1 += 1;
-        }
-    }
-}
-
 /// A site's counts in one run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reached {
@@ -243,22 +178,6 @@ pub struct Reached {
     pub held: u64,
     /// Evaluations that did not.
     pub broken: u64,
-}
-
-/// The sites `core`'s run reached, with their counts, in site order.
-pub fn reached(core: &Core) -> Vec<Reached> {
-    let run = core.extension(RunCounts::default);
-    let counts = run.counts.borrow();
-    let mut out: Vec<Reached> = sites()
-        .into_iter()
-        .filter_map(|site| {
-            let slot = site.slot.load(Ordering::Acquire);
-            let (held, broken) = *counts.get(slot.checked_sub(1)?)?;
-            (held + broken > 0).then_some(Reached { site, held, broken })
-        })
-        .collect();
-    out.sort_by_key(|r| (r.site.file, r.site.line, r.site.column));
-    out
 }
 
 impl std::fmt::Debug for Site {

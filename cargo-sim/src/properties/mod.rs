@@ -5,6 +5,9 @@
 //! every site of its binary before its first run (`declare` records) and
 //! reports, after each run, the sites the run reached (`property` records).
 
+mod page;
+
+pub use page::page;
 use sim_runtime::property::Kind;
 use sim_runtime::sweep::SiteRecord;
 use std::collections::{BTreeMap, BTreeSet};
@@ -87,7 +90,7 @@ impl Properties {
                 counts.first_satisfied = Some((index, seed));
             }
         }
-        if broken > 0 || kind == Kind::Unreachable {
+        if (broken > 0 && kind.fails_on(false)) || (held > 0 && kind.fails_on(true)) {
             counts.failed += 1;
         }
     }
@@ -141,30 +144,11 @@ pub fn test_lines(name: &str, properties: &Properties) -> Vec<String> {
     lines
 }
 
-/// A testcase's `<properties>` in JUnit XML: one a property its runs
-/// reached, named by kind, message and place, valued by what the runs did.
-pub fn junit_properties(properties: &Properties) -> String {
-    if properties.reached.is_empty() {
-        return String::new();
-    }
-    let mut xml = String::from("      <properties>\n");
-    for site in &properties.declared {
-        let counts = properties.reached.get(site).cloned().unwrap_or_default();
-        xml.push_str(&format!(
-            "        <property name=\"{}\" value=\"{}\"/>\n",
-            crate::report::xml_escape(&format!("property: {}", site_line(site))),
-            crate::report::xml_escape(&describe(site.kind, &counts, properties.runs)),
-        ));
-    }
-    xml.push_str("      </properties>\n");
-    xml
-}
-
 /// The sweep's properties as JSON (`--report FILE`): each test's, with
-/// its counts, and each binary's never satisfied. `tests` pairs a test's
-/// binary label with its result.
+/// its counts, and each binary's never satisfied. `tests` gives a test's
+/// binary label, its name and its properties.
 pub fn json<'a>(
-    tests: impl Iterator<Item = (String, &'a crate::runner::TestResult)>,
+    tests: impl Iterator<Item = (String, &'a str, &'a Properties)>,
     never: &[(String, SiteRecord, bool)],
 ) -> serde_json::Value {
     let site_json = |site: &SiteRecord| {
@@ -175,9 +159,8 @@ pub fn json<'a>(
         })
     };
     let tests: Vec<serde_json::Value> = tests
-        .filter(|(_, r)| r.properties.any())
-        .map(|(binary, result)| {
-            let properties = &result.properties;
+        .filter(|(_, _, properties)| !properties.reached.is_empty())
+        .map(|(binary, test, properties)| {
             let list: Vec<serde_json::Value> = properties
                 .declared
                 .iter()
@@ -198,7 +181,7 @@ pub fn json<'a>(
                 .collect();
             serde_json::json!({
                 "binary": binary,
-                "test": result.case.name,
+                "test": test,
                 "runs": properties.runs,
                 "properties": list,
             })
@@ -217,7 +200,7 @@ pub fn json<'a>(
 }
 
 /// What a test's runs did with one property, in words.
-fn describe(kind: Kind, counts: &Counts, runs: u64) -> String {
+pub fn describe(kind: Kind, counts: &Counts, runs: u64) -> String {
     if counts.reached == 0 {
         return "never reached".to_string();
     }
@@ -304,6 +287,10 @@ mod tests {
         assert!(properties.witnessed(&timed_out));
         let counts = &properties.reached[&timed_out];
         assert_eq!((counts.reached, counts.satisfied), (3, 2));
+        assert_eq!(
+            counts.failed, 0,
+            "a sometimes that did not hold failed nothing"
+        );
         assert_eq!(counts.first_satisfied, Some((1, 9)), "the earliest index");
     }
 
