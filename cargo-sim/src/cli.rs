@@ -203,6 +203,11 @@ pub(crate) struct TestOptions {
     /// Do not run doc tests.
     #[arg(long)]
     pub(crate) no_doc: bool,
+    /// Run every seed plain: no branch runs from the runs that reached a
+    /// rare `assert_sometimes!` or `assert_reachable!` (guided exploration,
+    /// on in sweeps of 10 seeds or more, takes up to half of them).
+    #[arg(long)]
+    pub(crate) no_explore: bool,
     /// Pass a sweep in which an `assert_always!`, `assert_sometimes!` or
     /// `assert_reachable!` was never satisfied (they are still listed).
     #[arg(long)]

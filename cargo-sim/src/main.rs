@@ -28,6 +28,7 @@ mod cli;
 mod compile;
 mod config;
 mod diff;
+mod explore;
 mod identity;
 mod lock;
 mod merge;

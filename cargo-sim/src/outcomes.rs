@@ -54,6 +54,8 @@ pub struct TestResult {
     pub failing_hashes: BTreeMap<usize, Vec<String>>,
     /// What its runs said of the properties (`tokio::sim::assert_*`).
     pub properties: crate::properties::Properties,
+    /// Its exploration: branch points, branch runs, their failures.
+    pub explorer: crate::explore::Explorer,
 }
 
 impl TestResult {
@@ -64,7 +66,7 @@ impl TestResult {
 
     /// Whether the test passed every seed it ran.
     pub fn passed(&self) -> bool {
-        self.failures().is_empty() && !self.outcomes.is_empty()
+        self.failures().is_empty() && self.explorer.failures.is_empty() && !self.outcomes.is_empty()
     }
 }
 

@@ -34,6 +34,9 @@ pub struct SweepConfig {
     /// `SIM_TRACE` (absolute): a test that runs one seed writes it, as a
     /// plain run would.
     pub sim_trace: Option<PathBuf>,
+    /// Guided exploration (`crate::explore`): part of each test's seeds
+    /// go to branch runs.
+    pub explore: bool,
 }
 
 /// One test to sweep.

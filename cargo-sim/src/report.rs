@@ -315,6 +315,46 @@ fn failing_seed(result: &TestResult, index: usize, outcome: &Outcome, first: boo
     text
 }
 
+/// A failed branch run (`crate::explore`): where it branched, its class,
+/// message and output, and the line that replays it alone.
+pub fn branch_report(result: &TestResult, failure: &crate::explore::BranchFailure) -> String {
+    let explorer = &result.explorer;
+    let points: Vec<String> = failure
+        .plan
+        .cuts
+        .iter()
+        .map(|c| format!("{} (satisfied {})", c.location, c.nth))
+        .collect();
+    let runs = explorer.runs;
+    let point_count = explorer.points();
+    let mut text = format!(
+        "FAIL {} [{}]: a branch run of seed {:#x} failed ({}), found by exploration after {runs} \
+         branch run{} from {point_count} branch point{}: it ran as the seed does up to {}, \
+         and drew everything afresh from there\n",
+        result.case.name,
+        result.case.replay_prefix,
+        failure.seed,
+        failure.class.as_str(),
+        if runs == 1 { "" } else { "s" },
+        if point_count == 1 { "" } else { "s" },
+        points.join(", then afresh up to "),
+    );
+    text.push_str(&indent(failure.message.trim_end(), "    "));
+    text.push('\n');
+    if !failure.output.trim().is_empty() {
+        text.push_str("    --- the test's last output lines ---\n");
+        text.push_str(&indent(failure.output.trim_end(), "    | "));
+        text.push('\n');
+    }
+    text.push_str(&format!(
+        "    replay: {}={} {}\n",
+        sim_runtime::settings::BRANCH.name,
+        shell_word(&failure.plan.encode()),
+        replay_line(result, failure.seed)
+    ));
+    text
+}
+
 /// `text` escaped for XML.
 pub fn xml_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

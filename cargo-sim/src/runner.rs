@@ -15,11 +15,14 @@
 //! ends at its first failing seed.
 
 use crate::compile::TestBinary;
+use crate::explore::{BranchFailure, Explorer};
 pub use crate::outcomes::{Mode, Outcome, TestResult};
 pub use crate::process::{run_one, trace_failing, trace_seed, OneRun, SweepConfig, TestCase};
 use crate::process::{seeds_value, signal_name, silence_budget, tail, tail_of};
 use crate::properties::Seen;
 use crate::seeds::Indices;
+use sim_runtime::property::branch::Plan;
+use sim_runtime::property::Kind;
 use sim_runtime::sweep::{self, FailureClass, Record};
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
@@ -33,6 +36,9 @@ enum JobKind {
     Share,
     Single,
     Check,
+    /// A branch run (`crate::explore`): one run of a seed, in a process of
+    /// its own, with `SIM_BRANCH`.
+    Branch,
 }
 
 struct Job {
@@ -56,6 +62,10 @@ struct Job {
     hang: Option<String>,
     /// What the running seed's runs said of the properties.
     seen: Seen,
+    /// A branch run's plan.
+    plan: Plan,
+    /// Its seed's outcome was recorded (a branch run's, once).
+    settled: bool,
     started: Instant,
     /// When its records last grew: a process with none for longer than a
     /// run's hang budget is stuck outside any simulation run (the test
@@ -82,11 +92,23 @@ struct TestState {
     next_check: usize,
     /// Hashes of each seed's sweep run, for the check.
     swept_hashes: BTreeMap<usize, Vec<String>>,
+    /// Branch runs' plans, between `next_job` and `spawn`.
+    pending_plans: Vec<Plan>,
 }
 
 impl TestState {
+    /// Whether seed `index` comes after the test's first failure (a
+    /// failed branch run comes before every plain seed not yet run: the
+    /// test stops at it).
     fn stopped_before(&self, index: usize, keep_going: bool) -> bool {
-        !keep_going && self.first_failure.is_some_and(|f| index > f)
+        !keep_going
+            && (self.first_failure.is_some_and(|f| index > f)
+                || !self.result.explorer.failures.is_empty())
+    }
+
+    /// The end of the seed indexes that run plain now (`crate::explore`).
+    fn plain_end(&self) -> usize {
+        self.result.explorer.plain_end(self.result.case.seeds.len())
     }
 }
 
@@ -161,11 +183,10 @@ struct Sweep<'a> {
 
 impl<'a> Sweep<'a> {
     fn new(config: &'a SweepConfig, binaries: &'a [TestBinary], cases: Vec<TestCase>) -> Sweep<'a> {
-        let jobs = config.jobs.max(1);
         let states: Vec<TestState> = cases
             .into_iter()
             .enumerate()
-            .map(|(index, case)| TestState::new(index, case, jobs))
+            .map(|(index, case)| TestState::new(index, case, config))
             .collect();
         let mut total: u64 = states
             .iter()
@@ -211,16 +232,19 @@ impl<'a> Sweep<'a> {
             };
             self.job_counter += 1;
             let first = seeds.get(0).expect("a job has a seed");
+            let plan = match kind {
+                JobKind::Branch => self.states[test].pending_plans.pop().unwrap_or_default(),
+                _ => Plan::default(),
+            };
             let state = &self.states[test];
-            match spawn(
-                self.config,
-                self.binaries,
-                state,
+            let what = Launch {
                 test,
                 kind,
                 seeds,
-                self.job_counter,
-            ) {
+                plan,
+                counter: self.job_counter,
+            };
+            match spawn(self.config, self.binaries, state, what) {
                 Ok(job) => {
                     let state = &mut self.states[test];
                     state.running += 1;
@@ -325,7 +349,7 @@ impl<'a> Sweep<'a> {
             }
             self.finished[t] = true;
             // Seeds never run (stopped at the first failure) leave the total.
-            let ran = state.result.outcomes.len() as u64;
+            let ran = state.result.outcomes.len() as u64 + state.result.explorer.runs;
             let planned = state.result.case.seeds.len() as u64;
             let mut skipped = planned.saturating_sub(ran);
             if self.config.check_determinism {
@@ -339,16 +363,16 @@ impl<'a> Sweep<'a> {
 
 impl TestState {
     /// A test not yet run: its seeds in `jobs` shares.
-    fn new(index: usize, case: TestCase, jobs: usize) -> TestState {
+    fn new(index: usize, case: TestCase, config: &SweepConfig) -> TestState {
         let count = case.seeds.len();
-        let share_count = jobs.min(count).max(1);
-        let shares = (0..share_count)
-            .map(|k| Indices {
-                first: k,
-                step: share_count,
-                end: count,
-            })
-            .collect();
+        let explorer = Explorer::new(count, config.explore && !case.whole_binary);
+        let shares = if explorer.reserve > 0 {
+            // Short shares first, so branch runs can start soon after the
+            // first rare state (a share's process runs it whole).
+            chunked_shares(explorer.plain_end(count), config.jobs)
+        } else {
+            shares(0, explorer.plain_end(count), config.jobs)
+        };
         // A test known to carry state between seeds skips the probe: each
         // seed in a process of its own.
         let mode = if case.fresh_process_per_seed {
@@ -365,6 +389,7 @@ impl TestState {
                 elapsed: Duration::ZERO,
                 failing_hashes: BTreeMap::new(),
                 properties: Default::default(),
+                explorer,
             },
             shares,
             next_share: 0,
@@ -376,9 +401,42 @@ impl TestState {
             checks: Vec::new(),
             next_check: 0,
             swept_hashes: BTreeMap::new(),
+            pending_plans: Vec::new(),
         }
     }
 }
+
+/// The seed indexes `from..end` in one share per job (every `jobs`-th).
+fn shares(from: usize, end: usize, jobs: usize) -> Vec<Indices> {
+    let count = end.saturating_sub(from);
+    let share_count = jobs.max(1).min(count).max(1);
+    (0..share_count)
+        .map(|k| Indices {
+            first: from + k,
+            step: share_count,
+            end,
+        })
+        .collect()
+}
+
+/// The seed indexes `0..end` in chunks that double, from
+/// [`FIRST_CHUNK`] seeds a share: one share per job each.
+fn chunked_shares(end: usize, jobs: usize) -> Vec<Indices> {
+    let jobs = jobs.max(1);
+    let mut out = Vec::new();
+    let (mut from, mut per_share) = (0, FIRST_CHUNK);
+    // Bounded: `from` grows by at least `jobs` each turn.
+    while from < end {
+        let to = end.min(from + per_share * jobs);
+        out.extend(shares(from, to, jobs));
+        from = to;
+        per_share *= 2;
+    }
+    out
+}
+
+/// Seeds a share of the first chunk runs (see [`chunked_shares`]).
+const FIRST_CHUNK: usize = 16;
 
 fn has_work(state: &TestState, config: &SweepConfig) -> bool {
     has_sweep_work(state, config) || state.next_check < state.checks.len()
@@ -386,7 +444,11 @@ fn has_work(state: &TestState, config: &SweepConfig) -> bool {
 
 fn next_job(states: &mut [TestState], config: &SweepConfig) -> Option<(usize, JobKind, Indices)> {
     for (t, state) in states.iter_mut().enumerate() {
-        let count = state.result.case.seeds.len();
+        // A branch run first: the budget kept for them digs where the
+        // rare states are as soon as one is found.
+        if let Some(job) = next_exploration(t, state, config) {
+            return Some(job);
+        }
         match state.result.mode {
             Mode::Unknown if !state.probing && state.result.outcomes.is_empty() => {
                 state.probing = true;
@@ -403,7 +465,7 @@ fn next_job(states: &mut [TestState], config: &SweepConfig) -> Option<(usize, Jo
                 return Some((t, JobKind::Share, share));
             }
             Mode::PerProcess
-                if state.next_single < count
+                if state.next_single < state.plain_end()
                     && !state.stopped_before(state.next_single, config.keep_going) =>
             {
                 let index = state.next_single;
@@ -427,18 +489,74 @@ fn next_job(states: &mut [TestState], config: &SweepConfig) -> Option<(usize, Jo
     None
 }
 
+/// The test's next branch run; or, when none can start and nothing
+/// running could make a point, its kept seeds given back (the plain
+/// dispatch then starts them).
+fn next_exploration(
+    t: usize,
+    state: &mut TestState,
+    config: &SweepConfig,
+) -> Option<(usize, JobKind, Indices)> {
+    if !exploring(state, config) {
+        return None;
+    }
+    let count = state.result.case.seeds.len();
+    if let Some(branch) = state.result.explorer.next() {
+        state.pending_plans.push(branch.plan);
+        return Some((t, JobKind::Branch, Indices::one(branch.index)));
+    }
+    let plain_left = match state.result.mode {
+        Mode::InProcess => state.next_share < state.shares.len(),
+        _ => state.next_single < state.plain_end(),
+    };
+    // A binary with no `sometimes` or `reachable` has nothing to dig for:
+    // its kept seeds go back once a run has ended (a process declares its
+    // binary's properties before its first run).
+    let ran = state.result.properties.runs > 0 || !state.result.outcomes.is_empty();
+    let nothing_to_dig = ran
+        && !state
+            .result
+            .properties
+            .declared
+            .iter()
+            .any(|s| matches!(s.kind, Kind::Sometimes | Kind::Reachable));
+    let busy = plain_left || state.running_sweep > 0 || state.result.explorer.can_branch();
+    if busy && !nothing_to_dig {
+        return None;
+    }
+    let from = state.result.explorer.release(count);
+    if state.result.mode == Mode::InProcess {
+        state.shares.extend(shares(from, count, config.jobs));
+    } else {
+        // The kept seeds that branch runs took are skipped.
+        state.next_single = state.next_single.max(from);
+    }
+    None
+}
+
 /// Whether the test still has seeds to start (its determinism checks
 /// aside).
 fn has_sweep_work(state: &TestState, config: &SweepConfig) -> bool {
-    let count = state.result.case.seeds.len();
-    match state.result.mode {
+    let plain = match state.result.mode {
         Mode::Unknown => !state.probing && state.result.outcomes.is_empty(),
         Mode::InProcess => state.next_share < state.shares.len(),
         Mode::PerProcess => {
-            state.next_single < count && !state.stopped_before(state.next_single, config.keep_going)
+            state.next_single < state.plain_end()
+                && !state.stopped_before(state.next_single, config.keep_going)
         }
         Mode::NotSimulated => false,
-    }
+    };
+    plain || exploring(state, config)
+}
+
+/// Whether the test's exploration still has runs to start: branch runs,
+/// or the kept seeds, once no branch run can start, to give back.
+fn exploring(state: &TestState, config: &SweepConfig) -> bool {
+    let explorer = &state.result.explorer;
+    let simulated = matches!(state.result.mode, Mode::InProcess | Mode::PerProcess);
+    let stopped =
+        !config.keep_going && (state.first_failure.is_some() || !explorer.failures.is_empty());
+    simulated && explorer.reserve > 0 && explorer.released_from.is_none() && !stopped
 }
 
 fn trace_dir(config: &SweepConfig, test: usize, check: bool) -> PathBuf {
@@ -448,15 +566,28 @@ fn trace_dir(config: &SweepConfig, test: usize, check: bool) -> PathBuf {
         .join(format!("{test}-{}", if check { "b" } else { "a" }))
 }
 
+/// What a job runs: a test, its kind, its seeds, a branch run's plan.
+struct Launch {
+    test: usize,
+    kind: JobKind,
+    seeds: Indices,
+    plan: Plan,
+    counter: u64,
+}
+
 fn spawn(
     config: &SweepConfig,
     binaries: &[TestBinary],
     state: &TestState,
-    test: usize,
-    kind: JobKind,
-    seeds: Indices,
-    counter: u64,
+    launch: Launch,
 ) -> Result<Job, String> {
+    let Launch {
+        test,
+        kind,
+        seeds,
+        plan,
+        counter,
+    } = launch;
     let case = &state.result.case;
     let binary = &binaries[case.binary];
     let out = config.work_dir.join(format!("job-{counter}.records"));
@@ -507,6 +638,9 @@ fn spawn(
     if config.keep_going {
         command.env(sweep::KEEP_GOING_VAR, "1");
     }
+    if !plan.cuts.is_empty() {
+        command.env(sim_runtime::settings::BRANCH.name, plan.encode());
+    }
     if state.first_failure.is_some() {
         // The report shows one failure's output, found already: symbolizing
         // a backtrace (RUST_BACKTRACE) for each later failing seed made
@@ -537,6 +671,8 @@ fn spawn(
         partial: String::new(),
         run_hashes: Vec::new(),
         seen: Seen::default(),
+        plan,
+        settled: false,
         runs_started: 0,
         saw_sweep: false,
         last_panic: None,
@@ -617,7 +753,8 @@ fn apply(
             site,
             held,
             broken,
-        } => job.seen.reached(site, held, broken, seed),
+            fresh,
+        } => job.seen.reached(site, held, broken, fresh, seed),
         Record::Run { hash, .. } => {
             job.seen.run_ended();
             // Bounded: a test that runs thousands of simulations per seed
@@ -656,7 +793,16 @@ fn apply(
                 state.swept_hashes.insert(index, hashes);
             }
             let seen = std::mem::take(&mut job.seen);
-            record_outcome(state, index, (outcome, seen), config, done, failed);
+            job.settled = true;
+            settle(
+                job.kind,
+                &job.plan,
+                state,
+                index,
+                (outcome, seen),
+                config,
+                (done, failed),
+            );
         }
         // A refused escape is the cause of what fails after it: it stays.
         Record::Panic { class, message, .. } => {
@@ -669,6 +815,46 @@ fn apply(
             }
         }
         Record::Hang { message, .. } => job.hang = Some(message),
+    }
+}
+
+/// Records what a run of seed `index` came to: a plain seed's outcome, or
+/// a branch run's (`crate::explore`).
+fn settle(
+    kind: JobKind,
+    plan: &Plan,
+    state: &mut TestState,
+    index: usize,
+    (outcome, seen): (Outcome, Seen),
+    config: &SweepConfig,
+    (done, failed): (&mut u64, &mut u64),
+) {
+    if kind != JobKind::Branch {
+        record_outcome(state, index, (outcome, seen), config, done, failed);
+        return;
+    }
+    *done += 1;
+    let seed = state.result.case.seeds.get(index);
+    let count = state.result.case.seeds.len();
+    let explorer = &mut state.result.explorer;
+    explorer.runs += 1;
+    explorer.run_ended(index, seed, plan, &seen);
+    let at = count + explorer.runs as usize;
+    state.result.properties.add(seen, at);
+    if let Outcome::Fail {
+        class,
+        message,
+        output,
+    } = outcome
+    {
+        *failed += 1;
+        state.result.explorer.failures.push(BranchFailure {
+            seed,
+            plan: plan.clone(),
+            class,
+            message,
+            output,
+        });
     }
 }
 
@@ -686,6 +872,9 @@ fn record_outcome(
         // Past the first failure: it would not be reported.
         return;
     }
+    let seed = state.result.case.seeds.get(index);
+    let explorer = &mut state.result.explorer;
+    explorer.run_ended(index, seed, &Plan::default(), &seen);
     state.result.properties.add(seen, index);
     *done += 1;
     let failing = matches!(outcome, Outcome::Fail { .. });
@@ -826,7 +1015,11 @@ fn finish_job(
             *done += 1;
             return;
         }
-        if state.result.outcomes.contains_key(&index) {
+        let reported = match job.kind {
+            JobKind::Branch => job.settled,
+            _ => state.result.outcomes.contains_key(&index),
+        };
+        if reported {
             return;
         }
         let (class, message) = death(job, status);
@@ -836,7 +1029,15 @@ fn finish_job(
             output,
         };
         let seen = std::mem::take(&mut job.seen);
-        record_outcome(state, index, (outcome, seen), config, done, failed);
+        settle(
+            job.kind,
+            &job.plan,
+            state,
+            index,
+            (outcome, seen),
+            config,
+            (done, failed),
+        );
         // The rest of that share still runs when every seed counts.
         if config.keep_going && position + 1 < job.seeds.len() {
             state.shares.push(job.seeds.from(position + 1));
@@ -899,5 +1100,13 @@ fn finish_job(
     };
     state.swept_hashes.insert(index, hashes);
     let seen = std::mem::take(&mut job.seen);
-    record_outcome(state, index, (outcome, seen), config, done, failed);
+    settle(
+        job.kind,
+        &job.plan,
+        state,
+        index,
+        (outcome, seen),
+        config,
+        (done, failed),
+    );
 }

@@ -74,6 +74,41 @@ async fn retries_stay_bounded() {
 }
 "#;
 
+const DEEP: &str = r#"
+use std::sync::{Arc, Mutex};
+
+/// Six racers, five races: the bug needs the last racer to win each, one
+/// run in 7,776.
+#[tokio::test]
+async fn the_last_racer_never_wins_five_in_a_row() {
+    for race in 0..5 {
+        let winner = Arc::new(Mutex::new(None));
+        let racers: Vec<_> = (0..6)
+            .map(|racer| {
+                let winner = winner.clone();
+                tokio::spawn(async move {
+                    winner.lock().unwrap().get_or_insert(racer);
+                })
+            })
+            .collect();
+        for racer in racers {
+            racer.await.unwrap();
+        }
+        if *winner.lock().unwrap() != Some(5) {
+            return;
+        }
+        match race {
+            0 => sim_assert::assert_reachable!("the last racer won race 1"),
+            1 => sim_assert::assert_reachable!("the last racer won race 2"),
+            2 => sim_assert::assert_reachable!("the last racer won race 3"),
+            3 => sim_assert::assert_reachable!("the last racer won race 4"),
+            _ => sim_assert::assert_reachable!("the last racer won race 5"),
+        }
+    }
+    panic!("the last racer won five races in a row");
+}
+"#;
+
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
@@ -94,6 +129,7 @@ fn fixture(name: &str) -> PathBuf {
     write(&dir.join("src/lib.rs"), LIB);
     write(&dir.join("tests/weak.rs"), WEAK);
     write(&dir.join("tests/broken.rs"), BROKEN);
+    write(&dir.join("tests/deep.rs"), DEEP);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .args(["generate-lockfile", "--quiet"])
@@ -345,5 +381,79 @@ fn the_readme_example_prints_what_the_readme_shows() {
     assert!(
         stdout.contains("sim: 1 passed, 0 failed, 1 property never satisfied"),
         "{stdout}"
+    );
+}
+
+#[test]
+fn branch_runs_find_a_bug_five_unlikely_steps_deep_and_its_replay_reproduces_it() {
+    let dir = fixture("deep");
+    // Without exploration, a thousand seeds miss it (about one in 7,776)
+    // and the sweep says how far they got.
+    let (output, stdout, stderr) =
+        sim(&dir, "test --test deep --seeds 1000 --no-save --no-explore");
+    assert_eq!(output.status.code(), Some(101), "{stderr}");
+    assert!(
+        stdout.contains("sim: 1 passed, 0 failed, 1 property never satisfied"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("  reachable \"the last racer won race 5\" at tests/deep.rs:"),
+        "{stderr}"
+    );
+    // With the defaults, branch runs from the rare stages dig it out.
+    let (output, stdout, stderr) = sim(&dir, "test --test deep --seeds 1000 --no-save");
+    assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
+    let fail = stderr
+        .lines()
+        .find(|l| l.starts_with("FAIL the_last_racer_never_wins_five_in_a_row"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(fail.contains("a branch run of seed"), "{fail}");
+    assert!(
+        fail.contains("failed (panic), found by exploration after"),
+        "{fail}"
+    );
+    assert!(
+        stderr.contains("the last racer won five races in a row"),
+        "{stderr}"
+    );
+    let seeds: u64 = stderr
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("sim: ")?
+                .split_once(" seeds in ")?
+                .0
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(
+        seeds < 500,
+        "dozens of runs, not thousands: {seeds}\n{stderr}"
+    );
+    // Its replay line runs it alone, in a fresh process, and fails the same.
+    let replay = stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("replay: "))
+        .unwrap_or_else(|| panic!("{stderr}"))
+        .to_string();
+    assert!(replay.starts_with("SIM_BRANCH="), "{replay}");
+    let (settings, command) = replay.split_once(" cargo sim ").unwrap();
+    let mut replayed = Command::new(env!("CARGO_BIN_EXE_cargo-sim"));
+    replayed
+        .arg("sim")
+        .args(command.split_whitespace())
+        .current_dir(&dir)
+        .env("CARGO_TARGET_DIR", tmp().join("sweep-target"))
+        .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only");
+    for setting in settings.split_whitespace() {
+        let (name, value) = setting.split_once('=').unwrap();
+        replayed.env(name, value.trim_matches('\''));
+    }
+    let output = replayed.output().unwrap();
+    let again = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(101), "{again}");
+    assert!(
+        again.contains("the last racer won five races in a row"),
+        "the replay reproduces it:\n{again}"
     );
 }

@@ -4,9 +4,35 @@
 
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// A seeded PCG stream.
-pub struct Rng(Pcg64Mcg);
+pub struct Rng {
+    pcg: Pcg64Mcg,
+    /// The branch epoch it last drew in (see [`branch`]).
+    epoch: u32,
+}
+
+/// The branch epoch of the process's run: 0 until a branch run reaches
+/// its branch point (`crate::property::branch`), one more at each point.
+static EPOCH: AtomicU32 = AtomicU32::new(0);
+/// The salt of the latest branch point.
+static SALT: AtomicU64 = AtomicU64::new(0);
+
+/// From now on, every stream of the run draws afresh: at its next draw,
+/// each one (made before or after) rekeys from its own state and `salt`.
+/// So a branch run is its seed's run up to the branch point, and another
+/// after it, the same for the same salt. A run that never branches draws
+/// exactly as before: one relaxed load per draw.
+pub fn branch(salt: u64) {
+    SALT.store(salt, Ordering::Relaxed);
+    EPOCH.fetch_add(1, Ordering::AcqRel);
+}
+
+/// A new run starts unbranched.
+pub fn reset_branch() {
+    EPOCH.store(0, Ordering::Release);
+}
 
 /// SplitMix64: spreads a seed and a stream number over 128 bits of state.
 fn splitmix64(state: &mut u64) -> u64 {
@@ -46,20 +72,45 @@ impl Rng {
         let mut bytes = [0u8; 16];
         bytes[..8].copy_from_slice(&splitmix64(&mut state).to_le_bytes());
         bytes[8..].copy_from_slice(&splitmix64(&mut state).to_le_bytes());
-        Rng(Pcg64Mcg::from_seed(bytes))
+        Rng {
+            pcg: Pcg64Mcg::from_seed(bytes),
+            epoch: 0,
+        }
+    }
+
+    /// The generator, rekeyed first if the run branched since its last
+    /// draw.
+    #[inline]
+    fn pcg(&mut self) -> &mut Pcg64Mcg {
+        let epoch = EPOCH.load(Ordering::Relaxed);
+        if epoch != self.epoch {
+            self.rekey(epoch);
+        }
+        &mut self.pcg
+    }
+
+    #[cold]
+    fn rekey(&mut self, epoch: u32) {
+        let mut state = self.pcg.next_u64() ^ SALT.load(Ordering::Relaxed);
+        let tail = self.pcg.next_u64() ^ u64::from(epoch);
+        let mut bytes = [0u8; 16];
+        bytes[..8].copy_from_slice(&splitmix64(&mut state).to_le_bytes());
+        bytes[8..].copy_from_slice(&(splitmix64(&mut state) ^ tail).to_le_bytes());
+        self.pcg = Pcg64Mcg::from_seed(bytes);
+        self.epoch = epoch;
     }
 
     /// The next 64 random bits.
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
-        self.0.next_u64()
+        self.pcg().next_u64()
     }
 
     /// A draw in `0..n` (multiply-shift: no division, a bias below 2^-64·n).
     #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
         debug_assert!(n > 0, "a draw needs a non-empty range");
-        scale(self.0.next_u64(), n)
+        scale(self.pcg().next_u64(), n)
     }
 
     /// What the next two draws of [`Rng::below`] will be, for ranges `n`
@@ -69,14 +120,16 @@ impl Rng {
     #[inline]
     pub fn peek_below_two(&self, n: u64) -> (u64, u64) {
         debug_assert!(n > 1, "two draws need a range of two or more");
-        let mut ahead = self.0.clone();
+        // A guess only (the scheduler prefetches with it): past a branch
+        // point it may guess from the old key until the next draw.
+        let mut ahead = self.pcg.clone();
         let first = scale(ahead.next_u64(), n);
         (first, scale(ahead.next_u64(), n - 1))
     }
 
     /// Fills `buf` with random bytes.
     pub fn fill(&mut self, buf: &mut [u8]) {
-        self.0.fill_bytes(buf);
+        self.pcg().fill_bytes(buf);
     }
 }
 

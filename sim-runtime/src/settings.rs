@@ -169,6 +169,13 @@ settings! {
         "-",
         "replay the run a decision file records: its seed, settings and choices",
     );
+    /// The branch points of a branch run.
+    BRANCH = user(
+        "SIM_BRANCH",
+        Kind::List,
+        "-",
+        "a branch run's points (<salt>@<n>@<file:line:column>;...): at each, every stream draws afresh; a branch run's replay line sets it",
+    );
     /// Payload bytes a trace line shows.
     TRACE_BYTES = user(
         "SIM_TRACE_BYTES",

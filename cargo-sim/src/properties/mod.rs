@@ -31,16 +31,24 @@ pub struct Counts {
 #[derive(Clone, Debug, Default)]
 pub struct Seen {
     /// Sites reached: the site, its evaluations that held and did not,
-    /// the run's seed.
-    reached: Vec<(SiteRecord, u64, u64, u64)>,
+    /// those that held after the run's last branch point, the run's seed.
+    reached: Vec<(SiteRecord, u64, u64, u64, u64)>,
     /// Runs ended.
     runs: u64,
 }
 
 impl Seen {
     /// A run of the seed reached `site`.
-    pub fn reached(&mut self, site: SiteRecord, held: u64, broken: u64, seed: u64) {
-        self.reached.push((site, held, broken, seed));
+    pub fn reached(&mut self, site: SiteRecord, held: u64, broken: u64, fresh: u64, seed: u64) {
+        self.reached.push((site, held, broken, fresh, seed));
+    }
+
+    /// The sites the runs satisfied, with their held and fresh counts.
+    pub fn satisfied(&self) -> impl Iterator<Item = (&SiteRecord, u64, u64)> {
+        self.reached
+            .iter()
+            .filter(|(site, held, broken, _, _)| site.kind.satisfied_by(*held, *broken))
+            .map(|(site, held, _, fresh, _)| (site, *held, *fresh))
     }
 
     /// A run of the seed ended.
@@ -69,7 +77,7 @@ impl Properties {
     /// Counts a seed's runs; `index` is the seed's place in the sweep.
     pub fn add(&mut self, seen: Seen, index: usize) {
         self.runs += seen.runs;
-        for (site, held, broken, seed) in seen.reached {
+        for (site, held, broken, _, seed) in seen.reached {
             self.reached(site, held, broken, seed, index);
         }
     }

@@ -23,6 +23,9 @@ struct Tally {
     failed: usize,
     seeds_run: usize,
     not_simulated: usize,
+    /// Runs from branch points (`crate::explore`), and the points.
+    branch_runs: usize,
+    branch_points: usize,
 }
 
 /// Prints the report and gives the exit code: 0 when everything passed,
@@ -38,7 +41,9 @@ pub(crate) fn report(
     let swept_from = started + built_in;
     let mut tally = Tally::default();
     for (index, result) in swept.results.iter().enumerate() {
-        tally.seeds_run += result.outcomes.len();
+        tally.seeds_run += result.outcomes.len() + result.explorer.runs as usize;
+        tally.branch_runs += result.explorer.runs as usize;
+        tally.branch_points += result.explorer.points();
         if result.mode == Mode::NotSimulated {
             tally.not_simulated += 1;
         }
@@ -108,6 +113,13 @@ fn report_one(
     }
     if result.passed() {
         return true;
+    }
+    if let Some(first) = result.explorer.failures.first() {
+        if result.failures().is_empty() {
+            // Only a branch run failed: its report, and its replay line.
+            eprint!("{}", crate::report::branch_report(result, first));
+            return false;
+        }
     }
     // A seed that failed in a process shared with other seeds must fail
     // alone too, or its replay line would not reproduce it (too many seeds
@@ -360,13 +372,22 @@ fn closing_lines(
         0 => String::new(),
         n => format!("; {} no simulation, so once each", plural(n, "test ran")),
     };
+    let explored = match tally.branch_runs {
+        0 => String::new(),
+        n => format!(
+            "; {n} of them branch run{} from {} branch point{} (--no-explore runs every seed plain)",
+            if n == 1 { "" } else { "s" },
+            tally.branch_points,
+            if tally.branch_points == 1 { "" } else { "s" },
+        ),
+    };
     let doc = match (docs.ran(), docs.failures.is_empty()) {
         (false, _) => "",
         (true, true) => "; doc tests passed",
         (true, false) => "; doc tests failed",
     };
     eprintln!(
-        "sim: {} in {:.2}s ({:.0} seeds/s; the build took {:.1}s){not_simulated}{doc}",
+        "sim: {} in {:.2}s ({:.0} seeds/s; the build took {:.1}s){explored}{not_simulated}{doc}",
         plural(tally.seeds_run, "seed"),
         swept.as_secs_f64(),
         tally.seeds_run as f64 / swept.as_secs_f64().max(1e-3),

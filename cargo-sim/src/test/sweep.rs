@@ -118,5 +118,11 @@ fn config(
         work_dir,
         traces: traces.filter(|_| !options.trace_failing),
         sim_trace,
+        // A sweep digs where its rare states are; one seed, a replay or a
+        // soak run (whose budget is time) runs its seeds plain.
+        explore: !options.no_explore
+            && plan.seeds.len() > 1
+            && plan.soak.is_none()
+            && !plan.is_replay(),
     })
 }

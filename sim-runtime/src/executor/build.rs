@@ -24,6 +24,8 @@ impl Core {
     /// and registers it with this thread.
     pub fn new(config: SimConfig, options: RuntimeOptions, setup: Setup) -> Rc<Core> {
         let seed = config.seed;
+        // A run starts unbranched (a branch run's points come as it goes).
+        crate::rng::reset_branch();
         let policy: Box<dyn SchedulePolicy> = match config.policy {
             Policy::Random => Box::new(UniformRandom),
             Policy::Pct { depth, horizon } => Box::new(Pct::new(seed, depth, horizon)),

@@ -15,8 +15,10 @@
 //! `assertion`. Outside a run an evaluation does nothing.
 //!
 //! The files: `site.rs` (the sites, the kinds, the registry; nothing of the
-//! core) and `run.rs` (counting in a run, failing it, what it reached).
+//! core), `run.rs` (counting in a run, failing it, what it reached) and
+//! `branch.rs` (branch runs: where a run draws afresh).
 
+pub mod branch;
 mod run;
 pub(crate) mod site;
 

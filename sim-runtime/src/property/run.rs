@@ -17,7 +17,10 @@ impl Site {
         let index = self.register();
         crate::context::with_simulation(|core| {
             let run = core.extension(RunCounts::default);
-            run.count(index, holds);
+            let held = run.count(index, holds);
+            if holds {
+                run.maybe_branch(core, self, held);
+            }
             if self.kind.fails_on(holds) {
                 let report = self.failure_report(core, details);
                 core.fail_run(FailureClass::Assertion, report);
@@ -43,14 +46,19 @@ impl Site {
 }
 
 /// What one run counted, per site index: evaluations that held and that
-/// did not.
+/// did not; and, in a branch run, the points it passed.
 #[derive(Default)]
 struct RunCounts {
     counts: RefCell<Vec<(u64, u64)>>,
+    /// The branch points passed (of the process's plan).
+    cuts_passed: std::cell::Cell<usize>,
+    /// Each site's held count at the last point passed.
+    held_at_cut: RefCell<Vec<u64>>,
 }
 
 impl RunCounts {
-    fn count(&self, index: usize, holds: bool) {
+    /// Counts an evaluation; the site's held count now.
+    fn count(&self, index: usize, holds: bool) -> u64 {
         let mut counts = self.counts.borrow_mut();
         if counts.len() <= index {
             counts.resize(index + 1, (0, 0));
@@ -61,6 +69,36 @@ impl RunCounts {
         } else {
             entry.1 += 1;
         }
+        entry.0
+    }
+
+    /// In a branch run, a satisfaction of `site` (its `held`-th) that is
+    /// the plan's next point: every stream draws afresh from here.
+    fn maybe_branch(&self, core: &Core, site: &Site, held: u64) {
+        let Some(plan) = super::branch::plan() else {
+            return;
+        };
+        let passed = self.cuts_passed.get();
+        let Some(cut) = plan.cuts.get(passed) else {
+            return;
+        };
+        if cut.nth != held || cut.location != site.location() {
+            return;
+        }
+        crate::rng::branch(cut.salt);
+        self.cuts_passed.set(passed + 1);
+        *self.held_at_cut.borrow_mut() = self.counts.borrow().iter().map(|c| c.0).collect();
+        let note = format!(
+            "branch {} at {} (satisfied {held}), salt {:#x}",
+            passed + 1,
+            cut.location,
+            cut.salt
+        );
+        core.trace(
+            crate::trace::EventKind::Note,
+            core.current_task(),
+            crate::trace::Label::Str(&note),
+        );
     }
 }
 
@@ -68,11 +106,19 @@ impl RunCounts {
 pub fn reached(core: &Core) -> Vec<Reached> {
     let run = core.extension(RunCounts::default);
     let counts = run.counts.borrow();
+    let at_cut = run.held_at_cut.borrow();
     let mut out: Vec<Reached> = sites()
         .into_iter()
         .filter_map(|site| {
-            let (held, broken) = *counts.get(site.index()?)?;
-            (held + broken > 0).then_some(Reached { site, held, broken })
+            let index = site.index()?;
+            let (held, broken) = *counts.get(index)?;
+            let fresh = held - at_cut.get(index).copied().unwrap_or(0);
+            (held + broken > 0).then_some(Reached {
+                site,
+                held,
+                broken,
+                fresh,
+            })
         })
         .collect();
     out.sort_by_key(|r| (r.site.file, r.site.line, r.site.column));

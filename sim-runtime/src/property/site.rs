@@ -178,6 +178,9 @@ pub struct Reached {
     pub held: u64,
     /// Evaluations that did not.
     pub broken: u64,
+    /// Evaluations that held after the run's last branch point (all of
+    /// them in a run that did not branch).
+    pub fresh: u64,
 }
 
 impl std::fmt::Debug for Site {

@@ -92,6 +92,7 @@ pub fn run_finished(summary: &crate::summary::RunSummary, properties: &[Reached]
             site: SiteRecord::of(reached.site),
             held: reached.held,
             broken: reached.broken,
+            fresh: reached.fresh,
         });
     }
     write_record(&Record::Run {

@@ -73,6 +73,8 @@ pub enum Record {
         held: u64,
         /// Evaluations that did not.
         broken: u64,
+        /// Evaluations that held after the run's last branch point.
+        fresh: u64,
     },
 }
 
@@ -157,7 +159,11 @@ impl Record {
                 site,
                 held,
                 broken,
-            } => format!("property\t{seed:#x}\t{held}\t{broken}\t{}", site.fields()),
+                fresh,
+            } => format!(
+                "property\t{seed:#x}\t{held}\t{broken}\t{fresh}\t{}",
+                site.fields()
+            ),
         }
     }
 
@@ -201,7 +207,8 @@ impl Record {
                 seed: seed(1)?,
                 held: fields.get(2)?.parse().ok()?,
                 broken: fields.get(3)?.parse().ok()?,
-                site: SiteRecord::parse(fields.get(4..)?)?,
+                fresh: fields.get(4)?.parse().ok()?,
+                site: SiteRecord::parse(fields.get(5..)?)?,
             },
             _ => return None,
         })

@@ -44,6 +44,7 @@ fn records_round_trip_through_a_line() {
             },
             held: 2,
             broken: 40,
+            fresh: 1,
         },
     ];
     for record in records {

@@ -1,0 +1,270 @@
+//! Guided exploration: a sweep spends part of its budget where the rare
+//! states are. When a run satisfies a `sometimes` or a `reachable` that few
+//! runs have satisfied, the moment it did is a branch point: more runs
+//! replay that run up to there (its seed, and the branch points that led to
+//! it) and draw everything after afresh (`sim_runtime::property::branch`).
+//! A branch run that reaches a rarer state makes a deeper point, so a bug
+//! behind several unlikely steps in a row is found step by step.
+//!
+//! The budget: with exploration, a test's last half of its seeds is kept
+//! back. Once its first half has run, the kept runs go to branch runs, the
+//! rarest point first (its property satisfied by the fewest runs, then the
+//! newest); what no point takes runs as plain seeds. So `--seeds N` counts
+//! every run, branches included, and a test with no property, or whose
+//! properties are all common, runs its N seeds as before.
+
+use crate::properties::Seen;
+use sim_runtime::property::branch::{Cut, Plan};
+use sim_runtime::property::Kind;
+use sim_runtime::sweep::{FailureClass, SiteRecord};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A test runs exploration with at least this many seeds.
+pub const SEEDS_MIN: usize = 10;
+/// A property satisfied by more runs than this makes no more points.
+const RARE_MAX: u64 = 3;
+/// A point is tried while its property is rare: satisfied by at most
+/// [`RARE_MAX`] runs, or by one run in this many or fewer (a common state is not
+/// worth digging from).
+const RARE_ONE_IN: u64 = 4;
+/// Branch runs from one point at most.
+const TRIES_MAX: u64 = 64;
+/// Points a test keeps at most (the budget bounds the runs anyway).
+const POINTS_MAX: usize = 4_096;
+
+/// A branch point: where a run first satisfied a rare property.
+#[derive(Clone, Debug)]
+struct Point {
+    /// The index of the run's root seed among the test's seeds, and the seed.
+    index: usize,
+    seed: u64,
+    /// The branch points that led to it, and then its own (salt 0, filled
+    /// per try).
+    plan: Plan,
+    /// The property it satisfied.
+    site: SiteRecord,
+    tries: u64,
+}
+
+/// A branch run that failed: what replays it alone.
+#[derive(Clone, Debug)]
+pub struct BranchFailure {
+    /// Its root seed.
+    pub seed: u64,
+    /// Its branch points (`SIM_BRANCH`).
+    pub plan: Plan,
+    /// Why it failed.
+    pub class: FailureClass,
+    /// The failure's message.
+    pub message: String,
+    /// The last lines the test printed.
+    pub output: String,
+}
+
+/// One branch run to start.
+pub struct Branch {
+    /// The root seed's index.
+    pub index: usize,
+    /// Its plan.
+    pub plan: Plan,
+}
+
+/// A test's exploration.
+#[derive(Clone, Debug, Default)]
+pub struct Explorer {
+    /// Seeds kept back for branch runs (the last ones of the test's list).
+    pub reserve: usize,
+    /// Branch runs started.
+    pub started: usize,
+    /// Branch runs that ended.
+    pub runs: u64,
+    /// The kept seeds given back to plain runs (from this index on).
+    pub released_from: Option<usize>,
+    points: Vec<Point>,
+    /// Points per property, and the plans already made (no point twice).
+    per_site: BTreeMap<SiteRecord, usize>,
+    made: BTreeSet<(u64, Plan)>,
+    /// Runs (plain and branch) that satisfied each property.
+    satisfied: BTreeMap<SiteRecord, u64>,
+    /// Runs seen (plain and branch).
+    runs_seen: u64,
+    /// Failed branch runs.
+    pub failures: Vec<BranchFailure>,
+}
+
+impl Explorer {
+    /// The explorer of a test of `count` seeds (none below [`SEEDS_MIN`]).
+    pub fn new(count: usize, on: bool) -> Explorer {
+        Explorer {
+            reserve: if on && count >= SEEDS_MIN {
+                count / 2
+            } else {
+                0
+            },
+            ..Explorer::default()
+        }
+    }
+
+    /// The end of the seeds that run plain: before the kept ones, or all
+    /// of them once the kept ones are given back.
+    pub fn plain_end(&self, count: usize) -> usize {
+        match self.released_from {
+            Some(_) => count,
+            None => count - self.reserve,
+        }
+    }
+
+    /// Branch points found.
+    pub fn points(&self) -> usize {
+        self.points.len()
+    }
+
+    /// A run ended: the run of the root seed at `index` (with `plan`, for a
+    /// branch run) saw `seen`. A rare property it satisfied after its last
+    /// branch point makes a new point.
+    pub fn run_ended(&mut self, index: usize, seed: u64, plan: &Plan, seen: &Seen) {
+        self.runs_seen += 1;
+        for (site, held, fresh) in seen.satisfied() {
+            *self.satisfied.entry(site.clone()).or_default() += 1;
+            if self.reserve == 0 || fresh == 0 {
+                continue;
+            }
+            if !matches!(site.kind, Kind::Sometimes | Kind::Reachable) {
+                continue;
+            }
+            let rare = self.satisfied[site] <= RARE_MAX;
+            let room = self.per_site.get(site).copied().unwrap_or(0) < 2;
+            if !rare || !room || self.points.len() >= POINTS_MAX {
+                continue;
+            }
+            let point_plan = plan.then(Cut {
+                salt: 0,
+                nth: held - fresh + 1,
+                location: site.location.clone(),
+            });
+            if !self.made.insert((seed, point_plan.clone())) {
+                continue;
+            }
+            *self.per_site.entry(site.clone()).or_default() += 1;
+            self.points.push(Point {
+                index,
+                seed,
+                plan: point_plan,
+                site: site.clone(),
+                tries: 0,
+            });
+        }
+    }
+
+    /// The next branch run, if the budget and a point allow one: the point
+    /// whose property the fewest runs satisfied, the newest of those.
+    pub fn next(&mut self) -> Option<Branch> {
+        if self.started >= self.reserve || self.released_from.is_some() {
+            return None;
+        }
+        let satisfied = &self.satisfied;
+        let (at, _) = self
+            .points
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| self.worth_trying(p))
+            .min_by_key(|(i, p)| (satisfied.get(&p.site).copied().unwrap_or(0), usize::MAX - i))?;
+        let point = &mut self.points[at];
+        point.tries += 1;
+        self.started += 1;
+        let mut plan = point.plan.clone();
+        let last = plan.cuts.last_mut().expect("a point has its own cut");
+        // A salt of its own per try, the same in every sweep of the test.
+        last.salt = salt(point.seed, point.tries, plan_depth(&point.plan));
+        Some(Branch {
+            index: point.index,
+            plan,
+        })
+    }
+
+    /// Whether branch runs may still start: budget left, and a point with
+    /// tries left.
+    pub fn can_branch(&self) -> bool {
+        self.released_from.is_none()
+            && self.started < self.reserve
+            && self.points.iter().any(|p| self.worth_trying(p))
+    }
+
+    /// A point with tries left whose property is still rare.
+    fn worth_trying(&self, point: &Point) -> bool {
+        let satisfied = self.satisfied.get(&point.site).copied().unwrap_or(0);
+        point.tries < TRIES_MAX
+            && (satisfied <= RARE_MAX || satisfied * RARE_ONE_IN <= self.runs_seen)
+    }
+
+    /// Gives the budget no branch run took back to plain seeds: they run
+    /// from the first kept seed no branch run used.
+    pub fn release(&mut self, count: usize) -> usize {
+        let from = count - self.reserve + self.started;
+        self.released_from = Some(from);
+        from
+    }
+}
+
+fn plan_depth(plan: &Plan) -> u64 {
+    plan.cuts.len() as u64
+}
+
+/// A branch run's salt: from its root seed, its try and its depth.
+fn salt(seed: u64, tries: u64, depth: u64) -> u64 {
+    let mut x = seed ^ tries.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ depth.rotate_left(32);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (x ^ (x >> 31)) | 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site(line: u32) -> SiteRecord {
+        SiteRecord {
+            kind: Kind::Reachable,
+            location: format!("tests/deep.rs:{line}:9"),
+            message: format!("stage {line}"),
+        }
+    }
+
+    #[test]
+    fn a_rare_state_makes_a_point_and_a_rarer_one_is_tried_first() {
+        let mut explorer = Explorer::new(100, true);
+        assert_eq!(explorer.plain_end(100), 50);
+        let mut seen = Seen::default();
+        seen.reached(site(1), 1, 0, 1, 0x7);
+        seen.run_ended();
+        explorer.run_ended(3, 0x7, &Plan::default(), &seen);
+        assert_eq!(explorer.points(), 1);
+        let first = explorer.next().unwrap();
+        assert_eq!(first.index, 3);
+        assert_eq!(first.plan.cuts.len(), 1);
+        assert_eq!(first.plan.cuts[0].location, "tests/deep.rs:1:9");
+        // That branch run reaches stage 2: a deeper point, tried next.
+        let mut deeper = Seen::default();
+        deeper.reached(site(1), 1, 0, 0, 0x7);
+        deeper.reached(site(2), 1, 0, 1, 0x7);
+        explorer.run_ended(3, 0x7, &first.plan, &deeper);
+        let next = explorer.next().unwrap();
+        assert_eq!(next.plan.cuts.len(), 2, "{next:?}", next = next.plan);
+        assert_ne!(next.plan.cuts[0].salt, 0);
+        // Without exploration, no points.
+        let mut off = Explorer::new(100, false);
+        off.run_ended(3, 0x7, &Plan::default(), &seen);
+        assert!(off.next().is_none());
+        assert_eq!(off.plain_end(100), 100);
+    }
+
+    #[test]
+    fn the_budget_left_goes_back_to_plain_seeds() {
+        let mut explorer = Explorer::new(20, true);
+        assert_eq!(explorer.reserve, 10);
+        assert!(!explorer.can_branch());
+        assert_eq!(explorer.release(20), 10);
+        assert_eq!(explorer.plain_end(20), 20);
+        assert!(explorer.next().is_none());
+    }
+}
