@@ -62,6 +62,7 @@ pub struct BranchFailure {
 }
 
 /// One branch run to start.
+#[derive(Clone, Debug)]
 pub struct Branch {
     /// The root seed's index.
     pub index: usize,
@@ -90,19 +91,42 @@ pub struct Explorer {
     runs_seen: u64,
     /// Failed branch runs.
     pub failures: Vec<BranchFailure>,
+    /// Saved branch runs (`sim-regressions/`) not yet started: they run
+    /// first, outside the budget, as saved seeds do.
+    saved: Vec<Branch>,
 }
 
 impl Explorer {
-    /// The explorer of a test of `count` seeds (none below [`SEEDS_MIN`]).
-    pub fn new(count: usize, on: bool) -> Explorer {
+    /// The explorer of a test of `count` seeds (none below [`SEEDS_MIN`]),
+    /// with its saved branch runs (the index of each one's root seed and
+    /// its plan).
+    pub fn new(count: usize, on: bool, saved: &[(usize, Plan)]) -> Explorer {
         Explorer {
             reserve: if on && count >= SEEDS_MIN {
                 count / 2
             } else {
                 0
             },
+            saved: saved
+                .iter()
+                .rev()
+                .map(|(index, plan)| Branch {
+                    index: *index,
+                    plan: plan.clone(),
+                })
+                .collect(),
             ..Explorer::default()
         }
+    }
+
+    /// A saved branch run to start first.
+    pub fn next_saved(&mut self) -> Option<Branch> {
+        self.saved.pop()
+    }
+
+    /// Whether saved branch runs wait to start.
+    pub fn has_saved(&self) -> bool {
+        !self.saved.is_empty()
     }
 
     /// The end of the seeds that run plain: before the kept ones, or all
@@ -232,7 +256,7 @@ mod tests {
 
     #[test]
     fn a_rare_state_makes_a_point_and_a_rarer_one_is_tried_first() {
-        let mut explorer = Explorer::new(100, true);
+        let mut explorer = Explorer::new(100, true, &[]);
         assert_eq!(explorer.plain_end(100), 50);
         let mut seen = Seen::default();
         seen.reached(site(1), 1, 0, 1, 0x7);
@@ -252,7 +276,7 @@ mod tests {
         assert_eq!(next.plan.cuts.len(), 2, "{next:?}", next = next.plan);
         assert_ne!(next.plan.cuts[0].salt, 0);
         // Without exploration, no points.
-        let mut off = Explorer::new(100, false);
+        let mut off = Explorer::new(100, false, &[]);
         off.run_ended(3, 0x7, &Plan::default(), &seen);
         assert!(off.next().is_none());
         assert_eq!(off.plain_end(100), 100);
@@ -260,7 +284,7 @@ mod tests {
 
     #[test]
     fn the_budget_left_goes_back_to_plain_seeds() {
-        let mut explorer = Explorer::new(20, true);
+        let mut explorer = Explorer::new(20, true, &[]);
         assert_eq!(explorer.reserve, 10);
         assert!(!explorer.can_branch());
         assert_eq!(explorer.release(20), 10);

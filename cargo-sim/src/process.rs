@@ -60,6 +60,9 @@ pub struct TestCase {
     /// Each seed runs in a process of its own: the test carries state from
     /// one seed to the next, so seeds sharing a process are not their own.
     pub fresh_process_per_seed: bool,
+    /// Saved branch runs (`crate::explore`) to run first: the index of
+    /// each one's root seed among the seeds, and its plan.
+    pub saved_branches: Vec<(usize, sim_runtime::property::branch::Plan)>,
 }
 
 /// How long a test process may go without a record before the runner

@@ -6,9 +6,15 @@
 //! # Seeds that failed under `cargo sim test`; each one runs first in every
 //! # later `cargo sim test`. Commit this file. Delete a line to drop a seed.
 //! lost_update 0x2 panic
+//! deep_race 0x1f panic branch=0x9e3@1@tests/deep.rs:26:18
 //! ```
+//!
+//! A failing branch run (`crate::explore`) is its root seed and its
+//! branch points (`branch=`, as `SIM_BRANCH` holds them): it runs first as
+//! a branch run.
 
 use crate::compile::TestBinary;
+use sim_runtime::property::branch::Plan;
 use std::path::PathBuf;
 
 const HEADER: &str = "# Seeds that failed under `cargo sim test`; each one runs first in every\n\
@@ -27,8 +33,26 @@ pub fn path(binary: &TestBinary) -> PathBuf {
         .join(format!("{}.txt", binary.file_stem()))
 }
 
-/// The saved seeds of `test`, in file order.
+/// The saved seeds of `test`, in file order (a saved branch run's root
+/// seed not among them).
 pub fn load(binary: &TestBinary, test: &str) -> Vec<u64> {
+    entries(binary, test)
+        .into_iter()
+        .filter(|(_, plan)| plan.is_none())
+        .map(|(seed, _)| seed)
+        .collect()
+}
+
+/// The saved branch runs of `test`: each one's root seed and plan.
+pub fn load_branches(binary: &TestBinary, test: &str) -> Vec<(u64, Plan)> {
+    entries(binary, test)
+        .into_iter()
+        .filter_map(|(seed, plan)| Some((seed, plan?)))
+        .collect()
+}
+
+/// Every line of `test`: its seed, and a branch run's plan.
+fn entries(binary: &TestBinary, test: &str) -> Vec<(u64, Option<Plan>)> {
     let Ok(text) = std::fs::read_to_string(path(binary)) else {
         return Vec::new();
     };
@@ -38,7 +62,11 @@ pub fn load(binary: &TestBinary, test: &str) -> Vec<u64> {
             let mut fields = l.split_whitespace();
             let name = fields.next()?;
             let seed = sim_runtime::config::parse_seed(fields.next()?).ok()?;
-            (name == test).then_some(seed)
+            let plan = fields
+                .nth(1)
+                .and_then(|f| f.strip_prefix("branch="))
+                .and_then(|p| Plan::parse(p).ok());
+            (name == test).then_some((seed, plan))
         })
         .collect()
 }
@@ -51,8 +79,29 @@ pub fn save(
     seed: u64,
     class: &str,
 ) -> Result<Option<PathBuf>, String> {
-    let known = load(binary, test);
-    if known.contains(&seed) || known.len() >= SEEDS_PER_TEST_MAX {
+    save_entry(binary, test, (seed, None), class)
+}
+
+/// Adds a failing branch run (its root seed and plan) for `test` unless it
+/// is there; returns the file's path when it wrote.
+pub fn save_branch(
+    binary: &TestBinary,
+    test: &str,
+    (seed, plan): (u64, &Plan),
+    class: &str,
+) -> Result<Option<PathBuf>, String> {
+    save_entry(binary, test, (seed, Some(plan)), class)
+}
+
+fn save_entry(
+    binary: &TestBinary,
+    test: &str,
+    (seed, plan): (u64, Option<&Plan>),
+    class: &str,
+) -> Result<Option<PathBuf>, String> {
+    let known = entries(binary, test);
+    let same = known.iter().any(|(s, p)| *s == seed && p.as_ref() == plan);
+    if same || known.len() >= SEEDS_PER_TEST_MAX {
         return Ok(None);
     }
     let file = path(binary);
@@ -63,7 +112,13 @@ pub fn save(
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    text.push_str(&format!("{test} {seed:#x} {class}\n"));
+    match plan {
+        None => text.push_str(&format!("{test} {seed:#x} {class}\n")),
+        Some(plan) => text.push_str(&format!(
+            "{test} {seed:#x} {class} branch={}\n",
+            plan.encode()
+        )),
+    }
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;

@@ -325,18 +325,23 @@ pub fn branch_report(result: &TestResult, failure: &crate::explore::BranchFailur
         .iter()
         .map(|c| format!("{} (satisfied {})", c.location, c.nth))
         .collect();
-    let runs = explorer.runs;
-    let point_count = explorer.points();
+    let (runs, point_count) = (explorer.runs, explorer.points());
+    // No point of this sweep: a branch run saved in sim-regressions/.
+    let how = match point_count {
+        0 => "a saved branch run".to_string(),
+        _ => format!(
+            "found by exploration after {runs} branch run{} from {point_count} branch point{}",
+            if runs == 1 { "" } else { "s" },
+            if point_count == 1 { "" } else { "s" },
+        ),
+    };
     let mut text = format!(
-        "FAIL {} [{}]: a branch run of seed {:#x} failed ({}), found by exploration after {runs} \
-         branch run{} from {point_count} branch point{}: it ran as the seed does up to {}, \
-         and drew everything afresh from there\n",
+        "FAIL {} [{}]: a branch run of seed {:#x} failed ({}), {how}: it ran as the seed does \
+         up to {}, and drew everything afresh from there\n",
         result.case.name,
         result.case.replay_prefix,
         failure.seed,
         failure.class.as_str(),
-        if runs == 1 { "" } else { "s" },
-        if point_count == 1 { "" } else { "s" },
         points.join(", then afresh up to "),
     );
     text.push_str(&indent(failure.message.trim_end(), "    "));

@@ -365,7 +365,11 @@ impl TestState {
     /// A test not yet run: its seeds in `jobs` shares.
     fn new(index: usize, case: TestCase, config: &SweepConfig) -> TestState {
         let count = case.seeds.len();
-        let explorer = Explorer::new(count, config.explore && !case.whole_binary);
+        let explorer = Explorer::new(
+            count,
+            config.explore && !case.whole_binary,
+            &case.saved_branches,
+        );
         let shares = if explorer.reserve > 0 {
             // Short shares first, so branch runs can start soon after the
             // first rare state (a share's process runs it whole).
@@ -501,7 +505,8 @@ fn next_exploration(
         return None;
     }
     let count = state.result.case.seeds.len();
-    if let Some(branch) = state.result.explorer.next() {
+    let saved = state.result.explorer.next_saved();
+    if let Some(branch) = saved.or_else(|| state.result.explorer.next()) {
         state.pending_plans.push(branch.plan);
         return Some((t, JobKind::Branch, Indices::one(branch.index)));
     }
@@ -521,7 +526,7 @@ fn next_exploration(
             .iter()
             .any(|s| matches!(s.kind, Kind::Sometimes | Kind::Reachable));
     let busy = plain_left || state.running_sweep > 0 || state.result.explorer.can_branch();
-    if busy && !nothing_to_dig {
+    if (busy && !nothing_to_dig) || state.result.explorer.reserve == 0 {
         return None;
     }
     let from = state.result.explorer.release(count);
@@ -556,7 +561,8 @@ fn exploring(state: &TestState, config: &SweepConfig) -> bool {
     let simulated = matches!(state.result.mode, Mode::InProcess | Mode::PerProcess);
     let stopped =
         !config.keep_going && (state.first_failure.is_some() || !explorer.failures.is_empty());
-    simulated && explorer.reserve > 0 && explorer.released_from.is_none() && !stopped
+    let budget = explorer.reserve > 0 && explorer.released_from.is_none();
+    simulated && !stopped && (budget || explorer.has_saved())
 }
 
 fn trace_dir(config: &SweepConfig, test: usize, check: bool) -> PathBuf {

@@ -401,7 +401,7 @@ fn branch_runs_find_a_bug_five_unlikely_steps_deep_and_its_replay_reproduces_it(
         "{stderr}"
     );
     // With the defaults, branch runs from the rare stages dig it out.
-    let (output, stdout, stderr) = sim(&dir, "test --test deep --seeds 1000 --no-save");
+    let (output, stdout, stderr) = sim(&dir, "test --test deep --seeds 1000");
     assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
     let fail = stderr
         .lines()
@@ -455,5 +455,18 @@ fn branch_runs_find_a_bug_five_unlikely_steps_deep_and_its_replay_reproduces_it(
     assert!(
         again.contains("the last racer won five races in a row"),
         "the replay reproduces it:\n{again}"
+    );
+    // It is saved (its root seed and branch points), and the next run,
+    // of one seed, runs it first.
+    let saved = std::fs::read_to_string(dir.join("sim-regressions/test-deep.txt")).unwrap();
+    assert!(
+        saved.contains(" panic branch=") && saved.contains("@tests/deep.rs:"),
+        "{saved}"
+    );
+    let (output, _, stderr) = sim(&dir, "test --test deep");
+    assert_eq!(output.status.code(), Some(101), "{stderr}");
+    assert!(
+        stderr.contains("failed (panic), a saved branch run:"),
+        "the saved branch run runs first:\n{stderr}"
     );
 }

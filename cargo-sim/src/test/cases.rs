@@ -27,8 +27,18 @@ pub(crate) fn cases(plan: &Plan, binaries: &[TestBinary]) -> Result<Vec<TestCase
         let (replay_command, replay_prefix) = crate::replay_command(binary, &plan.kept);
         for name in listed {
             let mut saved: Vec<u64> = Vec::new();
+            let mut saved_branches = Vec::new();
             if saved_first {
                 saved.extend(crate::regressions::load(binary, &name));
+                // A saved branch run's root seed runs plain too: the
+                // branch run needs its place among the seeds.
+                for (seed, plan) in crate::regressions::load_branches(binary, &name) {
+                    let index = saved.iter().position(|&s| s == seed).unwrap_or_else(|| {
+                        saved.push(seed);
+                        saved.len() - 1
+                    });
+                    saved_branches.push((index, plan));
+                }
             }
             check_signal()?;
             cases.push(TestCase {
@@ -40,6 +50,7 @@ pub(crate) fn cases(plan: &Plan, binaries: &[TestBinary]) -> Result<Vec<TestCase
                 replay_command: replay_command.clone(),
                 whole_binary,
                 fresh_process_per_seed: false,
+                saved_branches,
             });
         }
     }

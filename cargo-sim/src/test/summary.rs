@@ -116,8 +116,12 @@ fn report_one(
     }
     if let Some(first) = result.explorer.failures.first() {
         if result.failures().is_empty() {
-            // Only a branch run failed: its report, and its replay line.
+            // Only a branch run failed: its report, its replay line, and
+            // the run saved (its root seed and branch points).
             eprint!("{}", crate::report::branch_report(result, first));
+            if !plan.options.no_save {
+                save_branch(built, result, first);
+            }
             return false;
         }
     }
@@ -160,6 +164,29 @@ fn report_one(
         follow_up(plan, built, swept, result);
     }
     false
+}
+
+/// Saves a failed branch run to the package's `sim-regressions/`, and says
+/// so.
+fn save_branch(built: &Built, result: &TestResult, failure: &crate::explore::BranchFailure) {
+    let binary = &built.binaries[result.case.binary];
+    let saved = crate::regressions::save_branch(
+        binary,
+        &result.case.name,
+        (failure.seed, &failure.plan),
+        failure.class.as_str(),
+    );
+    match saved {
+        Ok(Some(file)) => eprintln!(
+            "  saved to {}: every later cargo sim test runs this branch run first (commit the \
+             file)",
+            file.strip_prefix(&built.sim.root)
+                .unwrap_or(&file)
+                .display()
+        ),
+        Ok(None) => {}
+        Err(message) => eprintln!("sim: error: {message}"),
+    }
 }
 
 /// Saves the failing seeds to the package's `sim-regressions/` (a soak
@@ -372,13 +399,17 @@ fn closing_lines(
         0 => String::new(),
         n => format!("; {} no simulation, so once each", plural(n, "test ran")),
     };
-    let explored = match tally.branch_runs {
-        0 => String::new(),
-        n => format!(
-            "; {n} of them branch run{} from {} branch point{} (--no-explore runs every seed plain)",
+    let explored = match (tally.branch_runs, tally.branch_points) {
+        (0, _) => String::new(),
+        (n, 0) => format!(
+            "; {n} of them saved branch run{}",
+            if n == 1 { "" } else { "s" }
+        ),
+        (n, points) => format!(
+            "; {n} of them branch run{} from {points} branch point{} (--no-explore runs every \
+             seed plain)",
             if n == 1 { "" } else { "s" },
-            tally.branch_points,
-            if tally.branch_points == 1 { "" } else { "s" },
+            if points == 1 { "" } else { "s" },
         ),
     };
     let doc = match (docs.ran(), docs.failures.is_empty()) {
