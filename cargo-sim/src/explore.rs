@@ -27,8 +27,11 @@ const RARE_MAX: u64 = 3;
 /// [`RARE_MAX`] runs, or by one run in this many or fewer (a common state is not
 /// worth digging from).
 const RARE_ONE_IN: u64 = 4;
-/// Branch runs from one point at most.
-const TRIES_MAX: u64 = 64;
+/// Branch runs from one point at most: a rare state reached by several
+/// runs is tried from several of them, each a little.
+const TRIES_MAX: u64 = 16;
+/// Points one property makes at most.
+const POINTS_PER_SITE_MAX: usize = 32;
 /// Points a test keeps at most (the budget bounds the runs anyway).
 const POINTS_MAX: usize = 4_096;
 
@@ -156,8 +159,9 @@ impl Explorer {
             if !matches!(site.kind, Kind::Sometimes | Kind::Reachable) {
                 continue;
             }
-            let rare = self.satisfied[site] <= RARE_MAX;
-            let room = self.per_site.get(site).copied().unwrap_or(0) < 2;
+            let satisfied = self.satisfied[site];
+            let rare = satisfied <= RARE_MAX || satisfied * RARE_ONE_IN <= self.runs_seen;
+            let room = self.per_site.get(site).copied().unwrap_or(0) < POINTS_PER_SITE_MAX;
             if !rare || !room || self.points.len() >= POINTS_MAX {
                 continue;
             }

@@ -203,6 +203,18 @@ pub fn failure_report(
             "  saved to {saved}: every later cargo sim test runs it first (commit the file)\n"
         ));
     }
+    let explorer = &result.explorer;
+    if let Some(first) = explorer.failures.first() {
+        // Branch runs failed too (a sweep that counts every run): how many,
+        // and the first, replayable alone.
+        text.push_str(&format!(
+            "  and {} of its {} branch runs failed; the first:\n",
+            explorer.failures.len(),
+            explorer.runs
+        ));
+        text.push_str(&indent(branch_report(result, first).trim_end(), "  "));
+        text.push('\n');
+    }
     text
 }
 
