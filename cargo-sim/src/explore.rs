@@ -27,9 +27,10 @@ const RARE_MAX: u64 = 3;
 /// [`RARE_MAX`] runs, or by one run in this many or fewer (a common state is not
 /// worth digging from).
 const RARE_ONE_IN: u64 = 4;
-/// Branch runs from one point at most: a rare state reached by several
-/// runs is tried from several of them, each a little.
-const TRIES_MAX: u64 = 16;
+/// Branch runs from one point at least before it is spent: a rare state
+/// reached by several runs is tried from several of them. A larger budget
+/// tries each point more (see `Explorer::tries_max`).
+const TRIES_MIN: u64 = 16;
 /// Points one property makes at most.
 const POINTS_PER_SITE_MAX: usize = 32;
 /// Points a test keeps at most (the budget bounds the runs anyway).
@@ -184,8 +185,10 @@ impl Explorer {
         }
     }
 
-    /// The next branch run, if the budget and a point allow one: the point
-    /// whose property the fewest runs satisfied, the newest of those.
+    /// The next branch run, if the budget and a point allow one: a point
+    /// of the property the fewest runs satisfied, the least tried of
+    /// those (the newest on a tie), so a rare state reached by several
+    /// runs is dug from all of them in turn.
     pub fn next(&mut self) -> Option<Branch> {
         if self.started >= self.reserve || self.released_from.is_some() {
             return None;
@@ -196,7 +199,10 @@ impl Explorer {
             .iter()
             .enumerate()
             .filter(|(_, p)| self.worth_trying(p))
-            .min_by_key(|(i, p)| (satisfied.get(&p.site).copied().unwrap_or(0), usize::MAX - i))?;
+            .min_by_key(|(i, p)| {
+                let rarity = satisfied.get(&p.site).copied().unwrap_or(0);
+                (rarity, p.tries, usize::MAX - i)
+            })?;
         let point = &mut self.points[at];
         point.tries += 1;
         self.started += 1;
@@ -218,10 +224,16 @@ impl Explorer {
             && self.points.iter().any(|p| self.worth_trying(p))
     }
 
+    /// Branch runs from one point at most: the kept budget over the points
+    /// a property may make, so one rare state can take all of it.
+    fn tries_max(&self) -> u64 {
+        TRIES_MIN.max((self.reserve / POINTS_PER_SITE_MAX) as u64)
+    }
+
     /// A point with tries left whose property is still rare.
     fn worth_trying(&self, point: &Point) -> bool {
         let satisfied = self.satisfied.get(&point.site).copied().unwrap_or(0);
-        point.tries < TRIES_MAX
+        point.tries < self.tries_max()
             && (satisfied <= RARE_MAX || satisfied * RARE_ONE_IN <= self.runs_seen)
     }
 
