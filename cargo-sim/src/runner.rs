@@ -646,6 +646,10 @@ fn spawn(
     }
     if !plan.cuts.is_empty() {
         command.env(sim_runtime::settings::BRANCH.name, plan.encode());
+    } else if config.explore {
+        // A sweep's plain seeds are plain, whatever the runner inherited (a
+        // branch run's replay line sets SIM_BRANCH for one seed).
+        command.env_remove(sim_runtime::settings::BRANCH.name);
     }
     if state.first_failure.is_some() {
         // The report shows one failure's output, found already: symbolizing
