@@ -228,6 +228,15 @@ fn add_case(merged: &mut Merged, case: roxmltree::Node<'_, '_>, shard: &str) {
         if let Some(first) = parsed.first {
             merged.first.push((first, shard.to_string()));
         }
+    } else {
+        // Another failure (a branch run's: "a branch run of seed 0x2a
+        // failed (panic)"): it counts, with its class.
+        merged.failed += 1;
+        let class = message
+            .rsplit_once('(')
+            .and_then(|(_, rest)| rest.split_once(')'))
+            .map_or("failure", |(class, _)| class);
+        *merged.classes.entry(class.to_string()).or_default() += 1;
     }
     if merged.report.is_none() {
         merged.report = failure.text().map(str::to_string);

@@ -432,7 +432,19 @@ pub fn junit(
             xml_escape(&result.case.replay_prefix),
             result.elapsed.as_secs_f64()
         ));
-        if !result.passed() {
+        if let (true, Some(branch)) = (
+            result.failures().is_empty(),
+            result.explorer.failures.first(),
+        ) {
+            // Only a branch run failed: its report, with its replay line.
+            xml.push_str(&format!(
+                "      <failure message=\"a branch run of seed {:#x} failed ({})\">",
+                branch.seed,
+                branch.class.as_str()
+            ));
+            xml.push_str(&xml_escape(&branch_report(result, branch)));
+            xml.push_str("</failure>\n");
+        } else if !result.passed() {
             let failing = result.failures();
             let first = failing.first().map(|(i, _)| result.case.seeds.get(*i));
             xml.push_str(&format!(

@@ -401,7 +401,9 @@ fn branch_runs_find_a_bug_five_unlikely_steps_deep_and_its_replay_reproduces_it(
         "{stderr}"
     );
     // With the defaults, branch runs from the rare stages dig it out.
-    let (output, stdout, stderr) = sim(&dir, "test --test deep --seeds 1000");
+    let junit = dir.join("deep.xml");
+    let words = format!("test --test deep --seeds 1000 --junit {}", junit.display());
+    let (output, stdout, stderr) = sim(&dir, &words);
     assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
     let fail = stderr
         .lines()
@@ -430,6 +432,21 @@ fn branch_runs_find_a_bug_five_unlikely_steps_deep_and_its_replay_reproduces_it(
         seeds < 500,
         "dozens of runs, not thousands: {seeds}\n{stderr}"
     );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("<failure message=\"a branch run of seed ") && xml.contains("SIM_BRANCH="),
+        "JUnit names the branch run and its replay line:\n{xml}"
+    );
+    // Merged with other shards, it still fails.
+    let merged = Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
+        .args(["sim", "merge"])
+        .arg(&junit)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let merged_out = String::from_utf8_lossy(&merged.stdout);
+    assert_eq!(merged.status.code(), Some(101), "{merged_out}");
+    assert!(merged_out.contains("1 failed"), "{merged_out}");
     // Its replay line runs it alone, in a fresh process, and fails the same.
     let replay = stderr
         .lines()
