@@ -94,6 +94,10 @@ struct TestState {
     swept_hashes: BTreeMap<usize, Vec<String>>,
     /// Branch runs' plans, between `next_job` and `spawn`.
     pending_plans: Vec<Plan>,
+    /// The first plain seed index no share holds yet, and the seeds a share
+    /// of the next chunk holds (in-process tests that explore).
+    plain_next: usize,
+    chunk: usize,
 }
 
 impl TestState {
@@ -109,6 +113,46 @@ impl TestState {
     /// The end of the seed indexes that run plain now (`crate::explore`).
     fn plain_end(&self) -> usize {
         self.result.explorer.plain_end(self.result.case.seeds.len())
+    }
+
+    /// Whether plain seeds are left to start, in shares or not yet.
+    fn plain_left(&self) -> bool {
+        match self.result.mode {
+            Mode::InProcess => {
+                self.next_share < self.shares.len() || self.plain_next < self.plain_end()
+            }
+            _ => self.next_single < self.plain_end(),
+        }
+    }
+
+    /// Whether a run ended and its binary has no `sometimes` or
+    /// `reachable`: nothing to dig for (a process declares its binary's
+    /// properties before its first run).
+    fn nothing_to_dig(&self) -> bool {
+        let ran = self.result.properties.runs > 0 || !self.result.outcomes.is_empty();
+        ran && !self
+            .result
+            .properties
+            .declared
+            .iter()
+            .any(|s| matches!(s.kind, Kind::Sometimes | Kind::Reachable))
+    }
+
+    /// Adds the next plain shares: a chunk twice the last while there may
+    /// be something to dig for, else the rest at once. Whether it added.
+    fn more_shares(&mut self, jobs: usize) -> bool {
+        let end = self.plain_end();
+        if self.plain_next >= end {
+            return false;
+        }
+        let to = match self.nothing_to_dig() {
+            true => end,
+            false => end.min(self.plain_next + self.chunk * jobs.max(1)),
+        };
+        self.shares.extend(shares(self.plain_next, to, jobs));
+        self.plain_next = to;
+        self.chunk *= 2;
+        true
     }
 }
 
@@ -370,13 +414,16 @@ impl TestState {
             config.explore && !case.whole_binary,
             &case.saved_branches,
         );
-        let shares = if explorer.reserve > 0 {
-            // Short shares first, so branch runs can start soon after the
-            // first rare state (a share's process runs it whole).
-            chunked_shares(explorer.plain_end(count), config.jobs)
-        } else {
-            shares(0, explorer.plain_end(count), config.jobs)
+        // With exploration, short shares first, so branch runs can start
+        // soon after the first rare state (a share's process runs it
+        // whole); the rest come as they are needed (`more_shares`).
+        let plain_next = match explorer.reserve {
+            0 => explorer.plain_end(count),
+            _ => explorer
+                .plain_end(count)
+                .min(FIRST_CHUNK * config.jobs.max(1)),
         };
+        let shares = shares(0, plain_next, config.jobs);
         // A test known to carry state between seeds skips the probe: each
         // seed in a process of its own.
         let mode = if case.fresh_process_per_seed {
@@ -406,6 +453,8 @@ impl TestState {
             next_check: 0,
             swept_hashes: BTreeMap::new(),
             pending_plans: Vec::new(),
+            plain_next,
+            chunk: FIRST_CHUNK * 2,
         }
     }
 }
@@ -423,23 +472,7 @@ fn shares(from: usize, end: usize, jobs: usize) -> Vec<Indices> {
         .collect()
 }
 
-/// The seed indexes `0..end` in chunks that double, from
-/// [`FIRST_CHUNK`] seeds a share: one share per job each.
-fn chunked_shares(end: usize, jobs: usize) -> Vec<Indices> {
-    let jobs = jobs.max(1);
-    let mut out = Vec::new();
-    let (mut from, mut per_share) = (0, FIRST_CHUNK);
-    // Bounded: `from` grows by at least `jobs` each turn.
-    while from < end {
-        let to = end.min(from + per_share * jobs);
-        out.extend(shares(from, to, jobs));
-        from = to;
-        per_share *= 2;
-    }
-    out
-}
-
-/// Seeds a share of the first chunk runs (see [`chunked_shares`]).
+/// Seeds a share of the first chunk runs (`TestState::more_shares` doubles it).
 const FIRST_CHUNK: usize = 16;
 
 fn has_work(state: &TestState, config: &SweepConfig) -> bool {
@@ -452,6 +485,9 @@ fn next_job(states: &mut [TestState], config: &SweepConfig) -> Option<(usize, Jo
         // rare states are as soon as one is found.
         if let Some(job) = next_exploration(t, state, config) {
             return Some(job);
+        }
+        if state.result.mode == Mode::InProcess && state.next_share >= state.shares.len() {
+            state.more_shares(config.jobs);
         }
         match state.result.mode {
             Mode::Unknown if !state.probing && state.result.outcomes.is_empty() => {
@@ -510,31 +546,25 @@ fn next_exploration(
         state.pending_plans.push(branch.plan);
         return Some((t, JobKind::Branch, Indices::one(branch.index)));
     }
-    let plain_left = match state.result.mode {
-        Mode::InProcess => state.next_share < state.shares.len(),
-        _ => state.next_single < state.plain_end(),
-    };
-    // A binary with no `sometimes` or `reachable` has nothing to dig for:
-    // its kept seeds go back once a run has ended (a process declares its
-    // binary's properties before its first run).
-    let ran = state.result.properties.runs > 0 || !state.result.outcomes.is_empty();
-    let nothing_to_dig = ran
-        && !state
-            .result
-            .properties
-            .declared
-            .iter()
-            .any(|s| matches!(s.kind, Kind::Sometimes | Kind::Reachable));
-    let busy = plain_left || state.running_sweep > 0 || state.result.explorer.can_branch();
-    if (busy && !nothing_to_dig) || state.result.explorer.reserve == 0 {
+    // A binary with no `sometimes` or `reachable` gives its kept seeds
+    // back at once.
+    let busy = state.plain_left() || state.running_sweep > 0 || state.result.explorer.can_branch();
+    if (busy && !state.nothing_to_dig()) || state.result.explorer.reserve == 0 {
         return None;
     }
+    let kept_from = count - state.result.explorer.reserve;
     let from = state.result.explorer.release(count);
     if state.result.mode == Mode::InProcess {
-        state.shares.extend(shares(from, count, config.jobs));
+        // `more_shares` starts them: the plain seeds not yet in shares,
+        // then the kept ones from the first a branch run left.
+        if state.plain_next >= kept_from {
+            state.plain_next = state.plain_next.max(from);
+        }
     } else {
         // The kept seeds that branch runs took are skipped.
-        state.next_single = state.next_single.max(from);
+        if state.next_single >= kept_from {
+            state.next_single = state.next_single.max(from);
+        }
     }
     None
 }
@@ -544,7 +574,7 @@ fn next_exploration(
 fn has_sweep_work(state: &TestState, config: &SweepConfig) -> bool {
     let plain = match state.result.mode {
         Mode::Unknown => !state.probing && state.result.outcomes.is_empty(),
-        Mode::InProcess => state.next_share < state.shares.len(),
+        Mode::InProcess => state.plain_left(),
         Mode::PerProcess => {
             state.next_single < state.plain_end()
                 && !state.stopped_before(state.next_single, config.keep_going)

@@ -109,6 +109,17 @@ async fn the_last_racer_never_wins_five_in_a_row() {
 }
 "#;
 
+const PLAIN: &str = r#"
+/// A harness test (one process per seed) with no property: a sweep runs
+/// all its seeds plain.
+#[test]
+fn a_harness_test_without_properties() {
+    let mut sim = tokio::sim::Sim::new();
+    sim.client("c", async { tokio::time::sleep(std::time::Duration::from_millis(1)).await });
+    sim.run();
+}
+"#;
+
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
@@ -130,6 +141,7 @@ fn fixture(name: &str) -> PathBuf {
     write(&dir.join("tests/weak.rs"), WEAK);
     write(&dir.join("tests/broken.rs"), BROKEN);
     write(&dir.join("tests/deep.rs"), DEEP);
+    write(&dir.join("tests/plain.rs"), PLAIN);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .args(["generate-lockfile", "--quiet"])
@@ -486,4 +498,22 @@ fn branch_runs_find_a_bug_five_unlikely_steps_deep_and_its_replay_reproduces_it(
         stderr.contains("failed (panic), a saved branch run:"),
         "the saved branch run runs first:\n{stderr}"
     );
+}
+
+/// Exploration keeps seeds back and gives back what it does not use:
+/// every planned seed runs, in-process or one process per seed, with
+/// properties or without.
+#[test]
+fn every_planned_seed_runs_with_exploration_on() {
+    let dir = fixture("counts");
+    // The weak target has two tests.
+    for (target, seeds) in [("plain", 40), ("weak", 80)] {
+        let words = format!("test --test {target} --seeds 40 --allow-unreached");
+        let (output, stdout, stderr) = sim(&dir, &words);
+        assert!(output.status.success(), "{stdout}\n{stderr}");
+        assert!(
+            stderr.contains(&format!("sim: {seeds} seeds in ")),
+            "{target}: {stderr}"
+        );
+    }
 }
