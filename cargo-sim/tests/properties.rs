@@ -245,6 +245,7 @@ fn a_sweep_lists_every_property_and_fails_on_the_ones_no_run_satisfied() {
         "\"first_satisfied_seed\": \"0x0\"",
         "\"runs_not_reached\": 20",
         "\"fails_the_sweep\": true",
+        "\"branch_runs\": ",
     ] {
         assert!(json.contains(expected), "{expected} in:\n{json}");
     }

@@ -152,11 +152,24 @@ pub fn test_lines(name: &str, properties: &Properties) -> Vec<String> {
     lines
 }
 
+/// What a test's exploration did, for the report: branch runs, branch
+/// points, failed branch runs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Explored {
+    /// Branch runs that ended.
+    pub runs: u64,
+    /// Branch points found.
+    pub points: usize,
+    /// Branch runs that failed.
+    pub failed: usize,
+}
+
 /// The sweep's properties as JSON (`--report FILE`): each test's, with
-/// its counts, and each binary's never satisfied. `tests` gives a test's
-/// binary label, its name and its properties.
+/// its counts and what its exploration did, and each binary's never
+/// satisfied. `tests` gives a test's binary label, its name, its
+/// properties and its exploration.
 pub fn json<'a>(
-    tests: impl Iterator<Item = (String, &'a str, &'a Properties)>,
+    tests: impl Iterator<Item = (String, &'a str, &'a Properties, Explored)>,
     never: &[(String, SiteRecord, bool)],
 ) -> serde_json::Value {
     let site_json = |site: &SiteRecord| {
@@ -167,8 +180,8 @@ pub fn json<'a>(
         })
     };
     let tests: Vec<serde_json::Value> = tests
-        .filter(|(_, _, properties)| !properties.reached.is_empty())
-        .map(|(binary, test, properties)| {
+        .filter(|(_, _, properties, _)| !properties.reached.is_empty())
+        .map(|(binary, test, properties, explored)| {
             let list: Vec<serde_json::Value> = properties
                 .declared
                 .iter()
@@ -191,6 +204,9 @@ pub fn json<'a>(
                 "binary": binary,
                 "test": test,
                 "runs": properties.runs,
+                "branch_runs": explored.runs,
+                "branch_points": explored.points,
+                "branch_runs_failed": explored.failed,
                 "properties": list,
             })
         })

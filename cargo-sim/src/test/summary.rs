@@ -297,7 +297,12 @@ fn properties(plan: &Plan, built: &Built, swept: &Swept) -> Result<usize, Halt> 
         let tests = swept.results.iter().map(|r| {
             let binary = &built.binaries[r.case.binary];
             let label = format!("{} {}", binary.package, binary.target_label());
-            (label, r.case.name.as_str(), &r.properties)
+            let explored = properties::Explored {
+                runs: r.explorer.runs,
+                points: r.explorer.points(),
+                failed: r.explorer.failures.len(),
+            };
+            (label, r.case.name.as_str(), &r.properties, explored)
         });
         let json = properties::json(tests, &never);
         let text = serde_json::to_string_pretty(&json).expect("JSON values print");
