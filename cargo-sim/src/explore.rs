@@ -89,9 +89,9 @@ pub struct Explorer {
     /// Points per property, and the plans already made (no point twice).
     per_site: BTreeMap<SiteRecord, usize>,
     made: BTreeSet<(u64, Plan)>,
-    /// Runs (plain and branch) that satisfied each property.
+    /// Plain runs that satisfied each property.
     satisfied: BTreeMap<SiteRecord, u64>,
-    /// Runs seen (plain and branch).
+    /// Plain runs seen.
     runs_seen: u64,
     /// Failed branch runs.
     pub failures: Vec<BranchFailure>,
@@ -151,16 +151,23 @@ impl Explorer {
     /// branch run) saw `seen`. A rare property it satisfied after its last
     /// branch point makes a new point.
     pub fn run_ended(&mut self, index: usize, seed: u64, plan: &Plan, seen: &Seen) {
-        self.runs_seen += 1;
+        // How rare a state is, is what plain runs say: branch runs start
+        // at rare states, so they would make every dug state look common.
+        let plain = plan.cuts.is_empty();
+        if plain {
+            self.runs_seen += 1;
+        }
         for (site, held, fresh) in seen.satisfied() {
-            *self.satisfied.entry(site.clone()).or_default() += 1;
+            if plain {
+                *self.satisfied.entry(site.clone()).or_default() += 1;
+            }
             if self.reserve == 0 || fresh == 0 {
                 continue;
             }
             if !matches!(site.kind, Kind::Sometimes | Kind::Reachable) {
                 continue;
             }
-            let satisfied = self.satisfied[site];
+            let satisfied = self.satisfied.get(site).copied().unwrap_or(0);
             let rare = satisfied <= RARE_MAX || satisfied * RARE_ONE_IN <= self.runs_seen;
             let room = self.per_site.get(site).copied().unwrap_or(0) < POINTS_PER_SITE_MAX;
             if !rare || !room || self.points.len() >= POINTS_MAX {

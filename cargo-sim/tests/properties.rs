@@ -109,6 +109,107 @@ async fn the_last_racer_never_wins_five_in_a_row() {
 }
 "#;
 
+/// Two late grants in a row (BENCHMARKS.md: rates with and without
+/// exploration).
+const RETRY: &str = r#"
+//! A planted bug behind two late grants in a row: the client asks for a
+//! lease, gives up after 33 ms and asks once more; if the retry is late
+//! too, it gives up for good (the bug: it should keep trying).
+use std::time::Duration;
+use tokio::sim::{LinkConfig, Sim};
+
+#[test]
+fn a_lease_is_granted() {
+    let mut sim = Sim::new();
+    sim.default_link(LinkConfig {
+        latency_min: Duration::from_millis(1),
+        latency_max: Duration::from_millis(20),
+        ..LinkConfig::default()
+    });
+    sim.host("server", || async {
+        let socket = tokio::net::UdpSocket::bind("0.0.0.0:9").await.unwrap();
+        let mut buf = [0u8; 16];
+        loop {
+            let (n, from) = socket.recv_from(&mut buf).await.unwrap();
+            socket.send_to(&buf[..n], from).await.unwrap();
+        }
+    });
+    sim.client("client", async {
+        let socket = tokio::net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+        let mut buf = [0u8; 16];
+        for attempt in 0..2u8 {
+            socket.send_to(&[attempt], "server:9").await.unwrap();
+            // The grant for this attempt (a late one for the last is stale).
+            let grant = async {
+                loop {
+                    socket.recv(&mut buf).await.unwrap();
+                    if buf[0] == attempt {
+                        break;
+                    }
+                }
+            };
+            let reply = tokio::time::timeout(Duration::from_millis(33), grant).await;
+            if reply.is_ok() {
+                return;
+            }
+            sim_assert::assert_sometimes!(true, "a grant was late and the client asked again");
+        }
+        panic!("two late grants in a row: the client gave up");
+    });
+    sim.run();
+}
+"#;
+
+/// A retry's grant beating a late one (BENCHMARKS.md).
+const LEASE: &str = r#"
+//! A planted bug behind a late lease grant: a client asks for a lease,
+//! gives up after 25 ms and asks again; if the first grant arrives after
+//! the second, the client holds two leases at once.
+use std::time::Duration;
+use tokio::sim::{LinkConfig, Sim};
+
+#[test]
+fn one_lease_at_a_time() {
+    let mut sim = Sim::new();
+    sim.default_link(LinkConfig {
+        latency_min: Duration::from_millis(1),
+        latency_max: Duration::from_millis(20),
+        ..LinkConfig::default()
+    });
+    sim.host("server", || async {
+        let socket = tokio::net::UdpSocket::bind("0.0.0.0:9").await.unwrap();
+        let mut buf = [0u8; 16];
+        loop {
+            let (n, from) = socket.recv_from(&mut buf).await.unwrap();
+            socket.send_to(&buf[..n], from).await.unwrap();
+        }
+    });
+    sim.client("client", async {
+        let socket = tokio::net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+        let mut buf = [0u8; 16];
+        for request in 0..1u8 {
+            socket.send_to(&[request, 0], "server:9").await.unwrap();
+            let first = tokio::time::timeout(Duration::from_millis(33), socket.recv(&mut buf)).await;
+            if first.is_ok() {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+            sim_assert::assert_sometimes!(true, "a grant was late and the client asked again");
+            socket.send_to(&[request, 1], "server:9").await.unwrap();
+            socket.recv(&mut buf).await.unwrap();
+            let late_first = buf[1] == 1;
+            if late_first {
+                // The retry's grant came first: the late one is still on its way.
+                panic!("the client holds two leases at once (request {request})");
+            }
+            socket.recv(&mut buf).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    sim.run();
+}
+"#;
+
 const PLAIN: &str = r#"
 /// A harness test (one process per seed) with no property: a sweep runs
 /// all its seeds plain.
@@ -142,6 +243,8 @@ fn fixture(name: &str) -> PathBuf {
     write(&dir.join("tests/broken.rs"), BROKEN);
     write(&dir.join("tests/deep.rs"), DEEP);
     write(&dir.join("tests/plain.rs"), PLAIN);
+    write(&dir.join("tests/retry.rs"), RETRY);
+    write(&dir.join("tests/lease.rs"), LEASE);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .args(["generate-lockfile", "--quiet"])
@@ -517,4 +620,50 @@ fn every_planned_seed_runs_with_exploration_on() {
             "{target}: {stderr}"
         );
     }
+}
+
+/// The failing runs of a sweep that counts every run: its failed seeds and
+/// its failed branch runs.
+fn failing_runs(stderr: &str, test: &str) -> u64 {
+    let head = format!("FAIL {test} [");
+    let Some(line) = stderr.lines().find(|l| l.starts_with(&head)) else {
+        return 0;
+    };
+    let seeds: u64 = line
+        .split("]: ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
+    let branches: u64 = stderr
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("and ")?
+                .split(' ')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0);
+    seeds + branches
+}
+
+/// With a `sometimes` at a bug's precondition (a late grant), a sweep that
+/// counts every run fails many times as often with exploration as
+/// without.
+#[test]
+fn guidance_raises_the_rate_of_a_rare_bug_behind_a_sometimes() {
+    let dir = fixture("rates");
+    let words = "test --test retry --seeds 600 --keep-going --no-save";
+    let (_, _, guided) = sim(&dir, words);
+    let (_, _, plain) = sim(&dir, &format!("{words} --no-explore"));
+    let (guided, plain) = (
+        failing_runs(&guided, "a_lease_is_granted"),
+        failing_runs(&plain, "a_lease_is_granted"),
+    );
+    assert!(
+        guided >= 3 * plain.max(1),
+        "guided {guided} failing runs, plain {plain}"
+    );
 }

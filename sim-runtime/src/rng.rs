@@ -244,3 +244,27 @@ mod tests {
         assert!(seen.iter().all(|s| *s));
     }
 }
+
+#[cfg(test)]
+mod branch_tests {
+    use super::*;
+
+    /// A stream rekeyed at a branch point draws as evenly as before.
+    #[test]
+    fn a_rekeyed_stream_draws_evenly() {
+        let mut sums = [0u64; 2];
+        for (i, salt) in [0u64, 0x5ec6_6926_4972_0593].into_iter().enumerate() {
+            reset_branch();
+            let mut rng = Rng::new(7, 3);
+            if salt != 0 {
+                branch(salt);
+            }
+            sums[i] = (0..20_000).map(|_| rng.below(20)).sum();
+        }
+        reset_branch();
+        for sum in sums {
+            let mean = sum as f64 / 20_000.0;
+            assert!((9.3..9.7).contains(&mean), "{sums:?}");
+        }
+    }
+}
