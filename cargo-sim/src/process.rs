@@ -99,6 +99,7 @@ pub fn run_one(
     let records = config.work_dir.join(format!("one-{seed:016x}.records"));
     let _ = std::fs::remove_file(&records);
     let mut command = Command::new(&binary.path);
+    die_with_runner(&mut command);
     if !case.whole_binary {
         command.args([
             case.name.as_str(),
@@ -306,5 +307,28 @@ pub(crate) fn signal_name(signal: i32) -> &'static str {
         libc::SIGTERM => "SIGTERM",
         libc::SIGINT => "SIGINT",
         _ => "a signal",
+    }
+}
+
+/// Makes the test process `command` starts die with this runner: a SIGKILL
+/// the moment the runner's thread that started it ends, however it ended
+/// (a CI timeout's `kill -9`, the OOM killer), and an exit before the test
+/// runs if the runner is gone already. No worker outlives its runner.
+pub(crate) fn die_with_runner(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    let runner = std::process::id() as libc::pid_t;
+    // SAFETY: between fork and exec the closure calls only prctl, getppid
+    // and _exit, which are async-signal-safe, and allocates nothing (an
+    // OS error is a number).
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != runner {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
     }
 }

@@ -633,6 +633,7 @@ fn spawn(
         std::fs::File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
     let first_seed = case.seeds.get(seeds.get(0).expect("a job has a seed"));
     let mut command = Command::new(&binary.path);
+    crate::process::die_with_runner(&mut command);
     if !case.whole_binary {
         command
             .args([
