@@ -833,17 +833,7 @@ fn apply(
             if keep {
                 state.swept_hashes.insert(index, hashes);
             }
-            let seen = std::mem::take(&mut job.seen);
-            job.settled = true;
-            settle(
-                job.kind,
-                &job.plan,
-                state,
-                index,
-                (outcome, seen),
-                config,
-                (done, failed),
-            );
+            settle(job, state, index, outcome, config, (done, failed));
         }
         // A refused escape is the cause of what fails after it: it stays.
         Record::Panic { class, message, .. } => {
@@ -862,15 +852,17 @@ fn apply(
 /// Records what a run of seed `index` came to: a plain seed's outcome, or
 /// a branch run's (`crate::explore`).
 fn settle(
-    kind: JobKind,
-    plan: &Plan,
+    job: &mut Job,
     state: &mut TestState,
     index: usize,
-    (outcome, seen): (Outcome, Seen),
+    outcome: Outcome,
     config: &SweepConfig,
     (done, failed): (&mut u64, &mut u64),
 ) {
-    if kind != JobKind::Branch {
+    let seen = std::mem::take(&mut job.seen);
+    job.settled = true;
+    let plan = &job.plan;
+    if job.kind != JobKind::Branch {
         record_outcome(state, index, (outcome, seen), config, done, failed);
         return;
     }
@@ -1069,16 +1061,7 @@ fn finish_job(
             message,
             output,
         };
-        let seen = std::mem::take(&mut job.seen);
-        settle(
-            job.kind,
-            &job.plan,
-            state,
-            index,
-            (outcome, seen),
-            config,
-            (done, failed),
-        );
+        settle(job, state, index, outcome, config, (done, failed));
         // The rest of that share still runs when every seed counts.
         if config.keep_going && position + 1 < job.seeds.len() {
             state.shares.push(job.seeds.from(position + 1));
@@ -1140,14 +1123,5 @@ fn finish_job(
         }
     };
     state.swept_hashes.insert(index, hashes);
-    let seen = std::mem::take(&mut job.seen);
-    settle(
-        job.kind,
-        &job.plan,
-        state,
-        index,
-        (outcome, seen),
-        config,
-        (done, failed),
-    );
+    settle(job, state, index, outcome, config, (done, failed));
 }

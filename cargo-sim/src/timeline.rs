@@ -323,7 +323,8 @@ pub fn html(title: &str, events: &[Event], drawing: &Drawing) -> String {
         )
 }
 
-fn html_escape(s: &str) -> String {
+/// `s` escaped for HTML text and attributes (the properties page too).
+pub(crate) fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

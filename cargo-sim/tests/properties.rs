@@ -19,7 +19,7 @@ edition = "2021"
 
 [dependencies]
 tokio = { version = "1", features = ["full"] }
-sim-assert = { path = "SIM_ASSERT" }
+sim-assert = { path = "SIM-ASSERT-PATH" }
 
 [dev-dependencies]
 tokio = { version = "1", features = ["full", "test-util"] }
@@ -230,21 +230,20 @@ fn tmp() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
 }
 
-/// A fresh copy of the fixture crate (one per test: they run at once),
-/// with a lock that pins the real tokio.
-fn fixture(name: &str) -> PathBuf {
+/// A fresh crate `props-{name}` (one per test: they run at once) named
+/// `package`, with `files` (path, text), depending on `sim-assert`, and a
+/// lock that pins the real tokio.
+fn new_crate(name: &str, package: &str, files: &[(&str, &str)]) -> PathBuf {
     let dir = tmp().join(format!("props-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     let sim_assert = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim-assert");
-    let manifest = MANIFEST.replace("SIM_ASSERT", &sim_assert.display().to_string());
+    let manifest = MANIFEST
+        .replace("props-fixture", package)
+        .replace("SIM-ASSERT-PATH", &sim_assert.display().to_string());
     write(&dir.join("Cargo.toml"), &manifest);
-    write(&dir.join("src/lib.rs"), LIB);
-    write(&dir.join("tests/weak.rs"), WEAK);
-    write(&dir.join("tests/broken.rs"), BROKEN);
-    write(&dir.join("tests/deep.rs"), DEEP);
-    write(&dir.join("tests/plain.rs"), PLAIN);
-    write(&dir.join("tests/retry.rs"), RETRY);
-    write(&dir.join("tests/lease.rs"), LEASE);
+    for (path, text) in files {
+        write(&dir.join(path), text);
+    }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .args(["generate-lockfile", "--quiet"])
@@ -253,6 +252,46 @@ fn fixture(name: &str) -> PathBuf {
         .unwrap();
     assert!(status.success());
     dir
+}
+
+/// A fresh copy of the fixture crate.
+fn fixture(name: &str) -> PathBuf {
+    new_crate(
+        name,
+        "props-fixture",
+        &[
+            ("src/lib.rs", LIB),
+            ("tests/weak.rs", WEAK),
+            ("tests/broken.rs", BROKEN),
+            ("tests/deep.rs", DEEP),
+            ("tests/plain.rs", PLAIN),
+            ("tests/retry.rs", RETRY),
+            ("tests/lease.rs", LEASE),
+        ],
+    )
+}
+
+/// Runs the first replay line of `stderr` in `dir`, its settings (quoted
+/// or not) as the environment: its output.
+fn run_replay(dir: &Path, stderr: &str) -> (String, Output) {
+    let replay = stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("replay: "))
+        .unwrap_or_else(|| panic!("no replay line in:\n{stderr}"))
+        .to_string();
+    let (settings, command) = replay.split_once(" cargo sim ").unwrap();
+    let mut replayed = Command::new(env!("CARGO_BIN_EXE_cargo-sim"));
+    replayed
+        .arg("sim")
+        .args(command.split_whitespace())
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", tmp().join("sweep-target"))
+        .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only");
+    for setting in settings.split_whitespace() {
+        let (name, value) = setting.split_once('=').unwrap();
+        replayed.env(name, value.trim_matches('\''));
+    }
+    (replay, replayed.output().unwrap())
 }
 
 /// `cargo sim` with `words` in `dir`, its dependencies compiled once for
@@ -402,22 +441,7 @@ fn a_broken_always_fails_its_run_with_class_assertion_and_replays() {
         stderr.contains("FAILED in 1 run of "),
         "the table counts the failing run:\n{stderr}"
     );
-    let replay = stderr
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("replay: "))
-        .unwrap_or_else(|| panic!("{stderr}"))
-        .to_string();
-    let (seed, command) = replay.split_once(" cargo sim ").unwrap();
-    let (name, value) = seed.split_once('=').unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
-        .arg("sim")
-        .args(command.split_whitespace())
-        .current_dir(&dir)
-        .env("CARGO_TARGET_DIR", tmp().join("sweep-target"))
-        .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")
-        .env(name, value)
-        .output()
-        .unwrap();
+    let (_, output) = run_replay(&dir, &stderr);
     let again = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(101), "{again}");
     assert!(
@@ -466,25 +490,12 @@ fn readme_block(name: &str) -> String {
 
 #[test]
 fn the_readme_example_prints_what_the_readme_shows() {
-    let dir = tmp().join("props-readme");
-    let _ = std::fs::remove_dir_all(&dir);
-    let sim_assert = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim-assert");
-    let manifest = MANIFEST
-        .replace("props-fixture", "app")
-        .replace("SIM_ASSERT", &sim_assert.display().to_string());
-    write(&dir.join("Cargo.toml"), &manifest);
-    write(&dir.join("src/lib.rs"), "");
-    write(
-        &dir.join("tests/queue.rs"),
-        &readme_block("properties-code"),
+    let code = readme_block("properties-code");
+    let dir = new_crate(
+        "readme",
+        "app",
+        &[("src/lib.rs", ""), ("tests/queue.rs", &code)],
     );
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args(["generate-lockfile", "--quiet"])
-        .current_dir(&dir)
-        .status()
-        .unwrap();
-    assert!(status.success());
     let (output, stdout, stderr) = sim(&dir, "test --test queue --seeds 100");
     assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
     let shown = readme_block("properties-output");
@@ -564,25 +575,8 @@ fn branch_runs_find_a_bug_five_unlikely_steps_deep_and_its_replay_reproduces_it(
     assert_eq!(merged.status.code(), Some(101), "{merged_out}");
     assert!(merged_out.contains("1 failed"), "{merged_out}");
     // Its replay line runs it alone, in a fresh process, and fails the same.
-    let replay = stderr
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("replay: "))
-        .unwrap_or_else(|| panic!("{stderr}"))
-        .to_string();
+    let (replay, output) = run_replay(&dir, &stderr);
     assert!(replay.starts_with("SIM_BRANCH="), "{replay}");
-    let (settings, command) = replay.split_once(" cargo sim ").unwrap();
-    let mut replayed = Command::new(env!("CARGO_BIN_EXE_cargo-sim"));
-    replayed
-        .arg("sim")
-        .args(command.split_whitespace())
-        .current_dir(&dir)
-        .env("CARGO_TARGET_DIR", tmp().join("sweep-target"))
-        .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only");
-    for setting in settings.split_whitespace() {
-        let (name, value) = setting.split_once('=').unwrap();
-        replayed.env(name, value.trim_matches('\''));
-    }
-    let output = replayed.output().unwrap();
     let again = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(101), "{again}");
     assert!(

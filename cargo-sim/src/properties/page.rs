@@ -9,15 +9,8 @@
 /// The page of `report` (what [`super::json`] gives).
 pub fn page(report: &serde_json::Value, title: &str) -> String {
     let data = report.to_string().replace("</", "<\\/");
-    PAGE.replace("__TITLE__", &html_escape(title))
+    PAGE.replace("__TITLE__", &crate::timeline::html_escape(title))
         .replace("__DATA__", &data)
-}
-
-fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 const PAGE: &str = r##"<!doctype html>
