@@ -1037,6 +1037,16 @@ fn finish_job(
     done: &mut u64,
     failed: &mut u64,
 ) {
+    use std::os::unix::process::ExitStatusExt;
+    // Ended by the signal that stops the runner too (Ctrl-C reaches the
+    // whole process group): its seed was not run, it did not fail. The
+    // runner's own handler has run by the time the exit is seen.
+    let stopping = status
+        .signal()
+        .is_some_and(|s| matches!(s, libc::SIGINT | libc::SIGTERM | libc::SIGHUP));
+    if stopping && crate::signals::received().is_some() {
+        return;
+    }
     let output = tail(&job.log, 40);
     if job.saw_sweep {
         // In-process: a seed begun and never reported is where it died.
