@@ -91,17 +91,19 @@ fn runs_an_unmodified_crate_and_keeps_its_lock() {
     let lock_before = std::fs::read(dir.join("Cargo.lock")).unwrap();
     assert!(String::from_utf8_lossy(&lock_before).contains("name = \"tokio\""));
 
-    // Share compiled dependencies with this workspace's own builds.
+    // The simulation build shares the fixture tests' target directory
+    // (tests/sweep.rs): the facade's crates compile once for all of them.
     let sim_test = || {
         Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
             .args(["sim", "test"])
             .current_dir(&dir)
-            .env("CARGO_TARGET_DIR", target.join("external-target"))
+            .env("CARGO_TARGET_DIR", target.join("sweep-target"))
             .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")
             .env("SIM_SEED", "0x2a")
             .output()
             .unwrap()
     };
+    let first_build = std::time::SystemTime::now();
     let output = sim_test();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -141,19 +143,11 @@ fn runs_an_unmodified_crate_and_keeps_its_lock() {
     // The simulation build's lock is kept between runs only while the
     // user's is the one it was made from: after the user's changes (a
     // `cargo update`, here a comment), it is made afresh from the user's.
-    let sim_dir = target.join("external-target/sim");
-    let kept: Vec<PathBuf> = std::fs::read_dir(&sim_dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy();
-            name.starts_with("Cargo.sim.") && name.ends_with(".lock")
-        })
-        .collect();
+    // (This crate's: the directory is shared with the fixture tests'.)
+    let kept = locks_written_since(&target.join("sweep-target/sim"), first_build);
     assert!(
         !kept.is_empty(),
-        "a kept simulation lock in {}",
-        sim_dir.display()
+        "a kept simulation lock in sweep-target/sim"
     );
     for lock in &kept {
         let mut text = std::fs::read_to_string(lock).unwrap();
@@ -182,4 +176,20 @@ fn runs_an_unmodified_crate_and_keeps_its_lock() {
         changed,
         "the user's lock is as the user left it"
     );
+}
+
+/// The simulation locks cargo sim kept in `sim_dir` that were written since
+/// `since`.
+fn locks_written_since(sim_dir: &Path, since: std::time::SystemTime) -> Vec<PathBuf> {
+    std::fs::read_dir(sim_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            let written = std::fs::metadata(p).and_then(|m| m.modified());
+            name.starts_with("Cargo.sim.")
+                && name.ends_with(".lock")
+                && written.is_ok_and(|t| t >= since)
+        })
+        .collect()
 }
