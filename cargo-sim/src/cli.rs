@@ -273,10 +273,51 @@ const CARGO_VALUE: &[&str] = &[
     "--lockfile-path",
 ];
 
+/// The options of `cargo test` that take no value (those that take one
+/// are [`CARGO_VALUE`]): an option neither ours nor cargo's is refused
+/// before anything builds, in our words, not cargo's twice.
+const CARGO_FLAG: &[&str] = &[
+    "--no-run",
+    "--no-fail-fast",
+    "--future-incompat-report",
+    "-q",
+    "--quiet",
+    "--workspace",
+    "--all",
+    "--lib",
+    "--bins",
+    "--examples",
+    "--tests",
+    "--benches",
+    "--all-targets",
+    "--doc",
+    "--all-features",
+    "--no-default-features",
+    "-r",
+    "--release",
+    "--unit-graph",
+    "--timings",
+    "--ignore-rust-version",
+    "--locked",
+    "--offline",
+    "--frozen",
+];
+
+/// Whether `arg` is an option of `cargo test`'s (`-vv` is cargo's
+/// verbosity; `-Zflag` an unstable flag with its value joined).
+fn is_cargo_option(arg: &str) -> bool {
+    let name = arg.split('=').next().unwrap_or(arg);
+    CARGO_FLAG.contains(&name)
+        || CARGO_VALUE.contains(&name)
+        || arg.starts_with("-Z")
+        || (arg.len() > 1 && arg[1..].bytes().all(|b| b == b'v'))
+}
+
 /// Splits `cargo sim test`'s arguments into ours, cargo's and the test
 /// binaries'. A bare word of cargo's (`cargo test NAME`) is a test name
-/// filter: it goes to the test binaries, as cargo passes it on.
-pub(crate) fn split_test_args(args: &[String]) -> (Vec<String>, Vec<String>, Vec<String>) {
+/// filter: it goes to the test binaries, as cargo passes it on. An option
+/// neither ours nor cargo's is an error.
+pub(crate) fn split_test_args(args: &[String]) -> Result<SplitArgs, String> {
     let options = test_option_names();
     let mut ours = Vec::new();
     let mut cargo = Vec::new();
@@ -296,6 +337,11 @@ pub(crate) fn split_test_args(args: &[String]) -> (Vec<String>, Vec<String>, Vec
             filters.push(arg.clone());
             continue;
         }
+        if !arg.starts_with('-') {
+            // The value of cargo's option before it.
+            cargo.push(arg.clone());
+            continue;
+        }
         let name = arg.split('=').next().unwrap_or(arg);
         let option = options.iter().find(|(spelling, _)| spelling == name);
         if arg == "--help" || arg == "-h" || option.is_some_and(|(_, value)| !value) {
@@ -307,13 +353,21 @@ pub(crate) fn split_test_args(args: &[String]) -> (Vec<String>, Vec<String>, Vec
                     ours.push(value.clone());
                 }
             }
-        } else {
+        } else if is_cargo_option(arg) {
             cargo.push(arg.clone());
+        } else {
+            return Err(format!(
+                "`{arg}` is not an option of cargo sim test nor of cargo test: `cargo sim test --help` lists the first, `cargo test --help` the second; a test binary's own options go after `--`"
+            ));
         }
     }
     filters.extend(tests);
-    (ours, cargo, filters)
+    Ok((ours, cargo, filters))
 }
+
+/// `cargo sim test`'s arguments split: ours, cargo's and the test
+/// binaries'.
+pub(crate) type SplitArgs = (Vec<String>, Vec<String>, Vec<String>);
 
 /// Cargo arguments that select packages or targets: the runner chooses its
 /// own for replay lines and doc tests.
@@ -400,7 +454,7 @@ mod tests {
             "name",
             "--exact",
         ]);
-        let (ours, cargo, tests) = split_test_args(&args);
+        let (ours, cargo, tests) = split_test_args(&args).unwrap();
         assert_eq!(
             ours,
             strings(&["--seeds", "3", "--keep-going", "--jobs=2", "-j", "4", "-v"])
@@ -414,9 +468,24 @@ mod tests {
     #[test]
     fn a_bare_word_is_a_test_name_filter() {
         let args = strings(&["--test", "kv", "elects", "--features", "x", "--", "--exact"]);
-        let (_, cargo, tests) = split_test_args(&args);
+        let (_, cargo, tests) = split_test_args(&args).unwrap();
         assert_eq!(cargo, strings(&["--test", "kv", "--features", "x"]));
         assert_eq!(tests, strings(&["elects", "--exact"]));
+    }
+
+    /// An option neither ours nor cargo's is refused, naming it.
+    #[test]
+    fn an_unknown_option_is_refused() {
+        let error = split_test_args(&strings(&["--seeds", "3", "--bogus"])).unwrap_err();
+        assert!(error.starts_with("`--bogus` is not an option"), "{error}");
+        let known = [
+            "-vv",
+            "--release",
+            "--features=x",
+            "-Zbuild-std",
+            "--locked",
+        ];
+        assert!(split_test_args(&strings(&known)).is_ok());
     }
 
     /// Every option clap knows is one the split knows, with its arity.

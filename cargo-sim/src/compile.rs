@@ -288,9 +288,32 @@ fn artifact(message: &serde_json::Value) -> Option<TestBinary> {
     })
 }
 
+/// libtest's options on how a test process runs and prints, without a
+/// value (the runner sets those itself, so they change nothing in a
+/// sweep); those with one are matched in `selection_args`.
+const LIBTEST_RUNNER_FLAGS: &[&str] = &[
+    "--nocapture",
+    "--no-capture",
+    "--show-output",
+    "-q",
+    "--quiet",
+    "--test",
+    "--fail-fast",
+    "--report-time",
+    "--ensure-time",
+    "--shuffle",
+    "--force-run-in-process",
+    "--test-threads",
+    "--color",
+    "--format",
+    "--logfile",
+    "--shuffle-seed",
+];
+
 /// The test-binary arguments that select tests: filters, `--exact`,
 /// `--skip NAME`, `--ignored`, `--include-ignored`. Others that only shape
 /// libtest's output are dropped: the runner owns the output.
+/// Any other option is an error: it would be ignored.
 pub fn selection_args(test_args: &[String]) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     let mut args = test_args.iter();
@@ -305,11 +328,17 @@ pub fn selection_args(test_args: &[String]) -> Result<Vec<String>, String> {
                         .clone(),
                 );
             }
-            "--test-threads" | "--color" | "--format" | "-Z" | "--logfile" | "--report-time" => {
+            "--test-threads" | "--color" | "--format" | "-Z" | "--logfile" | "--shuffle-seed" => {
                 args.next();
             }
             a if a.starts_with("--skip=") => out.push(a.to_string()),
-            a if a.starts_with('-') => {}
+            // How a test process runs and prints is the runner's.
+            a if LIBTEST_RUNNER_FLAGS.contains(&a.split('=').next().unwrap_or(a)) => {}
+            a if a.starts_with('-') => {
+                return Err(format!(
+                    "`{a}` after `--` is not an option of a test binary's (libtest's) that cargo sim test knows: name tests to run, or use --exact, --skip NAME, --ignored, --include-ignored"
+                ))
+            }
             filter => out.push(filter.to_string()),
         }
     }

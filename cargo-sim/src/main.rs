@@ -60,7 +60,13 @@ fn main() -> ExitCode {
     let mut argv = vec!["cargo sim".to_string()];
     let mut test_args = None;
     if args.first().is_some_and(|a| a == "test") {
-        let (ours, cargo, tests) = cli::split_test_args(&args[1..]);
+        let (ours, cargo, tests) = match cli::split_test_args(&args[1..]) {
+            Ok(split) => split,
+            Err(message) => {
+                eprintln!("sim: error: {message}");
+                return ExitCode::from(2);
+            }
+        };
         argv.push("test".to_string());
         argv.extend(ours);
         test_args = Some(test::TestArgs {
@@ -83,6 +89,9 @@ fn main() -> ExitCode {
     };
     sim_runtime::settings::warn_unknown();
     signals::install();
+    if matches!(cli.command, Command::Diff(_) | Command::Timeline(_)) {
+        signals::die_quietly_on_closed_pipe();
+    }
     let result = match cli.command {
         Command::Test(options) => test::command(options, test_args.expect("split above")),
         Command::Run { args } => {

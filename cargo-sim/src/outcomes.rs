@@ -56,6 +56,9 @@ pub struct TestResult {
     pub properties: crate::properties::Properties,
     /// Its exploration: branch points, branch runs, their failures.
     pub explorer: crate::explore::Explorer,
+    /// Seeds `--check-determinism` ran again in a fresh process and
+    /// compared.
+    pub checked: u64,
 }
 
 impl TestResult {

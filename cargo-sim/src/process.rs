@@ -63,6 +63,40 @@ pub struct TestCase {
     /// Saved branch runs (`crate::explore`) to run first: the index of
     /// each one's root seed among the seeds, and its plan.
     pub saved_branches: Vec<(usize, sim_runtime::property::branch::Plan)>,
+    /// Saved seeds this sweep would run otherwise than they were saved
+    /// (another policy, another swarm): each one's index (the first seed
+    /// indexes) and the settings its saved line records
+    /// (`crate::regressions`). Each runs in a process of its own with them.
+    pub pinned: Vec<(usize, Vec<String>)>,
+}
+
+impl TestCase {
+    /// The settings seed `seed` runs with, when they are not the sweep's.
+    pub fn pinned_settings(&self, seed: u64) -> Option<&[String]> {
+        self.pinned
+            .iter()
+            .find(|(index, _)| self.seeds.get(*index) == seed)
+            .map(|(_, settings)| settings.as_slice())
+    }
+
+    /// Gives `command` the settings `seed` runs with when they are not the
+    /// sweep's: the sweep's own run-changing settings and its portfolio
+    /// off, the saved ones on.
+    pub fn pin_settings(&self, command: &mut Command, seed: u64) {
+        let Some(settings) = self.pinned_settings(seed) else {
+            return;
+        };
+        for setting in crate::identity::sim_settings() {
+            let name = setting.split('=').next().unwrap_or(&setting);
+            command.env_remove(name);
+        }
+        command.env_remove(sim_runtime::settings::SWEEP_PORTFOLIO.name);
+        for setting in settings {
+            if let Some((name, value)) = setting.split_once('=') {
+                command.env(name, value);
+            }
+        }
+    }
 }
 
 /// How long a test process may go without a record before the runner
@@ -73,7 +107,9 @@ pub(crate) fn silence_budget() -> Duration {
         .value()
         .and_then(|v| v.trim().parse::<u64>().ok())
         .unwrap_or(sweep::DEFAULT_HANG_RUN_S);
-    Duration::from_secs(run_s + 10)
+    // A margin for the process's own start and listing: a tenth of a run's
+    // budget, 2 to 10 s (a test of a hang sets a budget of 1 s).
+    Duration::from_secs(run_s + (run_s / 10).clamp(2, 10))
 }
 
 /// What one more run of one seed did.
@@ -120,6 +156,7 @@ pub fn run_one(
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
+    case.pin_settings(&mut command, seed);
     for (k, v) in env {
         command.env(k, v);
     }

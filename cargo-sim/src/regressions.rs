@@ -5,9 +5,18 @@
 //! ```text
 //! # Seeds that failed under `cargo sim test`; each one runs first in every
 //! # later `cargo sim test`. Commit this file. Delete a line to drop a seed.
-//! lost_update 0x2 panic
-//! deep_race 0x1f panic branch=0x9e3@1@tests/deep.rs:26:18
+//! lost_update 0x2 panic SIM_POLICY=random
+//! deep 0x7 panic SIM_PCT_DEPTH=3 SIM_PCT_HORIZON=1000 SIM_POLICY=pct
+//! deep_race 0x1f panic branch=0x9e3@1@tests/deep.rs:26:18 SIM_POLICY=random
 //! ```
+//!
+//! A line holds every setting that chose its run ([`run_settings`]): the
+//! policy the seed ran under (the portfolio's, or the uniform draw), and
+//! the `SIM_*` settings of the sweep that found it (`SIM_SWARM=1`, ...). A
+//! later sweep that would run the seed otherwise (under the portfolio, or
+//! with `--swarm`) runs it in a process of its own with those settings
+//! (`crate::runner`), so it replays the run that was saved, hash for hash.
+//! A line without settings (an older file's) runs as the sweep runs.
 //!
 //! A failing branch run (`crate::explore`) is its root seed and its
 //! branch points (`branch=`, as `SIM_BRANCH` holds them): it runs first as
@@ -19,11 +28,22 @@ use std::path::PathBuf;
 
 const HEADER: &str = "# Seeds that failed under `cargo sim test`; each one runs first in every\n\
 # later `cargo sim test`. Commit this file. Delete a line to drop a seed.\n\
-# <test name> <seed> <failure class>\n";
+# <test name> <seed> <failure class> [branch=<points>] <the settings it ran with>\n";
 
 /// The most seeds kept per test: enough to pin a bug, few enough to rerun
 /// on every test run.
 pub const SEEDS_PER_TEST_MAX: usize = 8;
+
+/// One saved line of a test.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub seed: u64,
+    /// A failed branch run's points.
+    pub plan: Option<Plan>,
+    /// The `NAME=value` settings its run had, sorted; `None` on a line
+    /// that records none.
+    pub settings: Option<Vec<String>>,
+}
 
 /// The regressions file of a test binary.
 pub fn path(binary: &TestBinary) -> PathBuf {
@@ -33,74 +53,85 @@ pub fn path(binary: &TestBinary) -> PathBuf {
         .join(format!("{}.txt", binary.file_stem()))
 }
 
-/// The saved seeds of `test`, in file order (a saved branch run's root
-/// seed not among them).
-pub fn load(binary: &TestBinary, test: &str) -> Vec<u64> {
-    entries(binary, test)
-        .into_iter()
-        .filter(|(_, plan)| plan.is_none())
-        .map(|(seed, _)| seed)
-        .collect()
+/// The settings that chose `seed`'s run in this sweep, sorted: the `SIM_*`
+/// settings (`crate::identity::sim_settings`) and, unless one names it,
+/// the policy (the portfolio's for the seed, or `SIM_POLICY=random`).
+pub fn run_settings(seed: u64) -> Vec<String> {
+    let mut settings = crate::identity::sim_settings();
+    let named = settings.iter().any(|s| s.starts_with("SIM_POLICY="));
+    if !named {
+        let portfolio = sim_runtime::settings::SWEEP_PORTFOLIO.is_on();
+        match sim_runtime::sweep::portfolio::pct(seed).filter(|_| portfolio) {
+            Some((depth, horizon)) => settings.extend([
+                "SIM_POLICY=pct".to_string(),
+                format!("SIM_PCT_DEPTH={depth}"),
+                format!("SIM_PCT_HORIZON={horizon}"),
+            ]),
+            None => settings.push("SIM_POLICY=random".to_string()),
+        }
+    }
+    settings.sort();
+    settings
 }
 
-/// The saved branch runs of `test`: each one's root seed and plan.
-pub fn load_branches(binary: &TestBinary, test: &str) -> Vec<(u64, Plan)> {
-    entries(binary, test)
-        .into_iter()
-        .filter_map(|(seed, plan)| Some((seed, plan?)))
-        .collect()
-}
-
-/// Every line of `test`: its seed, and a branch run's plan.
-fn entries(binary: &TestBinary, test: &str) -> Vec<(u64, Option<Plan>)> {
+/// Every line of `test`, in file order.
+pub fn load(binary: &TestBinary, test: &str) -> Vec<Entry> {
     let Ok(text) = std::fs::read_to_string(path(binary)) else {
         return Vec::new();
     };
     text.lines()
-        .filter(|l| !l.trim_start().starts_with('#'))
-        .filter_map(|l| {
-            let mut fields = l.split_whitespace();
-            let name = fields.next()?;
-            let seed = sim_runtime::config::parse_seed(fields.next()?).ok()?;
-            let plan = fields
-                .nth(1)
-                .and_then(|f| f.strip_prefix("branch="))
-                .and_then(|p| Plan::parse(p).ok());
-            (name == test).then_some((seed, plan))
-        })
+        .filter_map(parse_line)
+        .filter(|(name, _)| name == test)
+        .map(|(_, entry)| entry)
         .collect()
 }
 
-/// Adds `seed` for `test` unless it is there; returns the file's path when
-/// it wrote.
+/// A line's test name and entry (`None` for a comment or a line that is
+/// not one).
+fn parse_line(line: &str) -> Option<(String, Entry)> {
+    if line.trim_start().starts_with('#') {
+        return None;
+    }
+    let mut fields = line.split_whitespace();
+    let name = fields.next()?.to_string();
+    let seed = sim_runtime::config::parse_seed(fields.next()?).ok()?;
+    let _class = fields.next();
+    let mut plan = None;
+    let mut settings: Option<Vec<String>> = None;
+    for field in fields {
+        if let Some(points) = field.strip_prefix("branch=") {
+            plan = Plan::parse(points).ok();
+        } else if field.starts_with("SIM_") && field.contains('=') {
+            settings
+                .get_or_insert_with(Vec::new)
+                .push(field.to_string());
+        }
+    }
+    if let Some(settings) = &mut settings {
+        settings.sort();
+    }
+    Some((
+        name,
+        Entry {
+            seed,
+            plan,
+            settings,
+        },
+    ))
+}
+
+/// Adds `entry` for `test` unless it is there; returns the file's path
+/// when it wrote.
 pub fn save(
     binary: &TestBinary,
     test: &str,
-    seed: u64,
+    entry: &Entry,
     class: &str,
 ) -> Result<Option<PathBuf>, String> {
-    save_entry(binary, test, (seed, None), class)
-}
-
-/// Adds a failing branch run (its root seed and plan) for `test` unless it
-/// is there; returns the file's path when it wrote.
-pub fn save_branch(
-    binary: &TestBinary,
-    test: &str,
-    (seed, plan): (u64, &Plan),
-    class: &str,
-) -> Result<Option<PathBuf>, String> {
-    save_entry(binary, test, (seed, Some(plan)), class)
-}
-
-fn save_entry(
-    binary: &TestBinary,
-    test: &str,
-    (seed, plan): (u64, Option<&Plan>),
-    class: &str,
-) -> Result<Option<PathBuf>, String> {
-    let known = entries(binary, test);
-    let same = known.iter().any(|(s, p)| *s == seed && p.as_ref() == plan);
+    let known = load(binary, test);
+    let same = known
+        .iter()
+        .any(|k| k.seed == entry.seed && k.plan == entry.plan);
     if same || known.len() >= SEEDS_PER_TEST_MAX {
         return Ok(None);
     }
@@ -112,13 +143,15 @@ fn save_entry(
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    match plan {
-        None => text.push_str(&format!("{test} {seed:#x} {class}\n")),
-        Some(plan) => text.push_str(&format!(
-            "{test} {seed:#x} {class} branch={}\n",
-            plan.encode()
-        )),
+    text.push_str(&format!("{test} {:#x} {class}", entry.seed));
+    if let Some(plan) = &entry.plan {
+        text.push_str(&format!(" branch={}", plan.encode()));
     }
+    for setting in entry.settings.iter().flatten() {
+        text.push(' ');
+        text.push_str(setting);
+    }
+    text.push('\n');
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -134,25 +167,20 @@ pub fn merge_file(from: &std::path::Path, to: &std::path::Path) -> Result<usize,
     let theirs = std::fs::read_to_string(from).map_err(|e| format!("{}: {e}", from.display()))?;
     let mut text = std::fs::read_to_string(to).unwrap_or_default();
     let mut added = 0;
-    for line in theirs.lines().filter(|l| !l.trim_start().starts_with('#')) {
-        let mut fields = line.split_whitespace();
-        let (Some(test), Some(seed)) = (fields.next(), fields.next()) else {
+    for line in theirs.lines() {
+        let Some((test, entry)) = parse_line(line) else {
             continue;
         };
-        let Ok(seed) = sim_runtime::config::parse_seed(seed) else {
-            continue;
-        };
-        let known: Vec<u64> = text
+        let known: Vec<Entry> = text
             .lines()
-            .filter(|l| !l.trim_start().starts_with('#'))
-            .filter_map(|l| {
-                let mut f = l.split_whitespace();
-                let name = f.next()?;
-                let s = sim_runtime::config::parse_seed(f.next()?).ok()?;
-                (name == test).then_some(s)
-            })
+            .filter_map(parse_line)
+            .filter(|(name, _)| *name == test)
+            .map(|(_, e)| e)
             .collect();
-        if known.contains(&seed) || known.len() >= SEEDS_PER_TEST_MAX {
+        let same = known
+            .iter()
+            .any(|k| k.seed == entry.seed && k.plan == entry.plan);
+        if same || known.len() >= SEEDS_PER_TEST_MAX {
             continue;
         }
         if text.is_empty() {

@@ -2,7 +2,7 @@
 //! and a JUnit file for CI.
 
 use crate::properties::{self, Properties};
-use crate::runner::{Outcome, Progress, TestResult};
+use crate::runner::{Counts, Outcome, Progress, TestResult};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -18,7 +18,7 @@ pub struct Reporter {
     started: Instant,
     last_line: Instant,
     /// The (done, failed) counts the last progress line showed.
-    last_counts: Option<(u64, u64)>,
+    last_counts: Option<Counts>,
 }
 
 impl Reporter {
@@ -63,12 +63,12 @@ impl Reporter {
 }
 
 impl Progress for Reporter {
-    fn update(&mut self, done: u64, total: u64, failed: u64) {
+    fn update(&mut self, counts: &Counts) {
+        let rate = counts.seeds as f64 / self.started.elapsed().as_secs_f64().max(1e-3);
         match &self.bar {
             Some(bar) => {
-                bar.set_length(total);
-                bar.set_position(done);
-                let rate = done as f64 / self.started.elapsed().as_secs_f64().max(1e-3);
+                bar.set_length(counts.total);
+                bar.set_position(counts.seeds);
                 let left = match self.soak_until {
                     Some(until) => format!(
                         ", {}s left",
@@ -76,10 +76,13 @@ impl Progress for Reporter {
                     ),
                     None => String::new(),
                 };
-                bar.set_message(format!("{failed} failing, {rate:.0} seeds/s{left}"));
+                bar.set_message(format!(
+                    "{}{} failing, {rate:.0} seeds/s{left}",
+                    extra_runs(counts),
+                    counts.failing
+                ));
             }
             None if self.soak_until.is_some() => {
-                let rate = done as f64 / self.started.elapsed().as_secs_f64().max(1e-3);
                 if self.last_line.elapsed() > PROGRESS_EVERY {
                     self.last_line = Instant::now();
                     let left = self
@@ -87,21 +90,18 @@ impl Progress for Reporter {
                         .map(|u| u.saturating_duration_since(Instant::now()).as_secs())
                         .unwrap_or(0);
                     eprintln!(
-                        "sim: {done} seeds, {failed} failing, {rate:.0} seeds/s, {left}s left"
+                        "sim: {} seeds, {}{} failing, {rate:.0} seeds/s, {left}s left",
+                        counts.seeds,
+                        extra_runs(counts),
+                        counts.failing
                     );
                 }
             }
             None => {
-                let rate = done as f64 / self.started.elapsed().as_secs_f64().max(1e-3);
-                let line = progress_line(
-                    (done, total, failed),
-                    self.last_counts,
-                    self.last_line.elapsed(),
-                    rate,
-                );
+                let line = progress_line(counts, self.last_counts, self.last_line.elapsed(), rate);
                 if let Some(line) = line {
                     self.last_line = Instant::now();
-                    self.last_counts = Some((done, failed));
+                    self.last_counts = Some(*counts);
                     eprintln!("{line}");
                 }
             }
@@ -118,13 +118,23 @@ impl Progress for Reporter {
 /// The replay command of `seed` for a test.
 pub fn replay_line(result: &TestResult, seed: u64) -> String {
     // The settings that change a run (SIM_POLICY=pct, a time limit, ...)
-    // come along, so the line replays the same run.
-    let mut settings: String = crate::identity::sim_settings()
-        .iter()
-        .map(|s| format!("{} ", shell_word(s)))
-        .collect();
-    // A seed the portfolio ran under PCT names its policy.
-    settings.push_str(&sim_runtime::sweep::portfolio::replay_settings(seed));
+    // come along, so the line replays the same run: a pinned saved seed's
+    // own (`crate::regressions`), else the sweep's.
+    let settings: String = match result.case.pinned_settings(seed) {
+        Some(pinned) => pinned
+            .iter()
+            .map(|s| format!("{} ", shell_word(s)))
+            .collect(),
+        None => {
+            let mut settings: String = crate::identity::sim_settings()
+                .iter()
+                .map(|s| format!("{} ", shell_word(s)))
+                .collect();
+            // A seed the portfolio ran under PCT names its policy.
+            settings.push_str(&sim_runtime::sweep::portfolio::replay_settings(seed));
+            settings
+        }
+    };
     // The command without the settings: they come once, before the seed.
     let command = &result.case.replay_command;
     if result.case.whole_binary {
@@ -282,7 +292,9 @@ fn failures_head(result: &TestResult, keep_going: bool, failures: &[(usize, &Out
         result.case.replay_prefix,
         result.case.seeds.get(index),
         class_of(outcome),
-        match ran - 1 {
+        // The seeds that passed, counted (not every other seed that ran:
+        // a determinism check can fail a seed the sweep passed).
+        match ran - result.failures().len() {
             1 => "1 passing seed".to_string(),
             n => format!("{n} passing seeds"),
         },
@@ -305,8 +317,12 @@ fn failing_seed(result: &TestResult, index: usize, outcome: &Outcome, first: boo
         return String::new();
     };
     let seed = result.case.seeds.get(index);
-    // A seed the portfolio ran under PCT says so.
-    let policy = sim_runtime::sweep::portfolio::replay_settings(seed);
+    // A seed the portfolio ran under PCT says so; a pinned saved seed
+    // names the settings it ran with.
+    let policy = match result.case.pinned_settings(seed) {
+        Some(pinned) => format!("{} (as saved)", pinned.join(" ")),
+        None => sim_runtime::sweep::portfolio::replay_settings(seed),
+    };
     let policy = match policy.trim_end() {
         "" => String::new(),
         settings => format!(" ({settings})"),
@@ -500,23 +516,40 @@ const PROGRESS_STILL_EVERY: Duration = Duration::from_secs(60);
 /// The progress line due now, if any: `counts` is (done, total, failed),
 /// `last` the (done, failed) of the last line, `since` the time since it.
 fn progress_line(
-    counts: (u64, u64, u64),
-    last: Option<(u64, u64)>,
+    counts: &Counts,
+    last: Option<Counts>,
     since: Duration,
     rate: f64,
 ) -> Option<String> {
-    let (done, total, failed) = counts;
-    let still = last == Some((done, failed));
-    if still {
-        return (since > PROGRESS_STILL_EVERY).then(|| {
-            format!(
-                "sim: {done}/{total} seeds, {failed} failing; no seed finished in the last {}s",
-                since.as_secs()
-            )
-        });
+    let head = format!(
+        "sim: {}/{} seeds, {}{} failing",
+        counts.seeds,
+        counts.total,
+        extra_runs(counts),
+        counts.failing
+    );
+    if last == Some(*counts) {
+        return (since > PROGRESS_STILL_EVERY)
+            .then(|| format!("{head}; no seed finished in the last {}s", since.as_secs()));
     }
-    (since > PROGRESS_EVERY)
-        .then(|| format!("sim: {done}/{total} seeds, {failed} failing, {rate:.0} seeds/s"))
+    (since > PROGRESS_EVERY).then(|| format!("{head}, {rate:.0} seeds/s"))
+}
+
+/// The runs beyond the planned seeds: branch runs, determinism checks
+/// (`3 branch runs, 2 checked, `), or nothing.
+fn extra_runs(counts: &Counts) -> String {
+    let mut text = String::new();
+    if counts.branch_runs > 0 {
+        let runs = match counts.branch_runs {
+            1 => "1 branch run".to_string(),
+            n => format!("{n} branch runs"),
+        };
+        text.push_str(&format!("{runs}, "));
+    }
+    if counts.checked > 0 {
+        text.push_str(&format!("{} checked, ", counts.checked));
+    }
+    text
 }
 
 #[cfg(test)]
@@ -526,16 +559,38 @@ mod tests {
     #[test]
     fn progress_lines_say_something_new_or_say_that_nothing_moved() {
         let s = Duration::from_secs;
+        let counts = |seeds, failing| Counts {
+            seeds,
+            total: 10,
+            failing,
+            ..Counts::default()
+        };
         assert_eq!(
-            progress_line((5, 10, 0), Some((3, 0)), s(16), 2.4).as_deref(),
+            progress_line(&counts(5, 0), Some(counts(3, 0)), s(16), 2.4).as_deref(),
             Some("sim: 5/10 seeds, 0 failing, 2 seeds/s")
         );
-        assert_eq!(progress_line((5, 10, 0), Some((3, 0)), s(10), 2.4), None);
-        // Nothing finished: no line before a minute, then one that says so.
-        assert_eq!(progress_line((5, 10, 0), Some((5, 0)), s(16), 2.4), None);
         assert_eq!(
-            progress_line((5, 10, 0), Some((5, 0)), s(61), 2.4).as_deref(),
+            progress_line(&counts(5, 0), Some(counts(3, 0)), s(10), 2.4),
+            None
+        );
+        // Nothing finished: no line before a minute, then one that says so.
+        assert_eq!(
+            progress_line(&counts(5, 0), Some(counts(5, 0)), s(16), 2.4),
+            None
+        );
+        assert_eq!(
+            progress_line(&counts(5, 0), Some(counts(5, 0)), s(61), 2.4).as_deref(),
             Some("sim: 5/10 seeds, 0 failing; no seed finished in the last 61s")
+        );
+        // Branch runs and checks are counted apart from the seeds.
+        let more = Counts {
+            branch_runs: 3,
+            checked: 2,
+            ..counts(5, 1)
+        };
+        assert_eq!(
+            progress_line(&more, None, s(16), 2.4).as_deref(),
+            Some("sim: 5/10 seeds, 3 branch runs, 2 checked, 1 failing, 2 seeds/s")
         );
     }
 }

@@ -81,7 +81,11 @@ struct TestState {
     shares: Vec<Indices>,
     next_share: usize,
     next_single: usize,
+    /// Pinned saved seeds started (`TestCase::pinned`, one process each).
+    next_pinned: usize,
     probing: bool,
+    /// The probe started (pinned seeds may have outcomes before it).
+    probed: bool,
     first_failure: Option<usize>,
     /// Processes running for this test; `running_sweep` of them sweep (the
     /// others check determinism, which waits for the sweep to end).
@@ -117,6 +121,9 @@ impl TestState {
 
     /// Whether plain seeds are left to start, in shares or not yet.
     fn plain_left(&self) -> bool {
+        if self.next_pinned < self.result.case.pinned.len() {
+            return true;
+        }
         match self.result.mode {
             Mode::InProcess => {
                 self.next_share < self.shares.len() || self.plain_next < self.plain_end()
@@ -156,10 +163,25 @@ impl TestState {
     }
 }
 
+/// A sweep's counts, as the progress line shows them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Seeds with an outcome, of `total` planned (less those a test's
+    /// first failure leaves unrun).
+    pub seeds: u64,
+    pub total: u64,
+    /// Branch runs (`crate::explore`), beyond the planned seeds.
+    pub branch_runs: u64,
+    /// Seeds the determinism check ran again.
+    pub checked: u64,
+    /// Seeds and branch runs that failed.
+    pub failing: u64,
+}
+
 /// Progress, as the sweep goes.
 pub trait Progress {
-    /// `done` seeds finished of `total`, `failed` of them failing.
-    fn update(&mut self, done: u64, total: u64, failed: u64);
+    /// The counts now.
+    fn update(&mut self, counts: &Counts);
     /// A test finished.
     fn test_finished(&mut self, result: &TestResult);
 }
@@ -182,7 +204,7 @@ pub fn run(
             || crate::signals::received() == Some(libc::SIGINT);
         if soak_over {
             sweep.stop_and_read();
-            progress.update(sweep.done, sweep.total, sweep.failed);
+            progress.update(&sweep.counts());
             return Ok(sweep.results());
         }
         if let Some(signal) = crate::signals::received() {
@@ -196,7 +218,7 @@ pub fn run(
         sweep.reap();
         sweep.finish_tests(progress);
         if last_progress.elapsed() > Duration::from_millis(100) {
-            progress.update(sweep.done, sweep.total, sweep.failed);
+            progress.update(&sweep.counts());
             last_progress = Instant::now();
         }
         if sweep.running.is_empty() && sweep.finished.iter().all(|f| *f) {
@@ -204,7 +226,7 @@ pub fn run(
         }
         std::thread::sleep(Duration::from_millis(3));
     }
-    progress.update(sweep.done, sweep.total, sweep.failed);
+    progress.update(&sweep.counts());
     Ok(sweep.results())
 }
 
@@ -217,10 +239,6 @@ struct Sweep<'a> {
     running: Vec<Job>,
     finished: Vec<bool>,
     job_counter: u64,
-    /// Seeds finished, failing, and planned (less those never to run).
-    done: u64,
-    failed: u64,
-    total: u64,
     /// Wall time a process may stay silent outside any run.
     silence: Duration,
 }
@@ -232,14 +250,6 @@ impl<'a> Sweep<'a> {
             .enumerate()
             .map(|(index, case)| TestState::new(index, case, config))
             .collect();
-        let mut total: u64 = states
-            .iter()
-            .map(|s| s.result.case.seeds.len() as u64)
-            // A soak run's seeds are open-ended: the sum saturates.
-            .fold(0u64, u64::saturating_add);
-        if config.check_determinism {
-            total = total.saturating_mul(2);
-        }
         Sweep {
             config,
             binaries,
@@ -247,11 +257,32 @@ impl<'a> Sweep<'a> {
             states,
             running: Vec::new(),
             job_counter: 0,
-            done: 0,
-            failed: 0,
-            total,
             silence: silence_budget(),
         }
+    }
+
+    /// What the progress line shows, counted from the tests' outcomes
+    /// (so a count is never more than what it counts).
+    fn counts(&self) -> Counts {
+        let mut counts = Counts::default();
+        for (state, finished) in self.states.iter().zip(&self.finished) {
+            let result = &state.result;
+            let ran = result.outcomes.len() as u64;
+            counts.seeds = counts.seeds.saturating_add(ran);
+            // A soak run's seeds are open-ended: the sum saturates. A
+            // finished test's seeds never run (past its first failure)
+            // leave the total.
+            let planned = match finished {
+                true => ran,
+                false => result.case.seeds.len() as u64,
+            };
+            counts.total = counts.total.saturating_add(planned);
+            counts.branch_runs += result.explorer.runs;
+            counts.checked += result.checked;
+            counts.failing +=
+                (result.outcomes.failures().count() + result.explorer.failures.len()) as u64;
+        }
+        counts
     }
 
     fn results(self) -> Vec<TestResult> {
@@ -264,7 +295,7 @@ impl<'a> Sweep<'a> {
             let _ = job.child.kill();
             let _ = job.child.wait();
             let state = &mut self.states[job.test];
-            read_records(job, state, self.config, &mut self.done, &mut self.failed);
+            read_records(job, state, self.config);
         }
     }
 
@@ -305,14 +336,7 @@ impl<'a> Sweep<'a> {
                         message,
                         output: String::new(),
                     };
-                    record_outcome(
-                        state,
-                        first,
-                        (outcome, Seen::default()),
-                        self.config,
-                        &mut self.done,
-                        &mut self.failed,
-                    );
+                    record_outcome(state, first, (outcome, Seen::default()), self.config);
                     state.probing = false;
                     state.result.mode = Mode::NotSimulated;
                 }
@@ -340,15 +364,15 @@ impl<'a> Sweep<'a> {
             }
             let mut job = self.running.swap_remove(index);
             let state = &mut self.states[job.test];
-            let (config, done, failed) = (self.config, &mut self.done, &mut self.failed);
+            let config = self.config;
             if let Some(status) = exited {
-                read_records(&mut job, state, config, done, failed);
-                finish_job(&mut job, state, status, config, done, failed);
+                read_records(&mut job, state, config);
+                finish_job(&mut job, state, status, config);
             } else {
                 // Past the first failure: nothing it finds can come first.
                 let _ = job.child.kill();
                 let _ = job.child.wait();
-                read_records(&mut job, state, config, done, failed);
+                read_records(&mut job, state, config);
             }
             state.running -= 1;
             if job.kind != JobKind::Check {
@@ -363,7 +387,7 @@ impl<'a> Sweep<'a> {
     fn poll_job(&mut self, index: usize) -> Option<std::process::ExitStatus> {
         let job = &mut self.running[index];
         let state = &mut self.states[job.test];
-        read_records(job, state, self.config, &mut self.done, &mut self.failed);
+        read_records(job, state, self.config);
         let exited = job.child.try_wait().ok().flatten();
         if exited.is_some() || job.hang.is_some() || job.progress_at.elapsed() <= self.silence {
             return exited;
@@ -392,14 +416,6 @@ impl<'a> Sweep<'a> {
                 continue;
             }
             self.finished[t] = true;
-            // Seeds never run (stopped at the first failure) leave the total.
-            let ran = state.result.outcomes.len() as u64 + state.result.explorer.runs;
-            let planned = state.result.case.seeds.len() as u64;
-            let mut skipped = planned.saturating_sub(ran);
-            if self.config.check_determinism {
-                skipped += planned.saturating_sub(state.checks.len() as u64);
-            }
-            self.total = self.total.saturating_sub(skipped);
             progress.test_finished(&state.result);
         }
     }
@@ -423,7 +439,9 @@ impl TestState {
                 .plain_end(count)
                 .min(FIRST_CHUNK * config.jobs.max(1)),
         };
-        let shares = shares(0, plain_next, config.jobs);
+        // The pinned saved seeds (the first indexes) run apart.
+        let first = case.pinned.len();
+        let shares = shares(first, plain_next, config.jobs);
         // A test known to carry state between seeds skips the probe: each
         // seed in a process of its own.
         let mode = if case.fresh_process_per_seed {
@@ -441,11 +459,14 @@ impl TestState {
                 failing_hashes: BTreeMap::new(),
                 properties: Default::default(),
                 explorer,
+                checked: 0,
             },
             shares,
             next_share: 0,
-            next_single: 0,
+            next_single: first,
+            next_pinned: 0,
             probing: false,
+            probed: false,
             first_failure: None,
             running: 0,
             running_sweep: 0,
@@ -489,9 +510,13 @@ fn next_job(states: &mut [TestState], config: &SweepConfig) -> Option<(usize, Jo
         if state.result.mode == Mode::InProcess && state.next_share >= state.shares.len() {
             state.more_shares(config.jobs);
         }
+        if let Some(job) = next_pinned(t, state, config) {
+            return Some(job);
+        }
         match state.result.mode {
-            Mode::Unknown if !state.probing && state.result.outcomes.is_empty() => {
+            Mode::Unknown if !state.probing && !state.probed => {
                 state.probing = true;
+                state.probed = true;
                 state.next_share = 1;
                 return Some((t, JobKind::Probe, state.shares[0]));
             }
@@ -527,6 +552,23 @@ fn next_job(states: &mut [TestState], config: &SweepConfig) -> Option<(usize, Jo
         }
     }
     None
+}
+
+/// The test's next pinned saved seed (`TestCase::pinned`): first of all,
+/// each in a process of its own.
+fn next_pinned(
+    t: usize,
+    state: &mut TestState,
+    config: &SweepConfig,
+) -> Option<(usize, JobKind, Indices)> {
+    let (index, _) = state.result.case.pinned.get(state.next_pinned)?;
+    let index = *index;
+    state.next_pinned += 1;
+    (!state.stopped_before(index, config.keep_going)).then_some((
+        t,
+        JobKind::Single,
+        Indices::one(index),
+    ))
 }
 
 /// The test's next branch run; or, when none can start and nothing
@@ -572,15 +614,17 @@ fn next_exploration(
 /// Whether the test still has seeds to start (its determinism checks
 /// aside).
 fn has_sweep_work(state: &TestState, config: &SweepConfig) -> bool {
-    let plain = match state.result.mode {
-        Mode::Unknown => !state.probing && state.result.outcomes.is_empty(),
-        Mode::InProcess => state.plain_left(),
-        Mode::PerProcess => {
-            state.next_single < state.plain_end()
-                && !state.stopped_before(state.next_single, config.keep_going)
-        }
-        Mode::NotSimulated => false,
-    };
+    let pinned = state.next_pinned < state.result.case.pinned.len();
+    let plain = pinned
+        || match state.result.mode {
+            Mode::Unknown => !state.probing && !state.probed,
+            Mode::InProcess => state.plain_left(),
+            Mode::PerProcess => {
+                state.next_single < state.plain_end()
+                    && !state.stopped_before(state.next_single, config.keep_going)
+            }
+            Mode::NotSimulated => false,
+        };
     plain || exploring(state, config)
 }
 
@@ -675,6 +719,7 @@ fn spawn(
     if config.keep_going {
         command.env(sweep::KEEP_GOING_VAR, "1");
     }
+    case.pin_settings(&mut command, first_seed);
     if !plan.cuts.is_empty() {
         command.env(sim_runtime::settings::BRANCH.name, plan.encode());
     } else if config.explore {
@@ -723,13 +768,7 @@ fn spawn(
     })
 }
 
-fn read_records(
-    job: &mut Job,
-    state: &mut TestState,
-    config: &SweepConfig,
-    done: &mut u64,
-    failed: &mut u64,
-) {
+fn read_records(job: &mut Job, state: &mut TestState, config: &SweepConfig) {
     let Ok(mut file) = std::fs::File::open(&job.out) else {
         return;
     };
@@ -751,7 +790,7 @@ fn read_records(
         let Some(record) = Record::parse(line.trim_end_matches('\n')) else {
             continue;
         };
-        apply(job, state, record, config, done, failed);
+        apply(job, state, record, config);
     }
 }
 
@@ -765,14 +804,7 @@ fn seed_position(job: &Job, state: &TestState, seed: u64, from: usize) -> Option
     })
 }
 
-fn apply(
-    job: &mut Job,
-    state: &mut TestState,
-    record: Record,
-    config: &SweepConfig,
-    done: &mut u64,
-    failed: &mut u64,
-) {
+fn apply(job: &mut Job, state: &mut TestState, record: Record, config: &SweepConfig) {
     match record {
         Record::Sweep => {
             job.saw_sweep = true;
@@ -810,7 +842,7 @@ fn apply(
             };
             let hashes = std::mem::take(&mut job.run_hashes);
             if job.kind == JobKind::Check {
-                check(state, index, hashes, config, done, failed);
+                check(state, index, hashes, config);
                 return;
             }
             let failing = matches!(record, Record::Fail { .. });
@@ -833,7 +865,7 @@ fn apply(
             if keep {
                 state.swept_hashes.insert(index, hashes);
             }
-            settle(job, state, index, outcome, config, (done, failed));
+            settle(job, state, index, outcome, config);
         }
         // A refused escape is the cause of what fails after it: it stays.
         Record::Panic { class, message, .. } => {
@@ -857,16 +889,14 @@ fn settle(
     index: usize,
     outcome: Outcome,
     config: &SweepConfig,
-    (done, failed): (&mut u64, &mut u64),
 ) {
     let seen = std::mem::take(&mut job.seen);
     job.settled = true;
     let plan = &job.plan;
     if job.kind != JobKind::Branch {
-        record_outcome(state, index, (outcome, seen), config, done, failed);
+        record_outcome(state, index, (outcome, seen), config);
         return;
     }
-    *done += 1;
     let seed = state.result.case.seeds.get(index);
     let count = state.result.case.seeds.len();
     let explorer = &mut state.result.explorer;
@@ -880,7 +910,6 @@ fn settle(
         output,
     } = outcome
     {
-        *failed += 1;
         state.result.explorer.failures.push(BranchFailure {
             seed,
             plan: plan.clone(),
@@ -898,8 +927,6 @@ fn record_outcome(
     index: usize,
     (outcome, seen): (Outcome, Seen),
     config: &SweepConfig,
-    done: &mut u64,
-    failed: &mut u64,
 ) {
     if state.stopped_before(index, config.keep_going) {
         // Past the first failure: it would not be reported.
@@ -909,10 +936,8 @@ fn record_outcome(
     let explorer = &mut state.result.explorer;
     explorer.run_ended(index, seed, &Plan::default(), &seen);
     state.result.properties.add(seen, index);
-    *done += 1;
     let failing = matches!(outcome, Outcome::Fail { .. });
     if failing {
-        *failed += 1;
         let hashes = state.swept_hashes.get(&index).cloned().unwrap_or_default();
         state.result.failing_hashes.insert(index, hashes);
         if state.first_failure.is_none_or(|f| index < f) {
@@ -934,18 +959,11 @@ fn record_outcome(
 }
 
 /// Compares a seed's second, fresh-process run with its sweep run.
-fn check(
-    state: &mut TestState,
-    index: usize,
-    hashes: Vec<String>,
-    config: &SweepConfig,
-    done: &mut u64,
-    failed: &mut u64,
-) {
-    *done += 1;
+fn check(state: &mut TestState, index: usize, hashes: Vec<String>, config: &SweepConfig) {
     if state.stopped_before(index, config.keep_going) {
         return;
     }
+    state.result.checked += 1;
     let swept = state.swept_hashes.get(&index).cloned().unwrap_or_default();
     if swept == hashes {
         return;
@@ -985,7 +1003,6 @@ fn check(
         a.display(),
         b.display(),
     );
-    *failed += 1;
     if state.first_failure.is_none_or(|f| index < f) {
         state.first_failure = Some(index);
         if !config.keep_going {
@@ -1034,8 +1051,6 @@ fn finish_job(
     state: &mut TestState,
     status: std::process::ExitStatus,
     config: &SweepConfig,
-    done: &mut u64,
-    failed: &mut u64,
 ) {
     use std::os::unix::process::ExitStatusExt;
     // Ended by the signal that stops the runner too (Ctrl-C reaches the
@@ -1055,7 +1070,6 @@ fn finish_job(
         if job.kind == JobKind::Check {
             // A check that dies says nothing of determinism; the sweep
             // already judged the seed.
-            *done += 1;
             return;
         }
         let reported = match job.kind {
@@ -1071,7 +1085,7 @@ fn finish_job(
             message,
             output,
         };
-        settle(job, state, index, outcome, config, (done, failed));
+        settle(job, state, index, outcome, config);
         // The rest of that share still runs when every seed counts.
         if config.keep_going && position + 1 < job.seeds.len() {
             state.shares.push(job.seeds.from(position + 1));
@@ -1092,7 +1106,7 @@ fn finish_job(
     }
     let hashes = std::mem::take(&mut job.run_hashes);
     if job.kind == JobKind::Check {
-        check(state, index, hashes, config, done, failed);
+        check(state, index, hashes, config);
         return;
     }
     let ran = state.result.case.whole_binary
@@ -1133,5 +1147,5 @@ fn finish_job(
         }
     };
     state.swept_hashes.insert(index, hashes);
-    settle(job, state, index, outcome, config, (done, failed));
+    settle(job, state, index, outcome, config);
 }

@@ -32,6 +32,18 @@ pub fn install() {
     }
 }
 
+/// A read-only command (`diff`, `timeline`, `merge`'s report) whose
+/// reader goes away (`cargo sim diff A B | head`) ends quietly, as a Unix
+/// tool does: SIGPIPE's default action, not Rust's ignored SIGPIPE and a
+/// panic at the next print. Not for `test`, which must put the lock back.
+pub fn die_quietly_on_closed_pipe() {
+    // SAFETY: restoring a signal's default disposition has no
+    // precondition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 /// The signal received, if any.
 pub fn received() -> Option<i32> {
     match RECEIVED.load(Ordering::SeqCst) {

@@ -412,10 +412,15 @@ fn a_sweep_lists_every_property_and_fails_on_the_ones_no_run_satisfied() {
         "{stderr}"
     );
     // A filter that matches nothing is an error, not a pass.
-    let (output, _, stderr) = sim(&dir, "test --test weak no_such_test");
+    // It names the filter and the nearest test names (a typo is found).
+    let (output, _, stderr) = sim(&dir, "test --test weak a_waek_workload");
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("sim: error: no test of the 1 test binary built matches `no_such_test`"),
+        stderr.contains("sim: error: no test of the 1 test binary built matches `a_waek_workload`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("; the nearest: `a_weak_workload`, `another_test`"),
         "{stderr}"
     );
 }

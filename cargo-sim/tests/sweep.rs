@@ -1072,6 +1072,19 @@ fn check_determinism_names_the_first_divergent_event() {
         .unwrap();
     assert!(same.status.success());
     assert!(String::from_utf8_lossy(&same.stdout).starts_with("identical: "));
+    // A reader that goes away (`cargo sim diff A B | head`) ends it
+    // quietly: no panic of a print into a closed pipe.
+    let mut cut = Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
+        .args(["sim", "diff", &a, &b])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(cut.stdout.take());
+    let cut = cut.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&cut.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
 }
 
 #[test]
@@ -2249,4 +2262,88 @@ fn kill(pid: i32, signal: i32) {
     // SAFETY: `kill` takes plain integers and touches no memory of ours;
     // the pids are this test's own children (or their groups).
     unsafe { libc::kill(pid, signal) };
+}
+
+const ALWAYS: &str = r#"
+#[tokio::test]
+async fn fails_after_a_race() {
+    let mut handles = Vec::new();
+    for i in 0..4u32 {
+        handles.push(tokio::spawn(async move {
+            for _ in 0..3 {
+                tokio::task::yield_now().await;
+            }
+            i
+        }));
+    }
+    for handle in handles {
+        handle.await.unwrap();
+    }
+    panic!("fails on every seed, after a race whose order the policy picks");
+}
+"#;
+
+/// The trace hash a report gives seed `seed`.
+fn failing_hash(stderr: &str, seed: u64) -> String {
+    let at = format!("seed {seed:#x}");
+    stderr
+        .lines()
+        .filter(|l| l.contains(&at))
+        .find_map(|l| l.split("trace sha256 ").nth(1))
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|| panic!("no hash for {at}: {stderr}"))
+}
+
+/// A saved seed replays the run that was saved: a seed found by a one-seed
+/// run (the uniform policy) runs first in a later sweep, whose portfolio
+/// would give it PCT, with the settings its line records, to the same
+/// trace hash. Unpinned, the sweep runs that seed to another hash.
+#[test]
+fn a_seed_saved_by_a_one_seed_run_replays_its_run_under_a_later_sweep() {
+    let dir = fixture("pinned");
+    write(&dir.join("tests/always.rs"), ALWAYS);
+    let seed = (1u64..)
+        .find(|&s| sim_runtime::sweep::portfolio::pct(s).is_some())
+        .unwrap();
+    let words = format!("test --test always --seeds {seed}..{}", seed + 1);
+    let (output, _, found) = sim(&dir, &words, &[]);
+    assert_eq!(output.status.code(), Some(101), "{found}");
+    let saved = std::fs::read_to_string(dir.join("sim-regressions/test-always.txt")).unwrap();
+    assert!(
+        saved.contains(&format!(
+            "fails_after_a_race {seed:#x} panic SIM_POLICY=random"
+        )),
+        "{saved}"
+    );
+    let hash = failing_hash(&found, seed);
+    // A later sweep runs it first, as it was saved.
+    let (output, _, later) = sim(&dir, "test --test always --seeds 100..120", &[]);
+    assert_eq!(output.status.code(), Some(101), "{later}");
+    assert!(
+        later.contains(&format!(
+            "seed {seed:#x} (SIM_POLICY=random (as saved)): panic"
+        )),
+        "{later}"
+    );
+    assert_eq!(failing_hash(&later, seed), hash, "{later}");
+    // The saved line was not added again.
+    let again = std::fs::read_to_string(dir.join("sim-regressions/test-always.txt")).unwrap();
+    assert_eq!(again, saved);
+    // A replay adds nothing either.
+    let line = replay_lines(&later, "fails_after_a_race")[0].clone();
+    assert!(line.starts_with("SIM_POLICY=random SIM_SEED="), "{line}");
+    let (replay, text) = run_replay(&dir, &line);
+    assert_eq!(replay.status.code(), Some(101), "{text}");
+    assert_eq!(failing_hash(&text, seed), hash, "{text}");
+    let after = std::fs::read_to_string(dir.join("sim-regressions/test-always.txt")).unwrap();
+    assert_eq!(after, saved, "a replay saves nothing");
+    // The same seed in a sweep of its own runs under PCT: another run.
+    std::fs::remove_dir_all(dir.join("sim-regressions")).unwrap();
+    let words = format!(
+        "test --test always --seeds {seed}..{} --no-save --keep-going",
+        seed + 2
+    );
+    let (_, _, swept) = sim(&dir, &words, &[]);
+    assert_ne!(failing_hash(&swept, seed), hash, "{swept}");
+    assert!(!dir.join("sim-regressions").exists());
 }

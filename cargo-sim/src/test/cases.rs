@@ -6,6 +6,7 @@ use super::{check_signal, Halt};
 use crate::compile::{self, TestBinary};
 use crate::runner::TestCase;
 use crate::seeds::SeedList;
+use sim_runtime::property::branch::Plan as BranchPlan;
 use std::sync::Arc;
 
 /// Every selected test of every binary.
@@ -26,33 +27,71 @@ pub(crate) fn cases(plan: &Plan, binaries: &[TestBinary]) -> Result<Vec<TestCase
         };
         let (replay_command, replay_prefix) = crate::replay_command(binary, &plan.kept);
         for name in listed {
-            let mut saved: Vec<u64> = Vec::new();
-            let mut saved_branches = Vec::new();
-            if saved_first {
-                saved.extend(crate::regressions::load(binary, &name));
-                // A saved branch run's root seed runs plain too: the
-                // branch run needs its place among the seeds.
-                for (seed, plan) in crate::regressions::load_branches(binary, &name) {
-                    let index = saved.iter().position(|&s| s == seed).unwrap_or_else(|| {
-                        saved.push(seed);
-                        saved.len() - 1
-                    });
-                    saved_branches.push((index, plan));
-                }
-            }
+            let saved = match saved_first {
+                true => saved_seeds(binary, &name),
+                false => Saved::default(),
+            };
             check_signal()?;
             cases.push(TestCase {
                 binary: index,
                 name,
                 // Never held whole: a sweep of any size plans at once.
-                seeds: SeedList::new(saved, spec.clone()),
+                seeds: SeedList::new(saved.seeds, spec.clone()),
                 replay_prefix: replay_prefix.clone(),
                 replay_command: replay_command.clone(),
                 whole_binary,
                 fresh_process_per_seed: false,
-                saved_branches,
+                saved_branches: saved.branches,
+                pinned: saved.pinned,
             });
         }
     }
     Ok(cases)
+}
+
+/// A test's saved lines as the sweep runs them.
+#[derive(Default)]
+struct Saved {
+    /// The seeds, those pinned to their own settings first.
+    seeds: Vec<u64>,
+    /// Saved branch runs: the root seed's index, the plan.
+    branches: Vec<(usize, BranchPlan)>,
+    /// The seeds (by index) that run with their saved settings.
+    pinned: Vec<(usize, Vec<String>)>,
+}
+
+/// The saved lines of `test` (`crate::regressions`): each seed once (a
+/// saved branch run's root seed runs plain too: the branch run needs its
+/// place among the seeds), first those this sweep would run otherwise than
+/// they were saved.
+fn saved_seeds(binary: &TestBinary, test: &str) -> Saved {
+    let entries = crate::regressions::load(binary, test);
+    let mut seeds: Vec<(u64, Option<Vec<String>>)> = Vec::new();
+    for entry in &entries {
+        if seeds.iter().all(|(s, _)| *s != entry.seed) {
+            let differs = entry
+                .settings
+                .clone()
+                .filter(|s| *s != crate::regressions::run_settings(entry.seed));
+            seeds.push((entry.seed, differs));
+        }
+    }
+    // Stable: file order within each group.
+    seeds.sort_by_key(|(_, pinned)| pinned.is_none());
+    let mut saved = Saved::default();
+    for (index, (seed, pinned)) in seeds.into_iter().enumerate() {
+        saved.seeds.push(seed);
+        if let Some(settings) = pinned {
+            saved.pinned.push((index, settings));
+        }
+    }
+    for entry in entries {
+        if let Some(plan) = entry.plan {
+            let index = saved.seeds.iter().position(|&s| s == entry.seed);
+            saved
+                .branches
+                .push((index.expect("every seed is listed"), plan));
+        }
+    }
+    saved
 }

@@ -18,6 +18,7 @@ mod build;
 mod carried;
 mod cases;
 mod doc;
+mod no_match;
 mod plan;
 mod summary;
 mod sweep;
@@ -85,10 +86,9 @@ fn phases(
     let cases = cases::cases(&plan, &built.binaries)?;
     if cases.is_empty() && !plan.selection.is_empty() && !built.binaries.is_empty() {
         // A filter that matches nothing is a typo, not a pass.
-        return Err(Halt::Error(format!(
-            "no test of the {} built matches `{}`: a filter matches a test whose name contains it (with --exact, whose name is it)",
-            crate::plural(built.binaries.len(), "test binary"),
-            plan.selection.join(" ")
+        return Err(Halt::Error(no_match::error(
+            &plan.selection,
+            &built.binaries,
         )));
     }
     let built_in = started.elapsed();

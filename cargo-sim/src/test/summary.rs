@@ -12,7 +12,7 @@ use super::Halt;
 use crate::plural;
 use crate::properties;
 use crate::runner::{self, Mode, Outcome, TestResult};
-use sim_runtime::sweep::SiteRecord;
+use sim_runtime::sweep::{FailureClass, SiteRecord};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -26,6 +26,10 @@ struct Tally {
     /// Runs from branch points (`crate::explore`), and the points.
     branch_runs: usize,
     branch_points: usize,
+    /// Seeds `--check-determinism` compared, and those whose fresh run
+    /// differed.
+    checked: u64,
+    nondeterministic: usize,
 }
 
 /// Prints the report and gives the exit code: 0 when everything passed,
@@ -44,6 +48,20 @@ pub(crate) fn report(
         tally.seeds_run += result.outcomes.len() + result.explorer.runs as usize;
         tally.branch_runs += result.explorer.runs as usize;
         tally.branch_points += result.explorer.points();
+        tally.checked += result.checked;
+        tally.nondeterministic += result
+            .failures()
+            .iter()
+            .filter(|(_, o)| {
+                matches!(
+                    o,
+                    Outcome::Fail {
+                        class: FailureClass::Nondeterminism,
+                        ..
+                    }
+                )
+            })
+            .count();
         if result.mode == Mode::NotSimulated {
             tally.not_simulated += 1;
         }
@@ -119,7 +137,7 @@ fn report_one(
             // Only a branch run failed: its report, its replay line, and
             // the run saved (its root seed and branch points).
             eprint!("{}", crate::report::branch_report(result, first));
-            if !plan.options.no_save {
+            if saves(plan) {
                 save_branch(built, result, first);
             }
             return false;
@@ -130,7 +148,7 @@ fn report_one(
     // to run again one process each).
     let carried = carried_seed.filter(|_| !rerun);
     let saved = match carried {
-        None if !plan.options.no_save => save(plan, built, result),
+        None if saves(plan) => save(plan, built, result),
         _ => None,
     };
     if result.outcomes.is_empty() {
@@ -166,16 +184,19 @@ fn report_one(
     false
 }
 
+/// Whether failing seeds are saved: not with `--no-save`, nor in a replay
+/// (its seed came from a saved line or a report: saving it again would add
+/// a line for each replay of a seed the sweep's line already holds).
+fn saves(plan: &Plan) -> bool {
+    !plan.options.no_save && !plan.is_replay()
+}
+
 /// Saves a failed branch run to the package's `sim-regressions/`, and says
 /// so.
 fn save_branch(built: &Built, result: &TestResult, failure: &crate::explore::BranchFailure) {
     let binary = &built.binaries[result.case.binary];
-    let saved = crate::regressions::save_branch(
-        binary,
-        &result.case.name,
-        (failure.seed, &failure.plan),
-        failure.class.as_str(),
-    );
+    let entry = saved_entry(result, failure.seed, Some(failure.plan.clone()));
+    let saved = crate::regressions::save(binary, &result.case.name, &entry, failure.class.as_str());
     match saved {
         Ok(Some(file)) => eprintln!(
             "  saved to {}: every later cargo sim test runs this branch run first (commit the \
@@ -186,6 +207,24 @@ fn save_branch(built: &Built, result: &TestResult, failure: &crate::explore::Bra
         ),
         Ok(None) => {}
         Err(message) => eprintln!("sim: error: {message}"),
+    }
+}
+
+/// The saved line of `seed`: with the settings it ran with (its pinned
+/// ones, or this sweep's for it), so it replays that run.
+fn saved_entry(
+    result: &TestResult,
+    seed: u64,
+    plan: Option<sim_runtime::property::branch::Plan>,
+) -> crate::regressions::Entry {
+    let settings = match result.case.pinned_settings(seed) {
+        Some(pinned) => pinned.to_vec(),
+        None => crate::regressions::run_settings(seed),
+    };
+    crate::regressions::Entry {
+        seed,
+        plan,
+        settings: Some(settings),
     }
 }
 
@@ -205,7 +244,8 @@ fn save(plan: &Plan, built: &Built, result: &TestResult) -> Option<String> {
             continue;
         };
         let seed = result.case.seeds.get(index);
-        match crate::regressions::save(binary, &result.case.name, seed, class.as_str()) {
+        let entry = saved_entry(result, seed, None);
+        match crate::regressions::save(binary, &result.case.name, &entry, class.as_str()) {
             Ok(Some(path)) => {
                 let shown = path.strip_prefix(&built.sim.root).unwrap_or(&path);
                 saved = Some(shown.display().to_string());
@@ -391,6 +431,19 @@ fn ran_whole(plan: &Plan, built: &Built, swept: &Swept, index: usize) -> bool {
     crate::compile::list_tests(&built.binaries[index], &[]).is_ok_and(|all| all.len() == ran)
 }
 
+/// What `--check-determinism` found, passing or not.
+fn determinism_line(tally: &Tally) {
+    let checked = plural(tally.checked as usize, "seed");
+    match tally.nondeterministic {
+        0 => eprintln!(
+            "sim: determinism: {checked} ran again in a fresh process, every run's trace the same"
+        ),
+        n => eprintln!(
+            "sim: determinism: {checked} ran again in a fresh process; {n} gave another trace (nondeterminism)"
+        ),
+    }
+}
+
 /// The seeds and time line (stderr), then the counts (stdout).
 fn closing_lines(
     tally: &Tally,
@@ -429,6 +482,9 @@ fn closing_lines(
         tally.seeds_run as f64 / swept.as_secs_f64().max(1e-3),
         built_in.as_secs_f64(),
     );
+    if tally.checked > 0 {
+        determinism_line(tally);
+    }
     let broken = match built.broken.len() {
         0 => String::new(),
         1 => " (1 target does not compile)".to_string(),
