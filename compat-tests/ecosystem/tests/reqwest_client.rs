@@ -1,5 +1,5 @@
-//! reqwest (rustls with ring, HTTP/2, proxies from the environment) against
-//! an axum server, by host name
+//! reqwest (HTTP/1 and 2, proxies from the environment) against an axum
+//! server, by host name
 //! in the simulation. Under the simulator, a request times out through a
 //! partition (in virtual time) and the same request succeeds after heal.
 
@@ -21,9 +21,6 @@ async fn server() {
 }
 
 async fn client_scenario() {
-    // The process's TLS provider, as reqwest's rustls-no-provider asks
-    // (a second test in the process finds it installed).
-    let _ = tokio_rustls::rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(2))
         .build()
