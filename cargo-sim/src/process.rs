@@ -66,7 +66,7 @@ pub struct TestCase {
     /// Saved seeds this sweep would run otherwise than they were saved
     /// (another policy, another swarm): each one's index (the first seed
     /// indexes) and the settings its saved line records
-    /// (`crate::regressions`). Each runs in a process of its own with them.
+    /// (the regressions file). Each runs in a process of its own with them.
     pub pinned: Vec<(usize, Vec<String>)>,
 }
 

@@ -15,7 +15,7 @@
 //! the `SIM_*` settings of the sweep that found it (`SIM_SWARM=1`, ...). A
 //! later sweep that would run the seed otherwise (under the portfolio, or
 //! with `--swarm`) runs it in a process of its own with those settings
-//! (`crate::runner`), so it replays the run that was saved, hash for hash.
+//! (the runner), so it replays the run that was saved, hash for hash.
 //! A line without settings (an older file's) runs as the sweep runs.
 //!
 //! A failing branch run (`crate::explore`) is its root seed and its
