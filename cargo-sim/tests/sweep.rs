@@ -288,6 +288,62 @@ fn a_cluster_that_fails_after_a_partition() {
 }
 "#;
 
+const STORY: &str = r#"
+//! The new user's service: a counter over TCP whose client asserts on an
+//! answer. A partition at 100 ms holds its request; by the time the client
+//! gives up, a monitor's pings have pushed the partition far out of the
+//! last notes.
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sim::{Fault, Sim};
+
+async fn serve_lines(port: u16) {
+    let listener = tokio::net::TcpListener::bind(("0.0.0.0", port)).await.unwrap();
+    loop {
+        let (stream, _) = listener.accept().await.unwrap();
+        tokio::spawn(async move {
+            let (read, mut write) = stream.into_split();
+            let mut lines = BufReader::new(read).lines();
+            let mut total = 0u64;
+            while let Some(line) = lines.next_line().await.unwrap() {
+                total += line.trim_start_matches("ADD ").parse::<u64>().unwrap_or(0);
+                write.write_all(format!("OK {total}\n").as_bytes()).await.unwrap();
+            }
+        });
+    }
+}
+
+#[test]
+fn the_counter_answers_every_add() {
+    let mut sim = Sim::new();
+    sim.host("store", || serve_lines(7));
+    sim.host("peer", || serve_lines(8));
+    sim.at(Duration::from_millis(100), Fault::partition("client", "store"));
+    sim.client("monitor", async {
+        let stream = tokio::net::TcpStream::connect("peer:8").await.unwrap();
+        let (read, mut write) = stream.into_split();
+        let mut lines = BufReader::new(read).lines();
+        for _ in 0..100 {
+            write.write_all(b"ADD 0\n").await.unwrap();
+            lines.next_line().await.unwrap();
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+    sim.client("client", async {
+        let stream = tokio::net::TcpStream::connect("store:7").await.unwrap();
+        let (read, mut write) = stream.into_split();
+        let mut lines = BufReader::new(read).lines();
+        for i in 1..=40u64 {
+            write.write_all(format!("ADD {i}\n").as_bytes()).await.unwrap();
+            let answer = tokio::time::timeout(Duration::from_millis(300), lines.next_line()).await;
+            assert!(answer.is_ok(), "the store answers ADD {i}");
+            tokio::time::sleep(Duration::from_millis(3)).await;
+        }
+    });
+    sim.run();
+}
+"#;
+
 const SWARMED: &str = r#"
 //! A 2-second harness test under the default swarm (disk faults off):
 //! the store keeps its count in memory, so a crash early in the test
@@ -778,6 +834,7 @@ fn fixture(name: &str) -> PathBuf {
     write(&dir.join("tests/swarmed.rs"), SWARMED);
     write(&dir.join("tests/locks.rs"), LOCKS);
     write(&dir.join("tests/late.rs"), LATE);
+    write(&dir.join("tests/story.rs"), STORY);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .args(["generate-lockfile", "--quiet"])
@@ -937,6 +994,36 @@ fn a_sweep_finds_each_flaky_test_and_its_replay_reproduces() {
     );
 }
 
+/// A client's `assert!` failing after a partition (the new user's kind of
+/// service): the report alone names the partition, however far back, the
+/// message the partition holds, with its data, and the tasks by their
+/// spawn sites.
+#[test]
+fn a_panic_report_names_the_partition_and_the_message_it_holds() {
+    let dir = fixture("story");
+    let (output, stdout, stderr) = sim(&dir, "test --seeds 1 --no-save --test story", &[]);
+    assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
+    for words in [
+        "the store answers ADD ",
+        "What happened before it:",
+        // The partition, far before the last notes.
+        "Earlier faults (the last ones, and those of client and its peers store):",
+        "t=100ms partition client->store",
+        // The request it holds, as text.
+        "Held by a link, not delivered (1):",
+        "held #",
+        "client:49152>store:7 len=",
+        // The tasks by spawn site, not 'task'.
+        "[task tests/story.rs:",
+    ] {
+        assert!(
+            stderr.contains(words),
+            "the report names {words:?}: {stderr}"
+        );
+    }
+    assert!(!stderr.contains("'task'"), "{stderr}");
+}
+
 #[test]
 fn each_failure_class_is_named() {
     let dir = fixture("classes");
@@ -958,6 +1045,12 @@ fn each_failure_class_is_named() {
     let deadlock = section("planted_deadlock");
     assert!(
         deadlock.contains("4 of 4 seeds failed (deadlock 4)"),
+        "{deadlock}"
+    );
+    // It explains itself as a panic does: the last events, by task.
+    assert!(
+        deadlock.contains("The last events of the run before it:")
+            && deadlock.contains("task 0 'root'"),
         "{deadlock}"
     );
     let escape = section("planted_escape");

@@ -2,7 +2,7 @@
 //! network delivery, a fault, a lifecycle event, a publication) and once
 //! more at the end. A violation fails the run with class `correctness`,
 //! naming the checker, with its message, the virtual time and the story
-//! of what happened before it (`story.rs`).
+//! of what happened before it (the core's story).
 
 use crate::observe::{now, subscribe, with_observations, Observations};
 use std::cell::{Cell, RefCell};
@@ -36,7 +36,6 @@ pub(crate) fn install(checkers: Vec<(String, CheckFn)>) {
     });
     // A publication is a harness event too.
     subscribe(Rc::new(after_event));
-    crate::story::install();
 }
 
 /// A harness event happened: check every invariant.
@@ -68,26 +67,23 @@ fn check_all(checks: &Checks) {
     .flatten();
     checks.running.set(false);
     if let Some((name, message)) = failure {
-        let story = crate::story::lines();
-        let crashes = crate::story::crash_lines();
         sim_runtime::context::with_current(|core| {
-            let crashes = if crashes.is_empty() {
-                String::new()
-            } else {
-                format!("\nThe last crashes:\n  {}", crashes.join("\n  "))
-            };
             let report = format!(
                 "sim: correctness: checker `{name}` failed at virtual time {:?} (seed {:#x}): \
-                 {}\nWhat happened before it (faults, messages, disk operations, \
-                 publications):\n  {}{crashes}",
+                 {}\n{}",
                 now(),
                 core.config().seed,
-                crate::story::elide(&message),
-                story.join("\n  ")
+                elide(&message),
+                core.story_report().trim_end()
             );
             // The run stops at once, wherever the event happened (in a
             // task, a panic would only end that task).
             core.fail_run(sim_runtime::sweep::FailureClass::Correctness, report);
         });
     }
+}
+
+/// A checker's message cut to 240 bytes, at a space.
+pub(crate) fn elide(text: &str) -> String {
+    sim_runtime::trace::cut_at_word(text, 240)
 }

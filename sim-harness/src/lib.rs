@@ -8,7 +8,6 @@
 //! - [`observe`]: [`publish`], what service code tells the checkers.
 //! - `checker.rs`: invariants after every harness event ([`Sim::check`]).
 //! - `liveness.rs`: the liveness phase ([`Sim::eventually`]).
-//! - `story.rs`: what a failure report tells of the run's last events.
 //! - [`nemesis`]: fault generators at seeded times ([`Nemesis`]).
 //! - [`swarm`]: per-seed fault settings ([`swarm::Swarm`]).
 //! - `horizon.rs`: the swarm's horizon, measured from a run of the test
@@ -35,7 +34,6 @@ pub mod one_host;
 pub mod rollout;
 pub mod shrink;
 pub mod sim;
-mod story;
 pub mod swarm;
 
 pub use fault::Fault;

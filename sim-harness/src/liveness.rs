@@ -89,7 +89,7 @@ fn observed(property: &Property, start: Duration) -> Vec<String> {
                 };
                 lines.push(format!(
                     "{key} on {host}: {} at {:?}{stale}",
-                    crate::story::elide(&p.value),
+                    crate::checker::elide(&p.value),
                     p.time
                 ));
             }
@@ -174,23 +174,18 @@ pub(crate) async fn phase(core: Vec<HostId>, properties: Vec<Property>) {
             let seed = sim_runtime::context::with_current(|core| core.config().seed).unwrap_or(0);
             let observed = observed(late, start);
             let down = hosts_down();
-            let story = crate::story::lines();
-            let crashes = crate::story::crash_lines();
-            let crashes = if crashes.is_empty() {
-                String::new()
-            } else {
-                format!("\nThe last crashes:\n  {}", crashes.join("\n  "))
-            };
+            let story =
+                sim_runtime::context::with_current(|core| core.story_report()).unwrap_or_default();
             sim_runtime::sweep::set_failure_class(sim_runtime::sweep::FailureClass::Liveness);
             panic!(
                 "sim: liveness: `{}` did not hold within {:?} of the liveness phase (it began \
                  at virtual time {start:?}, with faults stopped and the core healed; seed \
                  {seed:#x})\nWhat it read, by host (the last publication of each key):\n  \
-                 {}{down}\nWhat happened before it:\n  {}{crashes}",
+                 {}{down}\n{}",
                 late.name,
                 late.bound,
                 observed.join("\n  "),
-                story.join("\n  ")
+                story.trim_end()
             );
         }
         // Look again at the next poll or just past the nearest bound.

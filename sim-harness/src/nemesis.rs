@@ -475,6 +475,12 @@ fn note(text: &str) {
     with_net(|net| net.note(text));
 }
 
+/// A fault on `node`'s disk, as a fault note (reports name a host's last
+/// faults).
+fn disk_fault_note(node: u32, text: &str) {
+    with_net(|net| net.note_fault(&[sim_net::HostId(node)], text));
+}
+
 fn act(stream: &str, generator: &Generator, unit: u64) {
     let hosts = &generator.hosts;
     match &generator.action {
@@ -685,11 +691,11 @@ fn disk_faults(
 ) {
     let name = pick(stream, hosts);
     let node = host(&name).0;
-    note(&format!("nemesis: disk faults on {name}: {config:?}"));
+    disk_fault_note(node, &format!("nemesis: disk faults on {name}: {config:?}"));
     record(unit, Fault::Disk(name.clone(), config.clone()));
     break_disk(node, |_, _| config.clone());
     later(draw(stream, duration), move || {
-        note(&format!("nemesis: {name}'s disk heals"));
+        disk_fault_note(node, &format!("nemesis: {name}'s disk heals"));
         restore_disk(node);
     });
 }
@@ -699,13 +705,13 @@ fn disk_faults(
 fn disk_full(stream: &str, hosts: &[String], duration: &Range<Duration>) {
     let name = pick(stream, hosts);
     let node = host(&name).0;
-    note(&format!("nemesis: {name}'s disk is full"));
+    disk_fault_note(node, &format!("nemesis: {name}'s disk is full"));
     break_disk(node, |own, used| DiskConfig {
         capacity_bytes: used,
         ..own.clone()
     });
     later(draw(stream, duration), move || {
-        note(&format!("nemesis: {name}'s disk has room again"));
+        disk_fault_note(node, &format!("nemesis: {name}'s disk has room again"));
         restore_disk(node);
     });
 }

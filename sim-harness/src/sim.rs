@@ -682,10 +682,6 @@ impl World {
             client_ids
         });
         crate::checker::install(checkers);
-        if !properties.is_empty() {
-            // A liveness failure tells the run's last events too.
-            crate::story::install();
-        }
         crate::nemesis::start(nemesis);
         boot().await;
         let client_tasks = spawn_clients(clients, client_ids);

@@ -215,8 +215,8 @@ fn a_checker_report_names_the_fault_and_the_late_message() {
         "partition client->store",
         "client: hold tcp-data",
         "heal client->store",
-        "deliver #1 client:49152>store:9 len=13 digest=61935a6d data=\"ADD client0 2\" after \
-         479.136014ms, held from 21ms",
+        "deliver #1 client:49152>store:9 len=13 data=\"ADD client0 2\" after 479.136014ms, held \
+         from 21ms",
         "store: publish store applied=ADD client0 2",
     ] {
         assert!(text.contains(words), "the report names {words:?}: {text}");
@@ -789,6 +789,59 @@ fn a_report_names_the_late_datagram() {
     assert!(
         delivered.contains(&format!("data=\"{late}\" after ")),
         "{delivered}\n{text}"
+    );
+    // As the kernel saw it: how late over the link's least latency, and
+    // the later send it arrived after.
+    assert!(
+        delivered.contains("over the link's least latency (1ms)"),
+        "{delivered}"
+    );
+    let overtaken = delivered
+        .split(", reordered: it arrived after #")
+        .nth(1)
+        .unwrap_or_else(|| panic!("names the send it arrived after: {delivered}"));
+    let later: u64 = overtaken.split(',').next().unwrap().parse().unwrap();
+    assert!(later > number.parse::<u64>().unwrap(), "{delivered}");
+}
+
+/// A duplicated datagram's second delivery says it is the copy.
+#[test]
+fn a_report_names_the_duplicate() {
+    let mut sim = Sim::with_config(SimConfig::with_seed(3));
+    sim.default_link(tokio::sim::LinkConfig {
+        udp_dup_rate: 1.0,
+        ..tokio::sim::LinkConfig::default()
+    });
+    sim.host("sender", || async {
+        let socket = tokio::net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+        socket.send_to(b"PAY 10", "bank:9").await.unwrap();
+        std::future::pending::<()>().await;
+    });
+    sim.host("bank", || async {
+        let socket = tokio::net::UdpSocket::bind("0.0.0.0:9").await.unwrap();
+        let mut buf = [0u8; 8];
+        let mut paid = 0;
+        loop {
+            socket.recv_from(&mut buf).await.unwrap();
+            paid += 10;
+            tokio::sim::publish("paid", paid);
+        }
+    });
+    sim.check("each payment is made once", |obs| {
+        match obs.get("bank", "paid") {
+            Some(paid) if paid != "10" => Err(format!("paid {paid}")),
+            _ => Ok(()),
+        }
+    });
+    sim.client("clock", async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    });
+    let text = panic_text(
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run())).unwrap_err(),
+    );
+    assert!(
+        text.contains("data=\"PAY 10\" after ") && text.contains(", its copy 2 (a duplicate)"),
+        "{text}"
     );
 }
 

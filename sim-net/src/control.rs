@@ -31,11 +31,14 @@ impl Network {
             self.hold(from, to);
             return;
         }
-        self.note(&format!(
-            "hold {}->{} after {bytes} bytes",
-            self.host_name(from),
-            self.host_name(to)
-        ));
+        self.note_fault(
+            &[from, to],
+            &format!(
+                "hold {}->{} after {bytes} bytes",
+                self.host_name(from),
+                self.host_name(to)
+            ),
+        );
         self.state
             .borrow_mut()
             .controls
@@ -253,11 +256,14 @@ impl Network {
     /// to it complete, as if a process had accepted them, but nobody reads
     /// or writes. Clients see their own timeouts only.
     pub fn set_silent(&self, host: HostId, port: u16, silent: bool) {
-        self.note(&format!(
-            "port {}:{port} {}",
-            self.host_name(host),
-            if silent { "silent" } else { "answers" }
-        ));
+        self.note_fault(
+            &[host],
+            &format!(
+                "port {}:{port} {}",
+                self.host_name(host),
+                if silent { "silent" } else { "answers" }
+            ),
+        );
         let mut st = self.state.borrow_mut();
         if silent {
             st.controls.silent.insert((host.0, port));
@@ -282,11 +288,14 @@ impl Network {
             bytes_per_s != Some(0),
             "sim: a read throttle of 0 bytes/s never reads; use a silent port instead"
         );
-        self.note(&format!(
-            "throttle reads of {} to {}",
-            self.host_name(host),
-            bytes_per_s.map_or("no limit".to_string(), |r| format!("{r} bytes/s"))
-        ));
+        self.note_fault(
+            &[host],
+            &format!(
+                "throttle reads of {} to {}",
+                self.host_name(host),
+                bytes_per_s.map_or("no limit".to_string(), |r| format!("{r} bytes/s"))
+            ),
+        );
         let mut st = self.state.borrow_mut();
         match bytes_per_s {
             Some(rate) => st.controls.read_rate.insert(host.0, rate),

@@ -70,6 +70,16 @@ pub fn try_with_socket_net<R>(f: impl FnOnce(&Rc<Network>) -> R) -> Option<R> {
     Some(f(&net))
 }
 
+/// The least latency a message over `from -> to` can have (loopback's is
+/// 0): how late a delivery was is counted from it.
+pub(crate) fn least_latency_ns(from: u32, to: u32, config: &crate::LinkConfig) -> u64 {
+    if from == to {
+        0
+    } else {
+        config.latency_min.as_nanos().min(u128::from(u64::MAX)) as u64
+    }
+}
+
 pub(crate) fn with_core<R>(f: impl FnOnce(&Core) -> R) -> R {
     sim_runtime::context::with_current(f).expect("the network is used inside its runtime")
 }
@@ -181,7 +191,10 @@ impl Network {
     /// Sets how `host` answers connection attempts.
     pub fn set_connect_policy(&self, host: HostId, policy: ConnectPolicy) {
         self.state.borrow_mut().hosts[host.0 as usize].policy = policy;
-        self.note(&format!("policy {} {:?}", self.host_name(host), policy));
+        self.note_fault(
+            &[host],
+            &format!("policy {} {:?}", self.host_name(host), policy),
+        );
     }
 
     /// Resolves a host name (or a literal address) to addresses, as a
@@ -250,13 +263,35 @@ impl Network {
         ends: Option<(SocketAddr, SocketAddr)>,
         data: Option<&[u8]>,
     ) {
+        self.note_message_over(verb, msg, ends, data, None);
+    }
+
+    /// [`Network::note_message`] for a send over a link whose least
+    /// latency is `least_ns` (a failure report says how late it came).
+    pub(crate) fn note_message_over(
+        &self,
+        verb: &'static str,
+        msg: u64,
+        ends: Option<(SocketAddr, SocketAddr)>,
+        data: Option<&[u8]>,
+        least_ns: Option<u64>,
+    ) {
         let message = Message {
             verb,
             msg,
             ends,
             data,
+            least_ns,
         };
         with_core(|core| core.trace(EventKind::Note, core.current_task(), Label::Msg(&message)));
+    }
+
+    /// Records a fault in the trace (`partition a->b`), with the hosts it
+    /// touched: a failure report names the last faults of the failing
+    /// host and its peers, however long before.
+    pub fn note_fault(&self, hosts: &[HostId], label: &str) {
+        let nodes: Vec<u32> = hosts.iter().map(|h| h.0).collect();
+        with_core(|core| core.note_fault(&nodes, label));
     }
 
     /// Records a network event in the trace.
@@ -311,11 +346,10 @@ impl Network {
 
     /// Cuts `from -> to`: datagrams are lost, TCP segments wait.
     pub fn partition_one_way(self: &Rc<Self>, from: HostId, to: HostId) {
-        self.note(&format!(
-            "partition {}->{}",
-            self.host_name(from),
-            self.host_name(to)
-        ));
+        self.note_fault(
+            &[from, to],
+            &format!("partition {}->{}", self.host_name(from), self.host_name(to)),
+        );
         self.set_mode(from, to, LinkMode::Partitioned);
     }
 
@@ -327,11 +361,10 @@ impl Network {
 
     /// Restores `from -> to`; waiting segments flow again.
     pub fn heal_one_way(self: &Rc<Self>, from: HostId, to: HostId) {
-        self.note(&format!(
-            "heal {}->{}",
-            self.host_name(from),
-            self.host_name(to)
-        ));
+        self.note_fault(
+            &[from, to],
+            &format!("heal {}->{}", self.host_name(from), self.host_name(to)),
+        );
         self.set_mode(from, to, LinkMode::Up);
     }
 
@@ -343,21 +376,19 @@ impl Network {
 
     /// Holds everything on `from -> to` until [`Network::release`].
     pub fn hold(self: &Rc<Self>, from: HostId, to: HostId) {
-        self.note(&format!(
-            "hold {}->{}",
-            self.host_name(from),
-            self.host_name(to)
-        ));
+        self.note_fault(
+            &[from, to],
+            &format!("hold {}->{}", self.host_name(from), self.host_name(to)),
+        );
         self.set_mode(from, to, LinkMode::Held);
     }
 
     /// Releases a held link: what waited arrives intact, in order.
     pub fn release(self: &Rc<Self>, from: HostId, to: HostId) {
-        self.note(&format!(
-            "release {}->{}",
-            self.host_name(from),
-            self.host_name(to)
-        ));
+        self.note_fault(
+            &[from, to],
+            &format!("release {}->{}", self.host_name(from), self.host_name(to)),
+        );
         self.set_mode(from, to, LinkMode::Up);
     }
 
@@ -365,7 +396,7 @@ impl Network {
     /// vanish without FIN or RST. Peers learn only from their timeouts, or
     /// from an RST when they next send after a restart.
     pub fn crash(self: &Rc<Self>, host: HostId) {
-        self.note(&format!("crash {}", self.host_name(host)));
+        self.note_fault(&[host], &format!("crash {}", self.host_name(host)));
         self.take_down(host);
     }
 
@@ -377,7 +408,7 @@ impl Network {
         if !self.is_alive(host) {
             return;
         }
-        self.note(&format!("exit {}", self.host_name(host)));
+        self.note_fault(&[host], &format!("exit {}", self.host_name(host)));
         let open: Vec<SocketId> = {
             let st = self.state.borrow();
             st.sockets
@@ -438,7 +469,7 @@ impl Network {
     /// Brings a crashed host back with the same address and no sockets;
     /// the caller starts its tasks again.
     pub fn revive(self: &Rc<Self>, host: HostId) {
-        self.note(&format!("restart {}", self.host_name(host)));
+        self.note_fault(&[host], &format!("restart {}", self.host_name(host)));
         let mut st = self.state.borrow_mut();
         st.hosts[host.0 as usize].alive = true;
         st.hosts[host.0 as usize].exited = false;

@@ -117,7 +117,10 @@ impl Network {
     pub fn signal(self: &std::rc::Rc<Self>, host: HostId, signum: i32) {
         let handled = self.signals.borrow().handled.contains(&(host.0, signum));
         if handled {
-            self.note(&format!("signal {} {signum}", self.host_name(host)));
+            self.note_fault(
+                &[host],
+                &format!("signal {} {signum}", self.host_name(host)),
+            );
             let mut signals = self.signals.borrow_mut();
             for (_, slot) in signals.slots.iter_mut() {
                 if let Some(slot) = slot {
@@ -130,16 +133,22 @@ impl Network {
                 }
             }
         } else if TERMINATING.contains(&signum) {
-            self.note(&format!(
-                "signal {} {signum}: no handler, default action terminates",
-                self.host_name(host)
-            ));
+            self.note_fault(
+                &[host],
+                &format!(
+                    "signal {} {signum}: no handler, default action terminates",
+                    self.host_name(host)
+                ),
+            );
             self.crash(host);
         } else {
-            self.note(&format!(
-                "signal {} {signum}: no handler, ignored",
-                self.host_name(host)
-            ));
+            self.note_fault(
+                &[host],
+                &format!(
+                    "signal {} {signum}: no handler, ignored",
+                    self.host_name(host)
+                ),
+            );
         }
     }
 }

@@ -198,6 +198,9 @@ impl Network {
                 return;
             }
             LinkMode::Held => {
+                crate::net::with_core(|core| {
+                    core.story_held(datagram.msg, (datagram.src, datagram.dst), &datagram.data)
+                });
                 self.note_udp("hold", &datagram, "");
                 self.park(datagram.from_host, datagram.to_host, Parked::Udp(datagram));
                 return;
@@ -219,11 +222,16 @@ impl Network {
         } else {
             1
         };
-        self.note_message(
+        self.note_message_over(
             "send udp",
             datagram.msg,
             Some((datagram.src, datagram.dst)),
             Some(&datagram.data),
+            Some(crate::net::least_latency_ns(
+                datagram.from_host,
+                datagram.to_host,
+                &config,
+            )),
         );
         let now = self.now_ns();
         for copy in 0..copies {

@@ -23,6 +23,14 @@ thread_local! {
     static LAST_SUMMARY: RefCell<Option<RunSummary>> = const { RefCell::new(None) };
     /// The last events of the last run that ended on this thread.
     static LAST_RECENT: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    /// The story of the last run that ended on this thread.
+    static LAST_STORY: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// The story (see `Core::story_report`) of the last run that ended on this
+/// thread.
+pub fn last_run_story() -> String {
+    LAST_STORY.with(|s| s.borrow().clone())
 }
 
 /// The last events (at most 16) of the last run that ended on this thread.
@@ -36,7 +44,8 @@ pub fn last_run() -> Option<RunSummary> {
 }
 
 /// Keeps a finished run's summary and last events for [`last_run`].
-pub(crate) fn set_last_run(summary: RunSummary, recent: Vec<String>) {
+pub(crate) fn set_last_run(summary: RunSummary, recent: Vec<String>, story: String) {
     LAST_RECENT.with(|r| *r.borrow_mut() = recent);
+    LAST_STORY.with(|s| *s.borrow_mut() = story);
     LAST_SUMMARY.with(|s| *s.borrow_mut() = Some(summary));
 }

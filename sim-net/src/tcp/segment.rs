@@ -9,7 +9,7 @@ impl Network {
     /// Sends a segment over its link: now, later (partitioned or held), or
     /// never (a partition loses nothing of TCP's: it waits).
     pub(crate) fn send_segment(self: &Rc<Self>, segment: Segment) {
-        let (latency, mode, _) = self.link_draw(segment.from_host, segment.to_host, || {
+        let (latency, mode, config) = self.link_draw(segment.from_host, segment.to_host, || {
             format!(
                 "tcp-{}{} {}>{}",
                 segment.word(),
@@ -19,6 +19,11 @@ impl Network {
             )
         });
         if mode != LinkMode::Up {
+            if let SegmentKind::Data { msg, ref bytes, .. } = segment.kind {
+                crate::net::with_core(|core| {
+                    core.story_held(msg, (segment.src, segment.dst), bytes)
+                });
+            }
             self.note(&format!(
                 "hold tcp-{}{} {}>{}",
                 segment.word(),
@@ -53,7 +58,15 @@ impl Network {
             ..
         } = segment.kind
         {
-            self.note_message("send", msg, Some((segment.src, segment.dst)), Some(data));
+            let least_ns =
+                crate::net::least_latency_ns(segment.from_host, segment.to_host, &config);
+            self.note_message_over(
+                "send",
+                msg,
+                Some((segment.src, segment.dst)),
+                Some(data),
+                Some(least_ns),
+            );
         }
         let label = match segment.kind {
             SegmentKind::Syn { .. } => "tcp-syn",

@@ -69,8 +69,8 @@ impl Core {
             os_guard: RefCell::new(None),
             hooks: RefCell::new(RuntimeHooks::default()),
             after_call: RefCell::new(None),
-            note_watch: RefCell::new(None),
-            watching_notes: Cell::new(false),
+            story: crate::story::Story::shared(),
+            calling: Cell::new(false),
             wait_describer: RefCell::new(None),
             extensions: RefCell::new(Vec::new()),
             config,
@@ -157,8 +157,8 @@ impl Core {
                 properties: &properties,
             });
         }
-        let recent = self.trace.borrow().recent_lines();
-        set_last_run(summary, recent);
+        let recent = self.recent_events();
+        set_last_run(summary, recent, self.story_report());
         if let Some(stop) = stop {
             stop();
         }

@@ -36,6 +36,7 @@ use crate::hosts::{CrashListener, Hosts};
 use crate::scheduler::{SchedulePolicy, Scheduler};
 use crate::scopes::{Flavor, RuntimeOptions, Scopes};
 use crate::seams::{DecisionLog, RunObserver};
+use crate::story::Told;
 use crate::streams::Streams;
 use crate::task::table::{Tasks, WakerCounts};
 use crate::task::wait::WaitNote;
@@ -70,10 +71,6 @@ pub struct RuntimeHooks {
 /// What runs after each scheduled callback, with its label (see
 /// [`Core::set_after_call`]).
 pub type AfterCall = Rc<dyn Fn(&'static str)>;
-
-/// What hears each note's text as it is recorded (see
-/// [`Core::watch_notes`]).
-pub type NoteWatch = Rc<dyn Fn(&str)>;
 
 /// What a task waits on, for reports (see [`Core::set_wait_describer`]).
 pub type WaitDescriber = Rc<dyn Fn(u64) -> Option<String>>;
@@ -135,10 +132,12 @@ pub struct Core {
     hooks: RefCell<RuntimeHooks>,
     /// Called after every scheduled callback (see [`Core::set_after_call`]).
     after_call: RefCell<Option<AfterCall>>,
-    /// Told each note's text (see [`Core::watch_notes`]); the flag keeps
-    /// the check off the trace's hot path.
-    note_watch: RefCell<Option<NoteWatch>>,
-    watching_notes: Cell<bool>,
+    /// What a failure report tells of the run (its notes, faults,
+    /// messages and tasks): shared with the hang watchdog.
+    story: crate::story::SharedStory,
+    /// Whether a callback of the simulation runs (a delivery, a fault):
+    /// its notes are not a task's.
+    calling: Cell<bool>,
     wait_describer: RefCell<Option<WaitDescriber>>,
     /// State of subsystems above the runtime (the network), one value per
     /// type, created on first use.
@@ -304,11 +303,13 @@ impl Core {
     /// Names host `node` in the trace file's lines.
     pub fn set_node_name(&self, node: u32, name: &str) {
         self.trace.borrow_mut().set_node_name(node, name);
+        self.with_story(|story| story.name_node(node, name));
     }
 
     /// Names the host at `ip` in messages' text (see `trace::Message`).
     pub fn name_address(&self, ip: std::net::IpAddr, name: &str) {
         self.trace.borrow_mut().name_address(ip, name);
+        self.with_story(|story| story.name_address(ip, name));
     }
 
     /// `addr` as the trace shows it (`name:port` for a named host).
@@ -383,26 +384,103 @@ impl Core {
         self.trace
             .borrow_mut()
             .record(self.time.now_ns(), kind, task, label);
-        if self.watching_notes.get() && kind == EventKind::Note {
-            self.tell_note(&label);
+        if kind == EventKind::Note {
+            self.tell_story(task, label);
         }
     }
 
-    #[cold]
-    fn tell_note(&self, label: &Label<'_>) {
-        let text = self.trace.borrow().label_text(label);
-        let watch = self.note_watch.borrow().clone();
-        if let Some(watch) = watch {
-            watch(&text);
+    /// Tells the story a note (see the story module).
+    fn tell_story(&self, task: u64, label: Label<'_>) {
+        let number;
+        let told = match label {
+            Label::Str(text) => Told::Text(text),
+            Label::Msg(message) => Told::Message(message),
+            Label::Num(n) => {
+                number = n.to_string();
+                Told::Text(&number)
+            }
+            Label::None | Label::Timer { .. } => return,
+        };
+        self.with_story(|story| {
+            story.tell(
+                self.time.now_ns(),
+                self.hosts.current(),
+                self.note_task(task),
+                told,
+            )
+        });
+    }
+
+    /// The task a note is by: none for a callback of the simulation.
+    fn note_task(&self, task: u64) -> u64 {
+        if self.calling.get() {
+            crate::story::BY_CALLBACK
+        } else {
+            task
         }
     }
 
-    /// Has `watch` told the text of every note from now on (the network's
-    /// messages with their ends and first bytes, faults, disk operations,
-    /// publications): what a failure report tells. `None` stops it.
-    pub fn watch_notes(&self, watch: Option<NoteWatch>) {
-        self.watching_notes.set(watch.is_some());
-        *self.note_watch.borrow_mut() = watch;
+    /// Records a fault as a note (`partition a->b`), and the hosts it
+    /// touched: a failure report names the last faults of the failing
+    /// host and its peers, however long before.
+    pub fn note_fault(&self, hosts: &[u32], text: &str) {
+        let task = self.current_task.get();
+        self.trace
+            .borrow_mut()
+            .record(self.time.now_ns(), EventKind::Note, task, Label::Str(text));
+        self.with_story(|story| {
+            story.tell(
+                self.time.now_ns(),
+                self.hosts.current(),
+                self.note_task(task),
+                Told::Fault(text, hosts),
+            )
+        });
+    }
+
+    /// A message a link holds, with its payload, for failure reports (its
+    /// note says only its number and ends).
+    pub fn story_held(
+        &self,
+        msg: u64,
+        ends: (std::net::SocketAddr, std::net::SocketAddr),
+        data: &[u8],
+    ) {
+        self.with_story(|story| story.held(self.time.now_ns(), msg, ends, data));
+    }
+
+    /// Runs `f` on the story. The lock is never contended but by the
+    /// watchdog's one read, after a hang.
+    #[inline]
+    fn with_story<R>(&self, f: impl FnOnce(&mut crate::story::Story) -> R) -> R {
+        let mut story = self
+            .story
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut story)
+    }
+
+    /// The story of the run so far, for a failure report: the last notes,
+    /// the earlier faults of the failing task's host and its peers, the
+    /// held messages and the last crashes (empty when nothing was noted).
+    pub fn story_report(&self) -> String {
+        let failing = self.hosts.current();
+        match self.story.try_lock() {
+            Ok(story) => story.report(Some(failing)),
+            Err(_) => String::new(),
+        }
+    }
+
+    /// The last crashes, each with its host's last disk operations and
+    /// what its disk kept.
+    pub fn crash_lines(&self) -> Vec<String> {
+        self.with_story(|story| story.crash_lines())
+    }
+
+    /// Task `id` by the name a user finds: its `Builder` name or its
+    /// spawn site (`src/client.rs:40`).
+    pub fn task_name(&self, id: u64) -> Option<String> {
+        self.with_story(|story| story.task_name(id))
     }
 
     /// Writes a line of the service's log into the trace file (not an

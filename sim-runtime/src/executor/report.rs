@@ -11,15 +11,15 @@ use std::time::Duration;
 const PENDING_LISTED_MAX: usize = 50;
 
 impl Core {
-    /// The last events of the run (at most 16), oldest first.
+    /// The last events of the run (at most 16), oldest first, each task
+    /// by the name a user finds (`task 3 'src/client.rs:40'`).
     pub fn recent_events(&self) -> Vec<String> {
         let lines = self
             .trace
             .try_borrow()
             .map(|t| t.recent_lines())
             .unwrap_or_default();
-        // Name the tasks still known ("task 3 'server'").
-        let Ok(tasks) = self.tasks.try_borrow() else {
+        let Ok(story) = self.story.try_lock() else {
             return lines;
         };
         lines
@@ -29,15 +29,7 @@ impl Core {
                     return line;
                 };
                 let (id, tail) = rest.split_once(' ').unwrap_or((rest, ""));
-                let name = id.parse::<u64>().ok().and_then(|id| {
-                    if id == 0 {
-                        return Some("root");
-                    }
-                    tasks
-                        .meta_of(id)
-                        .map(|m| m.name.as_deref().unwrap_or(m.kind))
-                });
-                match name {
+                match id.parse::<u64>().ok().and_then(|id| story.task_name(id)) {
                     Some(name) => format!("{head} task {id} '{name}' {tail}"),
                     None => line,
                 }

@@ -92,6 +92,7 @@ impl Core {
             self.config.seed,
             self.time.now_ns(),
         ));
+        watch::run_story(&self.story);
         let mut future = pin!(future);
         self.scheduler.borrow_mut().queue_root();
         let root_waker = waker::waker(self.id, ROOT_SLOT, 0);
@@ -366,11 +367,15 @@ impl Core {
                 // delivery, a loss, a fault, a disk outcome) is its own
                 // note, and the wakes it makes are events.
                 Action::Call(callback, label) => {
+                    let calling = self.calling.replace(true);
                     callback();
+                    self.calling.set(calling);
                     self.after_callback(label);
                 }
                 Action::CallWith(handler, arg, label) => {
+                    let calling = self.calling.replace(true);
                     (handler.run)(arg);
+                    self.calling.set(calling);
                     self.after_callback(label);
                 }
             }

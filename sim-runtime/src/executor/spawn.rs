@@ -40,6 +40,7 @@ impl Core {
         self.trace
             .borrow_mut()
             .record_spawn(self.time.now_ns(), id, &meta, node);
+        self.with_story(|story| story.spawned(id, &meta));
         let scope = self.scopes.current();
         let (slot, generation) = tasks.insert(cell, meta, owner, node, scope);
         drop(tasks);

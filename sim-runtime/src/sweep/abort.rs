@@ -86,19 +86,21 @@ fn report() -> String {
         Some(at) => format!("abort called at {at}"),
         None => "no frame of the program's own code on the stack".to_string(),
     };
-    let recent = crate::executor::context::with_current(|core| core.recent_events())
-        .or_else(|| {
-            crate::executor::context::alive()
-                .last()
-                .map(|core| core.recent_events())
-        })
-        .unwrap_or_default();
+    let (story, recent) =
+        crate::executor::context::with_current(|core| (core.story_report(), core.recent_events()))
+            .or_else(|| {
+                crate::executor::context::alive()
+                    .last()
+                    .map(|core| (core.story_report(), core.recent_events()))
+            })
+            .unwrap_or_default();
     let mut text = match seed {
         Some(seed) => {
             format!("sim: the process aborts (SIGABRT) in the run of seed {seed:#x}: {place}\n")
         }
         None => format!("sim: the process aborts (SIGABRT) outside any run: {place}\n"),
     };
+    text.push_str(&story);
     if !recent.is_empty() {
         text.push_str("The last events of the run before it:\n");
         for line in recent {

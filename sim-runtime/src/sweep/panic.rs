@@ -69,23 +69,45 @@ fn headline(
 }
 
 /// What happened just before, inside a run; after one, how the last run
-/// on this thread ended (empty when nothing ran).
-fn recent_events_text() -> String {
-    let (recent, when) = match crate::executor::context::with_current(|core| core.recent_events()) {
-        Some(recent) => (recent, "of the run before it"),
+/// on this thread ended (empty when nothing ran): the story (the last
+/// notes, the earlier faults of the failing host and its peers, the held
+/// messages, the crashes) and the last events. `told` is the failure's
+/// own text: a report that already tells the story (a checker's) gets only
+/// the events.
+fn recent_events_text(told: &str) -> String {
+    let (story, recent, when) = match crate::executor::context::with_current(|core| {
+        (core.story_report(), core.recent_events())
+    }) {
+        Some((story, recent)) => (story, recent, "of the run before it"),
         None => match crate::executor::context::alive().last() {
-            Some(core) => (core.recent_events(), "of the last run before it"),
+            Some(core) => (
+                core.story_report(),
+                core.recent_events(),
+                "of the last run before it",
+            ),
             None => (
+                crate::summary::last_run_story(),
                 crate::summary::last_run_recent_events(),
                 "of the last run, as it ended",
             ),
         },
     };
-    if recent.is_empty() {
-        return String::new();
+    let mut text = String::new();
+    if !story.is_empty() && !told.contains(STORY_HEADING) {
+        text.push('\n');
+        text.push_str(story.trim_end());
     }
-    format!("\nThe last events {when}:\n  {}", recent.join("\n  "))
+    if !recent.is_empty() {
+        text.push_str(&format!(
+            "\nThe last events {when}:\n  {}",
+            recent.join("\n  ")
+        ));
+    }
+    text
 }
+
+/// The first line of a story's report (see `Core::story_report`).
+const STORY_HEADING: &str = "What happened before it:";
 
 pub(crate) fn install_panic_hook() {
     static HOOK: Once = Once::new();
@@ -95,7 +117,7 @@ pub(crate) fn install_panic_hook() {
             let thread = std::thread::current();
             let raised = crate::failure::failure_class();
             let mut text = headline(info, thread.name().unwrap_or("<unnamed>"), raised);
-            let recent_text = recent_events_text();
+            let recent_text = recent_events_text(&text);
             // In a sweep, only a process's first failing seed shows the
             // default report (with a backtrace under RUST_BACKTRACE): the
             // sweep's report shows one failure's output, and symbolizing a

@@ -105,6 +105,12 @@ pub(crate) fn watchdog(poll_budget: Duration, run_budget: Duration) {
                 run_budget.as_secs_f64()
             )
         };
+        let story = crate::watch::story_text();
+        let message = if story.is_empty() {
+            message
+        } else {
+            format!("{message}\n{}", story.trim_end())
+        };
         let seed = watched.seed;
         write_record(&Record::Hang { seed, message });
         // The stuck thread cannot be stopped from here: end the process.

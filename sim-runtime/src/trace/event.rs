@@ -105,6 +105,9 @@ pub struct Message<'a> {
     pub ends: Option<(SocketAddr, SocketAddr)>,
     /// The payload, when the event carries it.
     pub data: Option<&'a [u8]>,
+    /// The least latency of the link a send crosses, when the event is a
+    /// send: not hashed, for failure reports (how late a delivery was).
+    pub least_ns: Option<u64>,
 }
 
 impl Message<'_> {

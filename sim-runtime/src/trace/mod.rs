@@ -50,6 +50,7 @@ mod text;
 pub use digest::payload_digest;
 pub use event::{EventKind, Label, Message};
 pub use path::{file_name_part, trace_path};
+pub use text::cut_at_word;
 
 use codec::*;
 use sha2::{Digest, Sha256};
@@ -62,8 +63,9 @@ use text::*;
 
 /// How many recent events a failure report shows.
 const RECENT_MAX: usize = 16;
-/// How many bytes of a recent event's text label a report shows.
-const RECENT_LABEL_BYTES: usize = 40;
+/// How many bytes of a recent event's text label a report shows (cut at a
+/// space, never inside an address).
+const RECENT_LABEL_BYTES: usize = 120;
 
 /// Bytes gathered before they are fed to the hasher: hashing in blocks of a
 /// few KiB costs less per event than one `update` call per event.
@@ -172,8 +174,8 @@ impl Trace {
 
     /// The last events (at most 16), oldest first, one line each:
     /// `#<seq> <seconds>s <kind> task <id> <label>`, decoded from the last
-    /// two chunks of encoded events (a text label is cut at 40 bytes; a
-    /// message's is whole).
+    /// two chunks of encoded events (a text label is cut near 120 bytes, at a
+    /// space; a message's is whole).
     pub fn recent_lines(&self) -> Vec<String> {
         let mut events = Vec::new();
         for (bytes, start) in [
@@ -188,11 +190,7 @@ impl Trace {
             .skip(skip)
             .map(|(seq, now_ns, kind, task, label, cut)| {
                 let label = if cut && label.len() > RECENT_LABEL_BYTES {
-                    let mut cut = RECENT_LABEL_BYTES;
-                    while !label.is_char_boundary(cut) {
-                        cut -= 1;
-                    }
-                    format!("{}...", &label[..cut])
+                    cut_at_word(&label, RECENT_LABEL_BYTES)
                 } else if label.is_empty() {
                     "-".to_string()
                 } else {

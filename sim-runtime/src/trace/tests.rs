@@ -28,12 +28,7 @@ fn recent_lines_decode_the_last_events() {
         t.record(i * 10, EventKind::Poll, i % 7, Label::None);
     }
     let base = 30_000;
-    t.record(
-        base,
-        EventKind::Wake,
-        3,
-        Label::Str("a label longer than forty bytes, which a report cuts"),
-    );
+    t.record(base, EventKind::Wake, 3, Label::Str(LONG_LABEL));
     t.record(base + 5, EventKind::Note, 0, Label::Num(base + 5));
     t.record(
         base + 5,
@@ -49,6 +44,7 @@ fn recent_lines_decode_the_last_events() {
         msg: 4,
         ends: Some((a, b)),
         data: Some(b"hello"),
+        least_ns: None,
     };
     t.record(base + 6, EventKind::Note, 2, Label::Msg(&message));
     let lines = t.recent_lines();
@@ -56,7 +52,8 @@ fn recent_lines_decode_the_last_events() {
     assert_eq!(lines[11], "#2999 0.000029990s poll task 3 -");
     assert_eq!(
         lines[12],
-        "#3000 0.000030000s wake task 3 a label longer than forty bytes, which a..."
+        "#3000 0.000030000s wake task 3 a label longer than a report shows, which it cuts at a \
+         space and never inside an address such as... (161 bytes)"
     );
     assert_eq!(lines[13], "#3001 0.000030005s note task 0 30005");
     assert_eq!(
@@ -94,3 +91,7 @@ fn numbers_print_in_decimal() {
     push_u64(&mut out, u64::MAX);
     assert_eq!(out, b"0 18446744073709551615");
 }
+
+/// A label longer than a report shows: cut at a space before the address.
+const LONG_LABEL: &str = "a label longer than a report shows, which it cuts at a space and never \
+    inside an address such as 127.0.0.1:49159>127.0.0.1:4000 tcp-connect with more words after";

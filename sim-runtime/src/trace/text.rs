@@ -114,3 +114,20 @@ pub(crate) fn push_u64(out: &mut Vec<u8>, mut value: u64) {
     }
     out.extend_from_slice(&digits[i..]);
 }
+
+/// `text` cut to at most `max` bytes, at a space when there is one in the
+/// second half (never inside an address or a word), saying how long it
+/// was.
+pub fn cut_at_word(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    if let Some(space) = text[..cut].rfind(' ').filter(|&space| space >= max / 2) {
+        cut = space;
+    }
+    format!("{}... ({} bytes)", &text[..cut], text.len())
+}

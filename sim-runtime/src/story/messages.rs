@@ -1,0 +1,280 @@
+//! Messages as the kernel saw them: each send kept (by its number, in a
+//! ring of the last ones) so its delivery says how long it took, how much
+//! more than its link's least latency, whether a link held it first, which
+//! copy of a duplicated datagram it is, and which later send of the same
+//! ends it arrived after. A note names its message by number; the send's
+//! parts are looked up when a report is written.
+
+use super::entry::{Flight, Sent};
+use crate::trace::Message;
+use std::collections::{BTreeMap, VecDeque};
+use std::net::SocketAddr;
+
+/// How many of the last sends are kept (older ones are forgotten: their
+/// notes are long out of a report's window).
+const SENDS_MAX: usize = 4_096;
+/// How many held messages are kept (a long partition of a busy link).
+const HELD_MAX: usize = 4_096;
+/// How many messages held before and delivered since are kept for the
+/// report of their delivery.
+const RELEASED_MAX: usize = 256;
+
+/// The sends, the held messages and each flow's latest delivered send.
+#[derive(Default)]
+pub(crate) struct Messages {
+    /// The last sends: `recent[i]` is message `base + i` (`None` for a
+    /// number with no send, a datagram dropped at once).
+    recent: VecDeque<Option<Sent>>,
+    base: u64,
+    /// The messages a link holds now, by number.
+    held: BTreeMap<u64, Sent>,
+    /// Messages a link held, sent again since, until their delivery.
+    released: BTreeMap<u64, Sent>,
+    /// Released messages delivered: kept for their delivery's line.
+    delivered_released: VecDeque<Sent>,
+}
+
+/// The number of a message in a note (`hold tcp-data #17 a>b`), after
+/// `verb`.
+pub(crate) fn number_after(text: &str, verb: &str) -> Option<u64> {
+    let rest = text.strip_prefix(verb)?.strip_prefix(" #")?;
+    let end = rest.find([' ', ':']).unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+impl Messages {
+    /// The ring's slot of message `msg` (`None` when it is too old).
+    fn slot(&mut self, msg: u64) -> Option<&mut Option<Sent>> {
+        let end = self.base + self.recent.len() as u64;
+        if self.recent.is_empty() || msg >= end + SENDS_MAX as u64 {
+            // The first send, or a jump far ahead: the ring starts there.
+            self.recent.clear();
+            self.base = msg;
+        }
+        if msg < self.base {
+            return None;
+        }
+        // Bounded by SENDS_MAX steps (the jump is checked above).
+        while msg >= self.base + self.recent.len() as u64 {
+            if self.recent.len() == SENDS_MAX {
+                self.recent.pop_front();
+                self.base += 1;
+            }
+            self.recent.push_back(None);
+        }
+        self.recent.get_mut((msg - self.base) as usize)
+    }
+
+    /// The send of message `msg`, wherever it is kept.
+    pub(crate) fn get(&self, msg: u64) -> Option<&Sent> {
+        if let Some(sent) = self.held.get(&msg).or_else(|| self.released.get(&msg)) {
+            return Some(sent);
+        }
+        if let Some(sent) = self.delivered_released.iter().rev().find(|s| s.msg == msg) {
+            return Some(sent);
+        }
+        let index = msg.checked_sub(self.base)?;
+        self.recent.get(index as usize)?.as_ref()
+    }
+
+    /// Message `msg` is held by a link from `at_ns`.
+    fn hold(&mut self, msg: u64, at_ns: u64) -> &mut Sent {
+        if !self.held.contains_key(&msg) {
+            if self.held.len() >= HELD_MAX {
+                self.held.pop_first();
+            }
+            let sent = self
+                .slot(msg)
+                .and_then(Option::take)
+                .or_else(|| self.released.remove(&msg))
+                .unwrap_or_else(|| Sent::new("send", msg, at_ns));
+            self.held.insert(msg, sent);
+        }
+        let sent = self.held.get_mut(&msg).expect("inserted above");
+        sent.held_ns.get_or_insert(at_ns);
+        sent.flight = Flight::Held;
+        sent
+    }
+
+    /// A text note about a message: a link holds it, the network will
+    /// duplicate it, or it is lost (the note itself is told as its text).
+    pub(crate) fn text(&mut self, text: &str, at_ns: u64) {
+        if !(text.starts_with("hold ") || text.starts_with("dup ") || text.starts_with("lost ")) {
+            return;
+        }
+        let held = number_after(text, "hold tcp-data").or_else(|| number_after(text, "hold udp"));
+        if let Some(msg) = held {
+            self.hold(msg, at_ns);
+        } else if let Some(msg) = number_after(text, "dup udp") {
+            if let Some(slot) = self.slot(msg) {
+                slot.get_or_insert_with(|| Sent::new("send udp", msg, at_ns))
+                    .copies = 2;
+            }
+        } else if let Some(msg) = number_after(text, "lost udp")
+            .or_else(|| number_after(text, "lost"))
+            .or_else(|| number_after(text, "lost tcp-data"))
+        {
+            self.held.remove(&msg);
+            self.released.remove(&msg);
+        }
+    }
+
+    /// A message held by a link, with its payload.
+    pub(crate) fn held(
+        &mut self,
+        msg: u64,
+        ends: (SocketAddr, SocketAddr),
+        data: &[u8],
+        at_ns: u64,
+    ) {
+        let sent = self.hold(msg, at_ns);
+        sent.ends = Some(ends);
+        sent.set_payload(data);
+    }
+
+    /// A send's note: its parts are kept by its number.
+    pub(crate) fn sent(&mut self, message: &Message<'_>, at_ns: u64) {
+        let msg = message.msg;
+        let update = |sent: &mut Sent| {
+            sent.verb = message.verb;
+            if message.ends.is_some() {
+                sent.ends = message.ends;
+            }
+            if let Some(data) = message.data {
+                sent.set_payload(data);
+            }
+            if message.least_ns.is_some() {
+                sent.least_ns = message.least_ns;
+            }
+            sent.flight = Flight::Sent;
+        };
+        if let Some(mut sent) = self.held.remove(&msg) {
+            // Sent again after a hold: kept apart until its delivery, however
+            // many messages pass meanwhile.
+            update(&mut sent);
+            if self.released.len() >= RELEASED_MAX {
+                self.released.pop_first();
+            }
+            self.released.insert(msg, sent);
+            return;
+        }
+        if let Some(slot) = self.slot(msg) {
+            update(slot.get_or_insert_with(|| Sent::new(message.verb, msg, at_ns)));
+        }
+    }
+
+    /// A delivery's note, the run's note number `seq`: returns which
+    /// copy it is (2: the duplicate).
+    pub(crate) fn delivered(&mut self, message: &Message<'_>, seq: u64) -> u8 {
+        let msg = message.msg;
+        if let Some(mut sent) = self.released.remove(&msg) {
+            sent.delivered += 1;
+            sent.delivered_seq.get_or_insert(seq);
+            if self.delivered_released.len() == RELEASED_MAX {
+                self.delivered_released.pop_front();
+            }
+            self.delivered_released.push_back(sent);
+            return sent.delivered;
+        }
+        match self.slot(msg) {
+            Some(Some(sent)) => {
+                sent.delivered += 1;
+                sent.delivered_seq.get_or_insert(seq);
+                sent.delivered
+            }
+            _ => 1,
+        }
+    }
+
+    /// The first datagram sent after `msg` on the same ends and delivered
+    /// before note `seq` (its number and when it was sent): what `msg`
+    /// arrived after. Only datagrams: TCP's segments never overtake.
+    pub(crate) fn overtaken_by(&self, msg: u64, seq: u64) -> Option<(u64, u64)> {
+        let sent = self.get(msg)?;
+        let ends = sent.ends?;
+        let start = (msg + 1).max(self.base);
+        let end = self.base + self.recent.len() as u64;
+        // Bounded by the ring's length.
+        (start..end).find_map(|later| {
+            let other = self.recent[(later - self.base) as usize].as_ref()?;
+            let overtook =
+                other.ends == Some(ends) && other.delivered_seq.is_some_and(|first| first < seq);
+            overtook.then_some((later, other.first_ns))
+        })
+    }
+
+    /// The messages a link holds now, oldest first.
+    pub(crate) fn held_now(&self) -> impl Iterator<Item = &Sent> {
+        self.held.values()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ends() -> (SocketAddr, SocketAddr) {
+        ("10.0.0.1:1".parse().unwrap(), "10.0.0.2:2".parse().unwrap())
+    }
+
+    fn send(messages: &mut Messages, verb: &'static str, msg: u64, at_ns: u64) {
+        let message = Message {
+            verb,
+            msg,
+            ends: Some(ends()),
+            data: Some(b"x"),
+            least_ns: Some(1_000),
+        };
+        messages.sent(&message, at_ns);
+    }
+
+    fn deliver(messages: &mut Messages, verb: &'static str, msg: u64, seq: u64) -> u8 {
+        let message = Message {
+            verb,
+            msg,
+            ends: None,
+            data: None,
+            least_ns: None,
+        };
+        messages.delivered(&message, seq)
+    }
+
+    #[test]
+    fn a_datagram_delivered_after_a_later_one_names_it() {
+        let mut m = Messages::default();
+        send(&mut m, "send udp", 38, 212);
+        send(&mut m, "send udp", 39, 220);
+        deliver(&mut m, "deliver udp", 39, 3);
+        assert!(m.overtaken_by(39, 3).is_none());
+        deliver(&mut m, "deliver udp", 38, 4);
+        assert_eq!(m.overtaken_by(38, 4), Some((39, 220)));
+    }
+
+    #[test]
+    fn a_duplicate_is_the_second_copy() {
+        let mut m = Messages::default();
+        m.text("dup udp #5 a:1>b:2", 10);
+        send(&mut m, "send udp", 5, 10);
+        assert_eq!(deliver(&mut m, "deliver udp", 5, 1), 1);
+        assert_eq!(deliver(&mut m, "deliver udp", 5, 2), 2);
+        assert_eq!(m.get(5).map(|s| s.copies), Some(2));
+    }
+
+    #[test]
+    fn a_held_message_is_held_until_it_is_sent_again_and_kept_past_the_ring() {
+        let mut m = Messages::default();
+        m.held(7, ends(), b"ADD 1", 100);
+        m.text("hold tcp-data #7 a:1>b:2", 100);
+        assert_eq!(m.held_now().count(), 1);
+        for msg in 8..8 + 2 * SENDS_MAX as u64 {
+            send(&mut m, "send", msg, 200);
+        }
+        send(&mut m, "send", 7, 500);
+        assert_eq!(m.held_now().count(), 0);
+        assert_eq!(deliver(&mut m, "deliver", 7, 9), 1);
+        let sent = m.get(7).expect("kept for its delivery's line");
+        assert_eq!((sent.first_ns, sent.held_ns), (100, Some(100)));
+        assert_eq!(sent.head(), b"x");
+        assert!(m.get(8).is_none(), "the ring forgets the oldest sends");
+    }
+}

@@ -1,0 +1,225 @@
+//! The story of a run: what a failure report tells, whatever the failure's
+//! class (a panic, a checker, a deadlock, a limit, a hang, an abort).
+//!
+//! The core tells the story each note as the trace records it (faults,
+//! messages, disk operations, publications) and each spawn. The story keeps
+//! them as parts, not text (a note costs a copy into a bounded ring, and
+//! nothing is formatted until a report asks), in these bounded stores:
+//! - the last notes ([`NOTES_MAX`]);
+//! - the last faults of any host, and each host's last faults however far
+//!   back, so a report always names the partition that started it;
+//! - the messages still in flight or held by a link, paired with their
+//!   delivery so it says how long it took, how much later than the link's
+//!   least latency, which copy it was and what it overtook (see `messages`);
+//! - each host's last disk operations before a crash (see `disk`);
+//! - each task's name: its `Builder` name or its spawn site.
+//!
+//! It sits behind a mutex: the hang watchdog, on a thread of its own, reads
+//! it when a poll never returns.
+
+mod disk;
+mod entry;
+mod messages;
+mod render;
+
+use crate::task::TaskMeta;
+pub use entry::BY_CALLBACK;
+use entry::{Entry, What};
+use std::collections::{BTreeMap, VecDeque};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+
+/// How many notes a report shows.
+pub const NOTES_MAX: usize = 24;
+/// How many of the last faults (of any host) a report shows.
+const FAULTS_MAX: usize = 6;
+/// How many faults each host keeps, however far back.
+const HOST_FAULTS_MAX: usize = 3;
+/// The most tasks whose names are kept (a run of more names the rest by id).
+const TASKS_MAX: usize = 1 << 20;
+
+/// The story, shared with the hang watchdog.
+pub type SharedStory = Arc<Mutex<Story>>;
+
+/// A task as a report names it.
+#[derive(Clone)]
+struct Origin {
+    name: Option<Box<str>>,
+    kind: &'static str,
+    site: &'static std::panic::Location<'static>,
+}
+
+/// The story of one run (see the module's docs).
+#[derive(Default)]
+pub struct Story {
+    notes: VecDeque<Entry>,
+    faults: VecDeque<Entry>,
+    /// Each host's last faults, by node.
+    host_faults: Vec<VecDeque<Entry>>,
+    messages: messages::Messages,
+    disk: disk::Disk,
+    /// Host names by node, and the node and name of each host's address.
+    node_names: Vec<Box<str>>,
+    addrs: BTreeMap<IpAddr, (u32, Box<str>)>,
+    /// Each task by id (task 0 is the root future).
+    tasks: Vec<Origin>,
+    /// Counts the notes: orders the faults kept apart from the last notes.
+    seq: u64,
+}
+
+/// What a note says, as the core hands it on.
+pub enum Told<'a> {
+    /// A text note.
+    Text(&'a str),
+    /// A fault, and the hosts it touched.
+    Fault(&'a str, &'a [u32]),
+    /// A message (see [`crate::trace::Message`]).
+    Message(&'a crate::trace::Message<'a>),
+}
+
+impl Story {
+    /// A new story, shared.
+    pub fn shared() -> SharedStory {
+        Arc::new(Mutex::new(Story::default()))
+    }
+
+    /// Names host `node`.
+    pub fn name_node(&mut self, node: u32, name: &str) {
+        let index = node as usize;
+        if self.node_names.len() <= index {
+            self.node_names.resize(index + 1, Box::from(""));
+        }
+        self.node_names[index] = name.into();
+    }
+
+    /// Names the host at `ip` (a host named before, by [`Story::name_node`];
+    /// `main` is node 0).
+    pub fn name_address(&mut self, ip: IpAddr, name: &str) {
+        let node = self
+            .node_names
+            .iter()
+            .position(|n| &**n == name)
+            .map_or(0, |node| node as u32);
+        self.addrs.insert(ip, (node, name.into()));
+    }
+
+    /// Task `id` was spawned.
+    #[inline]
+    pub fn spawned(&mut self, id: u64, meta: &TaskMeta) {
+        let index = id as usize;
+        if index >= TASKS_MAX {
+            return;
+        }
+        let origin = Origin {
+            name: meta.name.clone(),
+            kind: meta.kind,
+            site: meta.location,
+        };
+        if self.tasks.len() == index {
+            self.tasks.push(origin);
+        } else if self.tasks.len() < index {
+            // Ids count up in spawn order: a gap is another core's ids.
+            self.tasks.resize(index + 1, origin);
+        } else {
+            self.tasks[index] = origin;
+        }
+    }
+
+    /// A note, at `at_ns` on `node` by `task`.
+    pub fn tell(&mut self, at_ns: u64, node: u32, task: u64, told: Told<'_>) {
+        self.seq += 1;
+        let seq = self.seq;
+        let entry = |what| Entry {
+            seq,
+            at_ns,
+            node,
+            task,
+            what,
+        };
+        let entry = match told {
+            Told::Text(text) => {
+                self.disk.follow(node, at_ns, text);
+                self.messages.text(text, at_ns);
+                entry(What::Text(text.into()))
+            }
+            Told::Fault(text, hosts) => {
+                match hosts {
+                    [host] if text.starts_with("crash ") => self.disk.crashed(*host, at_ns),
+                    _ => self.disk.follow(node, at_ns, text),
+                }
+                let fault = entry(What::Fault(text.into()));
+                self.keep_fault(&fault, hosts);
+                fault
+            }
+            Told::Message(message) => match message.verb {
+                "deliver" | "deliver udp" => {
+                    let copy = self.messages.delivered(message, seq);
+                    entry(What::Delivered(entry::Delivery {
+                        verb: message.verb,
+                        msg: message.msg,
+                        copy,
+                    }))
+                }
+                verb => {
+                    self.messages.sent(message, at_ns);
+                    entry(What::Send {
+                        verb,
+                        msg: message.msg,
+                    })
+                }
+            },
+        };
+        if self.notes.len() == NOTES_MAX {
+            self.notes.pop_front();
+        }
+        self.notes.push_back(entry);
+    }
+
+    /// A message held by a link, with its payload (the note says only its
+    /// number and ends).
+    pub fn held(&mut self, at_ns: u64, msg: u64, ends: (SocketAddr, SocketAddr), data: &[u8]) {
+        self.messages.held(msg, ends, data, at_ns);
+    }
+
+    fn keep_fault(&mut self, fault: &Entry, hosts: &[u32]) {
+        if self.faults.len() == FAULTS_MAX {
+            self.faults.pop_front();
+        }
+        self.faults.push_back(fault.clone());
+        for &host in hosts {
+            let index = host as usize;
+            if self.host_faults.len() <= index {
+                self.host_faults.resize_with(index + 1, VecDeque::new);
+            }
+            let kept = &mut self.host_faults[index];
+            if kept.len() == HOST_FAULTS_MAX {
+                kept.pop_front();
+            }
+            kept.push_back(fault.clone());
+        }
+    }
+
+    /// A host's name (`main` for node 0 unless named).
+    fn node_name(&self, node: u32) -> &str {
+        match self.node_names.get(node as usize) {
+            Some(name) if !name.is_empty() => name,
+            _ if node == 0 => "main",
+            _ => "?",
+        }
+    }
+
+    /// Task `id` as a user finds it: its `Builder` name, or where it was
+    /// spawned (`src/client.rs:40`); `None` for an unknown id.
+    pub fn task_name(&self, id: u64) -> Option<String> {
+        if id == 0 {
+            return Some("root".to_string());
+        }
+        let origin = self.tasks.get(id as usize)?;
+        let site = format!("{}:{}", origin.site.file(), origin.site.line());
+        Some(match (&origin.name, origin.kind) {
+            (Some(name), _) => format!("{name} at {site}"),
+            (None, "task") => site,
+            (None, kind) => format!("{kind} {site}"),
+        })
+    }
+}
