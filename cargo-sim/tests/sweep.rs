@@ -2144,6 +2144,33 @@ fn shrinking_pushes_link_draws_to_their_mildest_and_names_the_ones_kept() {
         report.contains("ms late (over the link's least)"),
         "{report}"
     );
+    // The scenario names the draws in words, one per line, and says no
+    // more that the failure needs no injected fault.
+    let scenario = stderr.split(report).nth(1).unwrap_or_default();
+    assert!(!scenario.contains("needs no injected fault"), "{stderr}");
+    assert!(
+        scenario.contains("no Sim::at fault; the failure needs these draws"),
+        "{stderr}"
+    );
+    // Each kept lateness is pushed toward the least: a round trip fails
+    // when it takes over 40 ms, 2 of them the links' least, so the kept
+    // draws add up to just over 38 ms, not to what the seed drew.
+    let late_ms: f64 = scenario
+        .lines()
+        .filter(|l| l.trim_start().starts_with("//   "))
+        .filter_map(|l| {
+            l.split(" ms late")
+                .next()?
+                .rsplit(' ')
+                .next()?
+                .parse::<f64>()
+                .ok()
+        })
+        .sum();
+    assert!(
+        (37.9..38.6).contains(&late_ms),
+        "kept lateness {late_ms} ms: {stderr}"
+    );
 }
 
 #[test]

@@ -17,6 +17,10 @@
 //! 4. Each remaining fault unit, latest first, moves as late as the failure
 //!    allows (`SIM_SHRINK_LATER`, a bisection up to the end of the run):
 //!    what is left shows how close to the failure each fault can come.
+//! 5. Each link and disk draw goes to its mildest value where the failure
+//!    stays, and each latency that stays is pushed toward the least
+//!    (`draws.rs`): a failure caused by one late message ends with that
+//!    message, named in words.
 //!
 //! What remains is printed as `Sim::at` lines to paste into a scenario
 //! test, and written with the settings to `DIR/<test>-<seed>.shrink`; the
@@ -30,6 +34,8 @@ use sim_runtime::sweep::{
     FailureClass, SHRINK_FAST_LINKS_VAR, SHRINK_LATER_VAR, SHRINK_OUT_VAR, SHRINK_SKIP_VAR,
 };
 use std::path::Path;
+
+mod draws;
 
 /// The most units tried: a run with more faults than this shrinks its
 /// first ones only (each try is one run of the seed).
@@ -66,81 +72,9 @@ fn key(failure: &(FailureClass, String)) -> (FailureClass, String) {
     (*class, detail)
 }
 
-/// The most draws of one stream tried one by one.
-const DRAWS_TRIED_MAX: usize = 32;
-
-/// The mildest value of a link or disk draw stream: the least latency,
-/// and no loss, duplicate, reordering or disk error (a chance draw at its
-/// largest is over every rate). `None`: not a draw the shrinker moves.
-fn mild_value(stream: &str) -> Option<Value> {
-    if stream.ends_with(" latency") && (stream.starts_with("net") || stream.starts_with("disk")) {
-        Some(Value::Min)
-    } else if stream == "net chance"
-        || stream == "net segment"
-        || (stream.starts_with("disk ") && stream.ends_with(" chance"))
-    {
-        Some(Value::Num(u64::MAX))
-    } else {
-        None
-    }
-}
-
 /// The draws of one stream a failure needs: the stream, each kept draw's
 /// index and value, and how many the stream drew.
 type KeptDraws = (String, Vec<(usize, Value)>, usize);
-
-/// What each link draw of the last run was for, by (stream, index), from
-/// the file `SIM_SHRINK_DRAWS_OUT` wrote.
-fn draws_said(path: &Path) -> std::collections::BTreeMap<(String, usize), String> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|line| {
-            let mut fields = line.splitn(3, '\t');
-            let stream = fields.next()?.to_string();
-            let index = fields.next()?.parse().ok()?;
-            Some(((stream, index), fields.next()?.to_string()))
-        })
-        .collect()
-}
-
-/// The draws of `stream` a failure needs, in words: what each was for
-/// (`datagram #17 client0:49152>server:9`) and what it drew.
-fn describe_draws(
-    stream: &str,
-    left: &[(usize, Value)],
-    total: usize,
-    what: &std::collections::BTreeMap<(String, usize), String>,
-) -> String {
-    let shown: Vec<String> = left
-        .iter()
-        .take(4)
-        .map(|(i, v)| {
-            let drawn = match (stream.ends_with(" latency"), v) {
-                (true, Value::Num(ns)) => {
-                    format!("{:.3} ms late (over the link's least)", *ns as f64 / 1e6)
-                }
-                (false, Value::Num(n)) => {
-                    format!("chance {:.4}", *n as f64 / (1u64 << 53) as f64)
-                }
-                (_, Value::Min) => "the least".to_string(),
-            };
-            match what.get(&(stream.to_string(), *i)) {
-                Some(what) => format!("{what} {drawn}"),
-                None => format!("#{i}: {drawn}"),
-            }
-        })
-        .collect();
-    let more = match left.len().saturating_sub(4) {
-        0 => String::new(),
-        n => format!(" and {n} more"),
-    };
-    format!(
-        "{stream} {} of {total} ({}{more})",
-        left.len(),
-        shown.join(", ")
-    )
-}
 
 /// A fault applied: its unit, its virtual time (ns), its `Sim::at` line.
 type FaultLine = (u64, u64, String);
@@ -585,92 +519,6 @@ impl<'a> Shrinker<'a> {
         Ok(lo)
     }
 
-    /// Each link and disk draw toward its mildest value, keeping the
-    /// draws the failure needs (`None`: no decision file to edit).
-    fn draws_pass(&mut self) -> Result<Option<Vec<KeptDraws>>, String> {
-        let Some(file) = self.replay_file.clone() else {
-            return Ok(None);
-        };
-        let env = self.env_of(&self.skip, self.fast, &self.later, Some(&file));
-        let Some(recorded) = record(
-            self.config,
-            self.binaries,
-            self.case,
-            self.seed,
-            "draws",
-            env,
-        )?
-        else {
-            return Ok(None);
-        };
-        let mut log = Log::parse(&std::fs::read_to_string(&file).map_err(|e| e.to_string())?)?;
-        let mut kept_draws = Vec::new();
-        for (name, stream) in &recorded.streams {
-            let Some(mild) = mild_value(name) else {
-                continue;
-            };
-            if crate::signals::received().is_some() {
-                break;
-            }
-            let kept = self.mild_stream(&log, &file, name, &stream.values.to_vec(), mild)?;
-            let left: Vec<(usize, Value)> = kept
-                .iter()
-                .enumerate()
-                .filter(|(_, v)| **v != mild)
-                .map(|(i, v)| (i, *v))
-                .collect();
-            if !left.is_empty() {
-                kept_draws.push((name.clone(), left, kept.len()));
-            }
-            log = with_stream(&log, name, &kept, mild);
-        }
-        write_log(&file, &log)?;
-        Ok(Some(kept_draws))
-    }
-
-    /// The draws of stream `name` (`original`) made mild where the failure
-    /// stays: all at once, or else one at a time, the latest first.
-    fn mild_stream(
-        &mut self,
-        log: &Log,
-        file: &Path,
-        name: &str,
-        original: &[Value],
-        mild: Value,
-    ) -> Result<Vec<Value>, String> {
-        let all_mild = vec![mild; original.len()];
-        if original.iter().all(|v| *v == mild)
-            || self.same_draws(&with_stream(log, name, &all_mild, mild), file)?
-        {
-            return Ok(all_mild);
-        }
-        let mut kept = original.to_vec();
-        let mut tried = 0;
-        for i in (0..kept.len()).rev() {
-            if tried >= DRAWS_TRIED_MAX || crate::signals::received().is_some() {
-                break;
-            }
-            if kept[i] == mild {
-                continue;
-            }
-            tried += 1;
-            let mut trial = kept.clone();
-            trial[i] = mild;
-            if self.same_draws(&with_stream(log, name, &trial, mild), file)? {
-                kept = trial;
-            }
-        }
-        Ok(kept)
-    }
-
-    /// Whether the run on the draws of `log` (written to `file`) fails as
-    /// the first did.
-    fn same_draws(&mut self, log: &Log, file: &Path) -> Result<bool, String> {
-        write_log(file, log)?;
-        let env = self.env_of(&self.skip, self.fast, &self.later, Some(file));
-        self.same(&env)
-    }
-
     /// The last run (which says what each draw was for), the report, and
     /// `DIR/<test>-<seed>.shrink`.
     fn finish(mut self, draws_kept: Option<Vec<KeptDraws>>, dir: &Path) -> Result<String, String> {
@@ -687,17 +535,15 @@ impl<'a> Shrinker<'a> {
             draws_file.display().to_string(),
         ));
         let (last, remaining) = self.listed(last_env)?;
+        let mut draw_lines = Vec::new();
         if let Some(kept_draws) = draws_kept {
-            let what = draws_said(&draws_file);
+            let (per_stream, per_draw) = self.draws_in_words(&kept_draws, &draws_file);
             self.note.push_str(&if kept_draws.is_empty() {
                 ", every link and disk draw at its mildest".to_string()
             } else {
-                let said: Vec<String> = kept_draws
-                    .iter()
-                    .map(|(name, left, total)| describe_draws(name, left, *total, &what))
-                    .collect();
-                format!(", draws kept: {}", said.join("; "))
+                format!(", draws kept: {}", per_stream.join("; "))
             });
+            draw_lines = per_draw;
         }
         if last.failure.as_ref().map(key) != Some(self.wanted.clone()) {
             return Err(format!(
@@ -707,7 +553,7 @@ impl<'a> Shrinker<'a> {
                 self.wanted.1
             ));
         }
-        let code = scenario_lines(&remaining);
+        let code = scenario_lines(&remaining, &draw_lines);
         let env = settings(&self.skip, self.skip_from, self.fast, &self.later);
         let mut report = self.report_head(&last, &remaining, &env);
         report.push_str(&code.join("\n"));
@@ -789,36 +635,25 @@ fn sorted_units(lines: &[FaultLine]) -> Vec<u64> {
     units
 }
 
-/// The faults that remain as lines to paste into a scenario test.
-fn scenario_lines(remaining: &[FaultLine]) -> Vec<String> {
+/// The faults that remain as lines to paste into a scenario test, then
+/// the link and disk draws the failure needs as comments (a scenario has
+/// no `Sim::at` line for a draw: the decision file replays them).
+fn scenario_lines(remaining: &[FaultLine], draws: &[String]) -> Vec<String> {
     let mut code: Vec<String> = remaining
         .iter()
         .map(|(_, _, line)| format!("    {line}"))
         .collect();
-    if code.is_empty() {
-        code.push("    // none: the failure needs no injected fault".to_string());
-    }
-    code
-}
-
-/// `log` with stream `name`'s draws set to `values` (and, past them, its
-/// mildest: a run that moves its failure later draws more).
-fn with_stream(log: &Log, name: &str, values: &[Value], mild: Value) -> Log {
-    let rest = if mild == Value::Min {
-        Rest::Min
-    } else {
-        Rest::Max
+    let head = match (code.is_empty(), draws.is_empty()) {
+        (true, true) => Some("none: the failure needs no injected fault"),
+        (true, false) => Some(
+            "no Sim::at fault; the failure needs these draws (the decision file replays them):",
+        ),
+        (false, false) => Some("and these draws (the decision file replays them):"),
+        (false, true) => None,
     };
-    let mut log = log.clone();
-    log.streams.insert(
-        name.to_string(),
-        Stream {
-            rest,
-            values: Values::from_slice(values),
-            cut: false,
-        },
-    );
-    log
+    code.extend(head.map(|head| format!("    // {head}")));
+    code.extend(draws.iter().map(|draw| format!("    //   {draw}")));
+    code
 }
 
 /// `DIR/<test>-<seed>.shrink`: the settings that replay the small run, and
