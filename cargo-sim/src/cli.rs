@@ -105,16 +105,13 @@ pub(crate) struct MergeArgs {
     pub(crate) shards: Vec<PathBuf>,
 }
 
-/// How many of a trace's last events a timeline draws, by default
-/// (`cargo sim timeline` and `cargo sim test --timeline`).
-pub(crate) const TIMELINE_EVENTS_DEFAULT: usize = 2_000;
-
 /// `cargo sim timeline`'s arguments.
 #[derive(Args, Debug)]
 #[command(after_help = "\
-The page has a lane per host, arrows from sends to deliveries, stubs for
-messages lost or still in flight, and bands for partitions and crashes. It
-draws itself from the events embedded in it: no network, no other file.")]
+The page has a lane per host (and per task group, when a host runs several),
+arrows from sends to deliveries, stubs for messages lost or still in flight,
+and bands for partitions and crashes. It draws itself from the events
+embedded in it: no network, no other file.")]
 pub(crate) struct TimelineArgs {
     /// The trace file (`SIM_TRACE`, `cargo sim test --trace`).
     #[arg(value_name = "TRACE")]
@@ -124,8 +121,12 @@ pub(crate) struct TimelineArgs {
     pub(crate) output: Option<PathBuf>,
     /// How many of the trace's last events to draw (the same default as a
     /// failure's timeline, `--timeline`).
-    #[arg(long, value_name = "EVENTS", default_value_t = TIMELINE_EVENTS_DEFAULT, value_parser = event_count)]
+    #[arg(long, value_name = "EVENTS", default_value_t = crate::timeline::EVENTS_DEFAULT, value_parser = event_count)]
     pub(crate) last: usize,
+    /// The x axis: virtual time, event order, or `auto` (event order when
+    /// time stands still for half the events or more).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub(crate) axis: crate::timeline::Axis,
 }
 
 fn event_count(text: &str) -> Result<usize, String> {

@@ -101,7 +101,9 @@ fn main() -> ExitCode {
         }
         Command::Diff(args) => diff::command(&args.a, &args.b),
         Command::Merge(args) => merge::command(args),
-        Command::Timeline(args) => timeline::command(&args.trace, args.output, args.last),
+        Command::Timeline(args) => {
+            timeline::command(&args.trace, args.output, (args.last, args.axis))
+        }
         Command::Cargo(args) => passthrough(&args),
     };
     match result {

@@ -563,6 +563,45 @@ fn answers_arrive_in_time() {
 }
 "#;
 
+const SERVERS: &str = r#"
+//! One host, three servers, and a test body that asks each once: every
+//! event at t=0 (the timeline draws them in event order, a lane a server).
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+async fn serve(listener: tokio::net::TcpListener) {
+    let (mut stream, _) = listener.accept().await.unwrap();
+    let mut byte = [0u8; 1];
+    stream.read_exact(&mut byte).await.unwrap();
+    stream.write_all(&byte).await.unwrap();
+}
+
+#[tokio::test]
+async fn three_servers_answer() {
+    let mut addresses = Vec::new();
+    let mut servers = Vec::new();
+    for which in 0..3 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        addresses.push(listener.local_addr().unwrap());
+        // Three spawn sites: three servers, each its own task group.
+        servers.push(match which {
+            0 => tokio::spawn(serve(listener)),
+            1 => tokio::spawn(serve(listener)),
+            _ => tokio::spawn(serve(listener)),
+        });
+    }
+    for (i, address) in addresses.iter().enumerate() {
+        let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+        stream.write_all(&[i as u8]).await.unwrap();
+        let mut byte = [0u8; 1];
+        stream.read_exact(&mut byte).await.unwrap();
+        assert_eq!(byte[0], i as u8);
+    }
+    for server in servers {
+        server.await.unwrap();
+    }
+}
+"#;
+
 const SHRINKABLE: &str = r#"
 use std::time::Duration;
 use tokio::sim::{Fault, Nemesis, Sim};
@@ -835,6 +874,7 @@ fn fixture(name: &str) -> PathBuf {
     write(&dir.join("tests/locks.rs"), LOCKS);
     write(&dir.join("tests/late.rs"), LATE);
     write(&dir.join("tests/story.rs"), STORY);
+    write(&dir.join("tests/servers.rs"), SERVERS);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .args(["generate-lockfile", "--quiet"])
@@ -2236,6 +2276,59 @@ fn a_failing_seeds_timeline_renders_in_headless_chromium() {
         summary.contains(&format!("{} arrows", delivered.len())),
         "{summary}"
     );
+    // Time moves in the cluster: a time axis.
+    assert_eq!(body["data-axis"], "time", "{body:?}");
+    one_hosts_timeline_is_drawn_in_event_order(&dir);
+}
+
+/// A one-host test whose virtual time never moves: its timeline chooses
+/// an event-order axis by itself, and gives each of the three servers the
+/// test body spawned a lane of its own.
+fn one_hosts_timeline_is_drawn_in_event_order(dir: &Path) {
+    let (output, _, stderr) = sim_args(
+        dir,
+        &["test", "--test", "servers", "--no-save"],
+        &[("SIM_SEED", "0x0"), ("SIM_TRACE", "servers.trace")],
+    );
+    assert!(output.status.success(), "{stderr}");
+    let trace = dir.join("servers.trace.three_servers_answer");
+    let page = dir.join("servers.html");
+    let (output, stdout, stderr) = sim_args(
+        dir,
+        &[
+            "timeline",
+            &trace.display().to_string(),
+            "-o",
+            &page.display().to_string(),
+        ],
+        &[],
+    );
+    assert!(output.status.success(), "{stderr}");
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(
+        text.lines().all(|l| l.split(' ').nth(1) == Some("0")),
+        "{text}"
+    );
+    let body = sim_test_support::rendered_body(&page, &tmp().join("chromium-profile"));
+    assert_eq!(
+        body.get("data-errors").map(String::as_str),
+        Some("0"),
+        "{body:?}"
+    );
+    assert_eq!(body["data-axis"], "order", "{body:?}");
+    // The simulation (the test body), and the three servers.
+    assert_eq!(body["data-lanes"], "4", "{stdout} {body:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    // Each lane by the spawn site of its server (the three arms of the
+    // test body's match).
+    let lanes = html.split("\"lanes\":[").nth(1).unwrap_or_default();
+    let lanes = lanes.split(']').next().unwrap_or_default();
+    assert_eq!(
+        lanes.matches("\"main task@servers.rs:").count(),
+        3,
+        "{lanes}"
+    );
+    assert!(html.contains("x: event order (virtual time stands still at t=0)"));
 }
 
 #[test]
