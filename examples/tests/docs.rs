@@ -94,3 +94,71 @@ fn every_link_of_the_docs_points_inside_the_repository() {
         broken.join("\n")
     );
 }
+
+/// The builders of a harness type in `file` (of sim-harness's sources):
+/// each `pub fn` whose signature returns `returns`.
+fn builders(file: &str, returns: &str) -> Vec<String> {
+    let path = root().join("sim-harness/src").join(file);
+    let source = std::fs::read_to_string(&path).unwrap();
+    source
+        .split("\n    pub fn ")
+        .skip(1)
+        .filter_map(|item| {
+            let signature = item.split('{').next()?;
+            let name = signature.split(['(', '<']).next()?;
+            let head = signature.split("\n    where").next()?;
+            head.trim_end().ends_with(returns).then(|| name.to_string())
+        })
+        .collect()
+}
+
+/// The text of the docs' checked blocks: each between
+/// `<!-- NAME:start (checked by ...) -->` and `<!-- NAME:end -->`.
+fn checked_blocks(text: &str) -> String {
+    let mut blocks = String::new();
+    for (at, _) in text.match_indices(":start (checked by ") {
+        let name_from = text[..at].rfind("<!-- ").map_or(at, |from| from + 5);
+        let end = format!("<!-- {}:end", &text[name_from..at]);
+        if let Some(to) = text[at..].find(&end) {
+            blocks.push_str(&text[at..at + to]);
+        }
+    }
+    blocks
+}
+
+/// Every harness builder the README or the guide names (`Nemesis`'s
+/// generators, `Swarm`'s dimensions, `Sim`'s settings) is shown with its
+/// arguments, once at least, in a block a test checks.
+#[test]
+fn every_harness_builder_the_docs_name_is_shown_with_its_arguments() {
+    let text: String = documents()
+        .into_iter()
+        .filter(|(path, _)| !path.ends_with("ARCHITECTURE.md") && !path.ends_with("BENCHMARKS.md"))
+        .map(|(_, text)| text)
+        .collect();
+    let checked = checked_blocks(&text);
+    let mut missing = Vec::new();
+    for (file, returns) in [
+        ("nemesis.rs", "-> Nemesis"),
+        ("swarm.rs", "-> Swarm"),
+        ("sim.rs", "-> &mut Self"),
+    ] {
+        let names = builders(file, returns);
+        assert!(names.len() >= 5, "{file}: builders not found: {names:?}");
+        for name in names {
+            let named = text.contains(&format!("`{name}`"))
+                || text.contains(&format!(".{name}("))
+                || text.contains(&format!("::{name}("));
+            let shown =
+                checked.contains(&format!(".{name}(")) || checked.contains(&format!("::{name}("));
+            if named && !shown {
+                missing.push(format!("{file}: {name}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "named in the docs, but never shown with its arguments in a checked block:\n{}",
+        missing.join("\n")
+    );
+}
