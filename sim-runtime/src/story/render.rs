@@ -21,24 +21,13 @@ pub(crate) fn elide(text: &str) -> String {
     cut_at_word(text, LINE_BYTES_MAX)
 }
 
-/// A payload's first bytes as text, escaped: `data="ADD 1"`, with `...`
-/// when there is more.
+/// A payload's first bytes as text, escaped as the trace shows them:
+/// `data="ADD 1"`, with `...` when there is more.
 fn push_data(out: &mut String, head: &[u8], len: u32) {
-    out.push_str(" data=\"");
-    for &b in head {
-        match b {
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            0x20..=0x7e => out.push(b as char),
-            _ => {
-                let _ = write!(out, "\\x{b:02x}");
-            }
-        }
-    }
-    out.push('"');
-    if head.len() < len as usize {
-        out.push_str("...");
-    }
+    let mut bytes = Vec::with_capacity(head.len() + 12);
+    crate::trace::push_data(&mut bytes, head, head.len() < len as usize);
+    // Escaped, every byte is printable ASCII.
+    out.push_str(std::str::from_utf8(&bytes).expect("an escaped payload is ASCII"));
 }
 
 impl Story {

@@ -51,6 +51,7 @@ pub use digest::payload_digest;
 pub use event::{EventKind, Label, Message};
 pub use path::{file_name_part, trace_path};
 pub use text::cut_at_word;
+pub(crate) use text::push_data;
 
 use codec::*;
 use sha2::{Digest, Sha256};

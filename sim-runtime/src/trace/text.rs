@@ -6,9 +6,15 @@ use std::net::{IpAddr, SocketAddr};
 
 /// ` data="<first bytes, escaped>"`, `...` after it when there is more.
 pub(crate) fn push_payload(line: &mut Vec<u8>, data: &[u8]) {
-    line.extend_from_slice(b" data=\"");
     let shown = data.len().min(trace_bytes());
-    for &b in &data[..shown] {
+    push_data(line, &data[..shown], shown < data.len());
+}
+
+/// ` data="<head, escaped>"`, and `...` after it when `more` was cut off
+/// (the trace's and the story's way of showing a payload).
+pub(crate) fn push_data(line: &mut Vec<u8>, head: &[u8], more: bool) {
+    line.extend_from_slice(b" data=\"");
+    for &b in head {
         match b {
             b'"' => line.extend_from_slice(b"\\\""),
             b'\\' => line.extend_from_slice(b"\\\\"),
@@ -22,7 +28,7 @@ pub(crate) fn push_payload(line: &mut Vec<u8>, data: &[u8]) {
         }
     }
     line.push(b'"');
-    if shown < data.len() {
+    if more {
         line.extend_from_slice(b"...");
     }
 }
