@@ -13,7 +13,7 @@
 //! task of the last `poll` line before it.
 
 use super::event::{endpoints, host_of, Event};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The simulation's own lane: the root future and the callbacks.
 pub const SIM_LANE: &str = "(simulation)";
@@ -26,6 +26,8 @@ const GROUP_LANES_PER_HOST_MAX: usize = 8;
 pub struct Lanes {
     /// Task number -> (its host, its parent, its spawn label).
     tasks: BTreeMap<u64, TaskSeen>,
+    /// Every host a line was on.
+    hosts: BTreeSet<String>,
     /// The task of the last `poll` line.
     polled: Option<u64>,
     /// An address -> the task that first sent from it (true) or listened
@@ -52,6 +54,9 @@ impl Lanes {
         let Some(id) = event.task_id() else {
             return;
         };
+        if !self.hosts.contains(&event.host) {
+            self.hosts.insert(event.host.clone());
+        }
         let polled = self.polled;
         let seen = self.tasks.entry(id).or_default();
         if seen.host.is_empty() {
@@ -170,7 +175,7 @@ impl Lanes {
             return lane;
         }
         let host = host_of(address);
-        if self.tasks.values().any(|t| t.host == host) {
+        if self.hosts.contains(host) {
             self.lane(host, host)
         } else {
             self.lane(sender_host, sender_host)
