@@ -4,19 +4,21 @@
 # Prints the table BENCHMARKS.md shows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# `cargo sim` as this checkout builds it (an installed one may be older).
+cargo_sim() { cargo run --quiet --package cargo-sim -- sim "$@"; }
 
 loop_seeds=${LOOP_SEEDS:-30}
 sweep_seeds=${SWEEP_SEEDS:-1000}
 
 # Build everything first: no row includes compile time.
-cargo sim test -q -p sim-examples --test small --test jobs --no-run > /dev/null 2>&1
+cargo_sim test -q -p sim-examples --test small --test jobs --no-run > /dev/null 2>&1
 
 now() { date +%s.%N; }
 rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.0f", n / (b - a) }'; }
 
 start=$(now)
 for seed in $(seq 1 "$loop_seeds"); do
-    SIM_SEED=$seed cargo sim test -q -p sim-examples --test small -- spawn_and_join --exact \
+    SIM_SEED=$seed cargo_sim test -q -p sim-examples --test small -- spawn_and_join --exact \
         > /dev/null 2>&1
 done
 end=$(now)
@@ -25,7 +27,7 @@ shell_loop=$(rate "$loop_seeds" "$start" "$end")
 sweep() {
     local s e
     s=$(now)
-    cargo sim test -p sim-examples --seeds "$sweep_seeds" --no-doc --no-save "$@" > /dev/null 2>&1
+    cargo_sim test -p sim-examples --seeds "$sweep_seeds" --no-doc --no-save "$@" > /dev/null 2>&1
     e=$(now)
     echo "$s $e"
 }

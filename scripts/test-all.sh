@@ -3,6 +3,8 @@
 # through `cargo sim`). This is the README's test command and what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# `cargo sim` as this checkout builds it (an installed one may be older).
+cargo_sim() { cargo run --quiet --package cargo-sim -- sim "$@"; }
 
 echo "== plain build: real tokio =="
 # The facade (package `tokio`) and the harness are simulation-only: their
@@ -15,4 +17,4 @@ echo "== simulation build: cargo sim test =="
 # patch both would be the facade, so it has no simulation build. cargo-sim
 # is the runner, no tokio user: its tests (which run cargo sim on fixture
 # crates) are the plain build's.
-cargo sim test --workspace --exclude sim-bench --exclude cargo-sim
+cargo_sim test --workspace --exclude sim-bench --exclude cargo-sim

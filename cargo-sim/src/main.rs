@@ -41,6 +41,7 @@ mod runner;
 mod seeds;
 mod shrink;
 mod signals;
+mod stale;
 mod test;
 mod timeline;
 
@@ -51,7 +52,7 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     // As `cargo sim ...`, cargo passes "sim" first; as `cargo run -p
-    // cargo-sim -- ...` (the workspace alias), it does not.
+    // cargo-sim -- ...`, it may not.
     if args.first().is_some_and(|a| a == "sim") {
         args.remove(0);
     }
@@ -88,6 +89,7 @@ fn main() -> ExitCode {
         }
     };
     sim_runtime::settings::warn_unknown();
+    stale::warn_if_older_than_its_checkout();
     signals::install();
     if matches!(cli.command, Command::Diff(_) | Command::Timeline(_)) {
         signals::die_quietly_on_closed_pipe();

@@ -166,3 +166,79 @@ fn passed_on_commands_build_the_simulation() {
         );
     }
 }
+
+/// The checkout this test was built from.
+fn checkout() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// `cargo sim` installed (on `PATH`) and run in this checkout, as the
+/// README's first command leaves it: cargo says nothing of its own. A
+/// workspace alias named `sim` beside the installed binary made cargo warn
+/// on every command ("user-defined alias `sim` is shadowing an external
+/// subcommand"), a warning cargo means to make an error.
+#[test]
+fn an_installed_cargo_sim_in_the_checkout_draws_no_cargo_warning() {
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_cargo-sim"))
+        .parent()
+        .unwrap();
+    let path = std::env::join_paths(std::iter::once(bin_dir.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["sim", "--version"])
+        .current_dir(checkout())
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("cargo sim 0."),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("warning"), "cargo warned:\n{stderr}");
+}
+
+/// A copy of the runner older than the sources of the checkout it was
+/// built from (an install from before a pull) says so when it runs in the
+/// checkout, and says nothing elsewhere or when it is current.
+#[test]
+fn an_installed_cargo_sim_older_than_its_checkout_says_so() {
+    let dir = std::env::temp_dir().join(format!("sim-stale-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let installed = dir.join("cargo-sim");
+    std::fs::copy(env!("CARGO_BIN_EXE_cargo-sim"), &installed).unwrap();
+    let run = |cwd: &std::path::Path| {
+        let out = Command::new(&installed)
+            .args(["sim", "diff", "/nonexistent-a", "/nonexistent-b"])
+            .current_dir(cwd)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    // Current: the copy is newer than every source file.
+    let current = run(&checkout());
+    assert!(!current.contains("was built before"), "{current}");
+    // A year old.
+    let year_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(365 * 86_400);
+    std::fs::File::options()
+        .write(true)
+        .open(&installed)
+        .unwrap()
+        .set_modified(year_ago)
+        .unwrap();
+    let stale = run(&checkout());
+    assert!(
+        stale.contains("was built before the last change to its sources")
+            && stale.contains("cargo install --locked --path cargo-sim"),
+        "{stale}"
+    );
+    let elsewhere = run(&dir);
+    assert!(!elsewhere.contains("was built before"), "{elsewhere}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
