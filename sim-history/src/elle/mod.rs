@@ -1,0 +1,1 @@
+//! Elle (to come).
