@@ -72,6 +72,9 @@ pub(crate) enum Command {
     Merge(MergeArgs),
     /// Draw a trace file as a self-contained HTML page.
     Timeline(TimelineArgs),
+    /// Print a run's history of client operations (`tokio::sim::history`),
+    /// read out of its trace or a history file, or check it.
+    History(HistoryArgs),
     /// Any other cargo command, as a simulation build.
     #[command(external_subcommand)]
     Cargo(Vec<String>),
@@ -127,6 +130,38 @@ pub(crate) struct TimelineArgs {
     /// time stands still for half the events or more).
     #[arg(long, value_enum, default_value = "auto")]
     pub(crate) axis: crate::timeline::Axis,
+}
+
+/// `cargo sim history`'s arguments.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+A trace holds every history the run recorded, as notes (`history ops invoke #3
+\"c1\" write \"x\" 1`). Printed as JSON lines (one event an object) or as
+Jepsen's EDN. With --check, the history is checked instead, as Sim::check_history
+checks it: exit 0 when it passes, 1 when it does not (or could not be decided
+within the budget), with the smallest window of operations at fault, or each
+anomaly's cycle.")]
+pub(crate) struct HistoryArgs {
+    /// A trace file (`SIM_TRACE`, `cargo sim test --trace`), or a history
+    /// file: JSON lines (`.jsonl`) or EDN (`.edn`, Jepsen's `history.edn`).
+    #[arg(value_name = "FILE")]
+    pub(crate) file: PathBuf,
+    /// Which history (default: the only one, or `ops`).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) name: Option<String>,
+    /// Print Jepsen's EDN instead of JSON lines.
+    #[arg(long)]
+    pub(crate) edn: bool,
+    /// Check the history against this model instead of printing it.
+    #[arg(long, value_enum, value_name = "MODEL")]
+    pub(crate) check: Option<crate::history::CheckModel>,
+    /// With --check list-append or rw-register: the isolation level the
+    /// store promises.
+    #[arg(long, value_enum, default_value = "serializable")]
+    pub(crate) isolation: crate::history::IsolationArg,
+    /// With --check and a linearizability model: the most model steps.
+    #[arg(long, value_name = "STEPS", default_value_t = 10_000_000)]
+    pub(crate) budget_steps: u64,
 }
 
 fn event_count(text: &str) -> Result<usize, String> {

@@ -10,6 +10,8 @@
 //! - `cargo sim merge SHARD...`: one report from a sweep's shards
 //!   (`merge.rs`).
 //! - `cargo sim timeline TRACE`: a trace as an HTML timeline.
+//! - `cargo sim history FILE`: a run's history of client operations, out
+//!   of its trace, printed or checked (`history.rs`).
 //! - `cargo sim <any other cargo command>`: that command, as a simulation
 //!   build (`cargo sim run`, `cargo sim clippy`, `cargo sim nextest run`).
 //!
@@ -29,6 +31,7 @@ mod compile;
 mod config;
 mod diff;
 mod explore;
+mod history;
 mod identity;
 mod lock;
 mod merge;
@@ -91,7 +94,10 @@ fn main() -> ExitCode {
     sim_runtime::settings::warn_unknown();
     stale::warn_if_older_than_its_checkout();
     signals::install();
-    if matches!(cli.command, Command::Diff(_) | Command::Timeline(_)) {
+    if matches!(
+        cli.command,
+        Command::Diff(_) | Command::Timeline(_) | Command::History(_)
+    ) {
         signals::die_quietly_on_closed_pipe();
     }
     let result = match cli.command {
@@ -106,6 +112,7 @@ fn main() -> ExitCode {
         Command::Timeline(args) => {
             timeline::command(&args.trace, args.output, (args.last, args.axis))
         }
+        Command::History(args) => history::command(&args),
         Command::Cargo(args) => passthrough(&args),
     };
     match result {

@@ -6,6 +6,8 @@
 //! - [`fault`]: [`Fault`], what a test does to the world.
 //! - `host.rs`: hosts' factories, main tasks and restarts.
 //! - [`observe`]: [`publish`], what service code tells the checkers.
+//! - [`history`]: a run's history of client operations, and the checks
+//!   of it (linearizability, transactional anomalies).
 //! - `checker.rs`: invariants after every harness event ([`Sim::check`]).
 //! - `liveness.rs`: the liveness phase ([`Sim::eventually`]).
 //! - [`nemesis`]: fault generators at seeded times ([`Nemesis`]).
@@ -25,6 +27,7 @@
 mod checker;
 pub mod control;
 pub mod fault;
+pub mod history;
 mod horizon;
 mod host;
 mod liveness;

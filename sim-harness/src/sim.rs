@@ -72,6 +72,8 @@ pub struct SimReport {
     pub events: u64,
     /// Virtual time at the end.
     pub end: Duration,
+    /// The histories the run recorded (`tokio::sim::history`), by name.
+    pub histories: std::collections::BTreeMap<String, crate::history::History>,
 }
 
 /// A simulation of named hosts and clients. See the module docs.
@@ -191,6 +193,49 @@ impl Sim {
         F: Fn(&Observations<'_>) -> Result<(), String> + 'static,
     {
         self.world.checkers.push((name.to_string(), Rc::new(check)));
+        self
+    }
+
+    /// Checks a history of the run's client operations (recorded with
+    /// [`crate::history::op`]): its linearizability against a model
+    /// ([`crate::history::Linearizable`]) or its transactions' anomalies
+    /// ([`crate::history::Transactional`]), at the end of the run or as it
+    /// goes. What it finds fails the run with class `consistency`, with the
+    /// smallest window of operations at fault as a table of clients by
+    /// time.
+    ///
+    /// # Examples
+    ///
+    /// A register whose reads see the last write: linearizable.
+    ///
+    /// ```
+    /// use std::cell::Cell;
+    /// use std::rc::Rc;
+    /// use tokio::sim::history::{self, models, Linearizable, Op};
+    /// use tokio::sim::Sim;
+    ///
+    /// let mut sim = Sim::new();
+    /// sim.check_history(Linearizable::new(models::Register::new()));
+    /// let register = Rc::new(Cell::new(0));
+    /// for client in ["a", "b"] {
+    ///     let register = register.clone();
+    ///     sim.client(client, async move {
+    ///         for n in 1..=5 {
+    ///             let value = n * 10 + i64::from(client == "b");
+    ///             history::op(Op::write("r", value), async { register.set(value); Ok::<_, ()>(()) }).await.unwrap();
+    ///             tokio::task::yield_now().await;
+    ///             history::op(Op::read("r"), async { Ok::<_, ()>(register.get()) }).await.unwrap();
+    ///         }
+    ///     });
+    /// }
+    /// let report = sim.run();
+    /// assert_eq!(report.histories["ops"].operations().len(), 20);
+    /// ```
+    pub fn check_history(
+        &mut self,
+        check: impl crate::history::HistoryCheck + 'static,
+    ) -> &mut Self {
+        self.world.history_checks.push(Rc::new(check));
         self
     }
 
@@ -554,6 +599,10 @@ impl Sim {
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             core.block_on(world.drive())
         }));
+        let histories = core
+            .extension(crate::history::Recorder::default)
+            .histories
+            .take();
         Core::close(id);
         drop(core);
         if let (Some(path), Some(run)) = (&measuring, sim_runtime::last_run()) {
@@ -568,6 +617,7 @@ impl Sim {
             trace_hash: summary.trace_hash,
             events: summary.events,
             end: Duration::from_nanos(summary.end_ns),
+            histories,
         }
     }
 
@@ -597,6 +647,7 @@ struct World {
     default_link: Option<LinkConfig>,
     disks: Vec<(String, DiskConfig)>,
     checkers: Vec<(String, CheckFn)>,
+    history_checks: Vec<Rc<dyn crate::history::HistoryCheck>>,
     properties: Vec<Property>,
     liveness_core: Option<Vec<String>>,
     nemesis: Nemesis,
@@ -616,6 +667,7 @@ impl World {
             default_link: None,
             disks: Vec::new(),
             checkers: Vec::new(),
+            history_checks: Vec::new(),
             properties: Vec::new(),
             liveness_core: None,
             nemesis: Nemesis::new(),
@@ -657,6 +709,7 @@ impl World {
             default_link,
             disks,
             checkers,
+            history_checks,
             properties,
             liveness_core,
             nemesis,
@@ -682,6 +735,7 @@ impl World {
             client_ids
         });
         crate::checker::install(checkers);
+        crate::history::install(history_checks);
         crate::nemesis::start(nemesis);
         boot().await;
         let client_tasks = spawn_clients(clients, client_ids);
@@ -697,6 +751,7 @@ impl World {
             crate::liveness::phase(core_hosts, properties).await;
         }
         crate::checker::check_now();
+        crate::history::check_at_end();
     }
 }
 

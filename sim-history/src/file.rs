@@ -134,7 +134,7 @@ fn event_of(fields: Vec<(String, Parsed)>, index: u64) -> Result<Event, String> 
     Ok(event)
 }
 
-fn json_string(s: &str) -> String {
+pub(crate) fn json_string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
@@ -224,6 +224,13 @@ impl Parsed {
             Parsed::List(items) => Value::List(items.into_iter().map(Parsed::into_value).collect()),
         }
     }
+}
+
+/// Reads one EDN value at the start of `text`: the value and the rest.
+pub(crate) fn read_edn_value(text: &str) -> Result<(Value, &str), String> {
+    let mut reader = Reader::new(text);
+    let value = reader.value(Syntax::Edn)?.into_value();
+    Ok((value, text[reader.at..].trim_start()))
 }
 
 #[derive(Clone, Copy, PartialEq)]

@@ -13,6 +13,7 @@
 //!   (list-append or read-write registers), its cycles and the anomalies
 //!   they are (G0, G1a, G1b, G1c, G-single, G2), edge by edge in words.
 //! - [`table`]: operations as a table of clients by time.
+//! - [`note`]: a history's events as notes of a run's trace, and back.
 //!
 //! Nothing here knows of the simulator: `tokio::sim::history` records a
 //! run's history into a [`History`] and checks it at the end of the run
@@ -26,6 +27,7 @@ mod file;
 mod hash;
 mod history;
 pub mod linear;
+pub mod note;
 mod op;
 pub mod table;
 mod value;

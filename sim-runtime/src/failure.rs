@@ -35,10 +35,14 @@ pub enum FailureClass {
     /// An `assert_always!` did not hold, or an `assert_unreachable!` was
     /// reached (`tokio::sim`'s properties).
     Assertion,
+    /// A history of client operations is not linearizable, or shows a
+    /// transactional anomaly its isolation level forbids, or could not be
+    /// checked within its budget (`tokio::sim::history`).
+    Consistency,
 }
 
 /// Every class, in the order reports list them.
-const ALL: [FailureClass; 12] = [
+const ALL: [FailureClass; 13] = [
     FailureClass::Panic,
     FailureClass::Deadlock,
     FailureClass::TimeLimit,
@@ -51,6 +55,7 @@ const ALL: [FailureClass; 12] = [
     FailureClass::Correctness,
     FailureClass::Liveness,
     FailureClass::Assertion,
+    FailureClass::Consistency,
 ];
 
 impl FailureClass {
@@ -69,6 +74,7 @@ impl FailureClass {
             FailureClass::Correctness => "correctness",
             FailureClass::Liveness => "liveness",
             FailureClass::Assertion => "assertion",
+            FailureClass::Consistency => "consistency",
         }
     }
 

@@ -51,7 +51,8 @@ const LATER_UNITS_MAX: usize = 8;
 const LATER_STEPS_MAX: usize = 6;
 
 /// What must stay the same for a smaller run to count: the class, and the
-/// checker's or liveness property's name, or the panic's site.
+/// checker's, liveness property's or history's name, or the panic's site
+/// (a shrunk consistency failure still breaks the same history).
 fn key(failure: &(FailureClass, String)) -> (FailureClass, String) {
     let (class, message) = failure;
     let detail = if let Some(rest) = message
@@ -60,6 +61,10 @@ fn key(failure: &(FailureClass, String)) -> (FailureClass, String) {
         .or_else(|| message.split("liveness: `").nth(1))
     {
         rest.split('`').next().unwrap_or("").to_string()
+    } else if let Some(rest) = message.split("consistency: history `").nth(1) {
+        // The history and the verdict, before the counts: "ops` is not
+        // linearizable", "ops` shows anomalies Serializable forbids".
+        rest.split('(').next().unwrap_or("").trim_end().to_string()
     } else if let Some(rest) = message.split(" panicked at ").nth(1) {
         rest.split('\n')
             .next()

@@ -6,6 +6,7 @@
 
 use super::event::{endpoints, message_number, Event};
 use super::lanes::Lanes;
+use super::operations::{Bar, Operations};
 use std::collections::BTreeMap;
 
 /// What the x axis shows.
@@ -59,6 +60,8 @@ pub struct Drawing {
     pub arrows: Vec<Arrow>,
     pub stubs: Vec<Stub>,
     pub bands: Vec<Band>,
+    /// The history's operations (`tokio::sim::history`).
+    pub ops: Vec<Bar>,
     /// `Time` or `Order`, never `Auto`.
     pub axis: Axis,
     pub shown: usize,
@@ -88,6 +91,7 @@ pub fn draw(events: &[Event], last: usize, axis: Axis) -> Drawing {
         withdrawn: Vec::new(),
         cuts: BTreeMap::new(),
         downs: BTreeMap::new(),
+        ops: Operations::default(),
     };
     for (index, event) in shown.iter().enumerate() {
         layout.event(index, event);
@@ -141,6 +145,7 @@ struct Layout {
     withdrawn: Vec<usize>,
     cuts: BTreeMap<(String, String), usize>,
     downs: BTreeMap<String, usize>,
+    ops: Operations,
 }
 
 impl Layout {
@@ -158,6 +163,7 @@ impl Layout {
             "lost" => self.lost(event, at, index),
             word @ ("partition" | "heal") => self.cut(word == "partition", label, index),
             word @ ("crash" | "exit" | "restart") => self.down(word == "restart", label, index),
+            "history" => self.ops.event(&mut self.lanes, index, event),
             _ => {}
         }
     }
@@ -348,6 +354,10 @@ impl Layout {
         for band in &mut self.bands {
             band.lanes = (new_of[band.lanes.0], new_of[band.lanes.1]);
         }
+        let mut ops = std::mem::take(&mut self.ops).finish(end);
+        for bar in &mut ops {
+            bar.lane = new_of[bar.lane];
+        }
         Drawing {
             lanes: order
                 .iter()
@@ -357,6 +367,7 @@ impl Layout {
             arrows,
             stubs: self.stubs,
             bands: self.bands,
+            ops,
             axis,
             shown,
             total,

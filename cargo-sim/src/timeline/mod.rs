@@ -10,10 +10,13 @@
 //!   lost or still in flight at the end; bands for partitions and for
 //!   hosts that are down; the x axis, virtual time or event order (chosen
 //!   by itself when time stands still).
+//! - `operations.rs`: a run's history of client operations as bars, a
+//!   lane per client, the ones a checker found at fault marked.
 //! - `page.rs`, `page.html`: the page. It draws itself from the events
 //!   embedded in it (no network, no files), and records what it drew on
 //!   `<body>` (`data-lanes`, `data-marks`, `data-arrows`, `data-stubs`,
-//!   `data-bands`, `data-axis`, `data-errors`), so a test can load it in a
+//!   `data-bands`, `data-ops`, `data-marked-ops`, `data-axis`,
+//!   `data-errors`), so a test can load it in a
 //!   headless browser and count.
 //!
 //! The last `N` events (default 2,000), with a note when some were left
@@ -22,6 +25,7 @@
 mod event;
 mod lanes;
 mod layout;
+mod operations;
 mod page;
 
 pub use event::{parse_line, Event};
@@ -107,6 +111,44 @@ mod tests {
 
     fn events(lines: &[&str]) -> Vec<Event> {
         lines.iter().filter_map(|l| parse_line(l)).collect()
+    }
+
+    #[test]
+    fn a_history_is_drawn_as_bars_per_client_with_the_ones_at_fault_marked() {
+        let trace = events(&[
+            "0 0 0.000000000s main start 0:root 1",
+            "1 10 0.000000010s a note 1:a history ops invoke #0 \"a\" write \"x\" 1",
+            "2 20 0.000000020s b note 2:b history ops invoke #1 \"b\" read \"x\" nil",
+            "3 30 0.000000030s a note 1:a history ops ok #0 \"a\" write \"x\" -> nil",
+            "4 40 0.000000040s b note 2:b history ops ok #1 \"b\" read \"x\" -> 0",
+            "5 50 0.000000050s a note 1:a history ops invoke #2 \"a\" write \"x\" 2",
+            "6 60 0.000000060s main note 0:root history ops illegal #0 #1",
+        ]);
+        let drawing = draw(&trace, 100, Axis::Auto);
+        assert!(
+            drawing.lanes.contains(&"ops: a".to_string()),
+            "{:?}",
+            drawing.lanes
+        );
+        assert!(
+            drawing.lanes.contains(&"ops: b".to_string()),
+            "{:?}",
+            drawing.lanes
+        );
+        let summary: Vec<(usize, usize, &str, bool)> = drawing
+            .ops
+            .iter()
+            .map(|b| (b.from, b.to, b.outcome, b.marked))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                (1, 3, "ok", true),
+                (2, 4, "ok", true),
+                (5, 6, "open", false)
+            ]
+        );
+        assert_eq!(drawing.ops[1].text, "#1 read \"x\" nil -> 0");
     }
 
     #[test]

@@ -119,6 +119,23 @@ fn data(drawing: &Drawing, shown: &[Event]) -> String {
             })
             .collect(),
     );
+    let ops = join(
+        drawing
+            .ops
+            .iter()
+            .map(|b| {
+                format!(
+                    "[{},{},{},{},{},{}]",
+                    b.lane,
+                    b.from,
+                    b.to,
+                    json_str(b.outcome),
+                    json_str(&b.text),
+                    b.marked
+                )
+            })
+            .collect(),
+    );
     let axis = if drawing.axis == Axis::Order {
         "order"
     } else {
@@ -126,7 +143,8 @@ fn data(drawing: &Drawing, shown: &[Event]) -> String {
     };
     format!(
         "{{\"axis\":\"{axis}\",\"lanes\":[{lanes}],\"lines\":[{lines}],\"times\":[{times}],\
-         \"marks\":[{marks}],\"arrows\":[{arrows}],\"stubs\":[{stubs}],\"bands\":[{bands}]}}"
+         \"marks\":[{marks}],\"arrows\":[{arrows}],\"stubs\":[{stubs}],\"bands\":[{bands}],\
+         \"ops\":[{ops}]}}"
     )
 }
 

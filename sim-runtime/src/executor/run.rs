@@ -58,6 +58,18 @@ impl Core {
         self.block_on(future)
     }
 
+    /// Raises the run's failure ([`Core::fail_run`]) as the panic
+    /// `block_on` ends with, its class set for the sweep.
+    fn raise_failure(&self) -> ! {
+        let (class, message) = self
+            .failure
+            .borrow_mut()
+            .take()
+            .expect("a failed run has its failure");
+        set_failure_class(class);
+        panic!("{message}");
+    }
+
     /// [`Core::block_on`] on the simulator's own thread.
     fn block_on_here<F: Future>(self: &Rc<Self>, future: F) -> F::Output {
         // Inside a blocking section (block_in_place, spawn_blocking) a
@@ -98,14 +110,8 @@ impl Core {
         let root_waker = waker::waker(self.id, ROOT_SLOT, 0);
         loop {
             if self.failed.get() {
-                let (class, message) = self
-                    .failure
-                    .borrow_mut()
-                    .take()
-                    .expect("a failed run has its failure");
                 drop(_running);
-                set_failure_class(class);
-                panic!("{message}");
+                self.raise_failure();
             }
             // An event already due (a delivery at the current instant, a
             // timer set for now) fires before the next pick: it does not wait
@@ -150,6 +156,12 @@ impl Core {
                     if let Poll::Ready(output) = result {
                         self.scheduler.borrow_mut().root_done();
                         self.trace.borrow_mut().flush();
+                        // A failure in the root's last poll (a checker run
+                        // once more at the end) fails the run all the same.
+                        if self.failed.get() {
+                            drop(_running);
+                            self.raise_failure();
+                        }
                         return output;
                     }
                 }

@@ -71,6 +71,7 @@ fn every_class_has_a_name_that_parses_back() {
         "correctness",
         "liveness",
         "assertion",
+        "consistency",
     ] {
         assert_eq!(FailureClass::parse(name).unwrap().as_str(), name);
     }

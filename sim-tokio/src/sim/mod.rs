@@ -63,7 +63,7 @@ pub use crate::__sim_assert_sometimes as assert_sometimes;
 pub use crate::__sim_assert_unreachable as assert_unreachable;
 pub use buggify::buggify;
 pub use rng::{rng, Stream};
-pub use sim_harness::{control, rollout, swarm};
+pub use sim_harness::{control, history, rollout, swarm};
 pub use sim_harness::{
     publish, DiskConfig, Fault, LinkConfig, Nemesis, Observations, Publication, Sim, SimReport,
 };
