@@ -14,8 +14,11 @@ use std::rc::Rc;
 
 /// What a check found wrong: the report, and the operations to mark.
 pub struct Finding {
-    /// What went wrong, in words (the report's body).
-    pub report: String,
+    /// What went wrong, in a line: `history `ops` is not linearizable
+    /// (key-value map)`.
+    pub title: String,
+    /// Why, in words and tables.
+    pub body: String,
     /// The operations at fault (their ids), marked in the trace and the
     /// timeline.
     pub operations: Vec<u64>,
@@ -124,10 +127,10 @@ impl<M: Model> HistoryCheck for Linearizable<M> {
                     " (the search for a smaller one ran out of budget)"
                 };
                 Some(Finding {
-                    report: format!(
-                        "history `{name}` is not linearizable ({}): the smallest window of operations that \
-                         cannot be linearized, {} of {} operations{key}{minimal}:\n{}",
-                        report.model,
+                    title: format!("history `{name}` is not linearizable ({})", report.model),
+                    body: format!(
+                        "The smallest window of operations that cannot be linearized, {} of {} \
+                         operations{key}{minimal}:\n{}",
                         illegal.window.len(),
                         report.operations,
                         illegal.explain()
@@ -137,11 +140,15 @@ impl<M: Model> HistoryCheck for Linearizable<M> {
                 })
             }
             Verdict::Unknown { partition } => Some(Finding {
-                report: format!(
+                title: format!(
                     "history `{name}` could not be checked for linearizability ({}) within its budget of \
-                     {} model steps ({} operations; key {partition} undecided): not a pass. Raise the \
-                     budget (Linearizable::budget_steps) or record fewer operations per run",
-                    report.model, self.budget.steps_max, report.operations
+                     {} model steps",
+                    report.model, self.budget.steps_max
+                ),
+                body: format!(
+                    "{} operations; key {partition} undecided. Not a pass: raise the budget \
+                     (Linearizable::budget_steps) or record fewer operations per run.",
+                    report.operations
                 ),
                 operations: Vec::new(),
                 verdict: "unknown",
@@ -246,10 +253,12 @@ impl HistoryCheck for Transactional {
             .filter_map(|t| t.strip_prefix('T')?.split(' ').next()?.parse().ok())
             .collect();
         Some(Finding {
-            report: format!(
-                "history `{}` shows anomalies {:?} forbids ({} transactions; found: {}):\n{}",
-                self.history,
-                self.isolation,
+            title: format!(
+                "history `{}` shows anomalies {:?} forbids",
+                self.history, self.isolation
+            ),
+            body: format!(
+                "{} transactions; found: {}.\n{}",
                 report.transactions,
                 counts.join(", "),
                 report.explain().trim_end()
@@ -329,10 +338,11 @@ fn run_check(check: &dyn HistoryCheck, when: &str) -> bool {
     ));
     sim_runtime::context::with_current(|core| {
         let report = format!(
-            "sim: consistency: {} (checked {when}, at virtual time {}, seed {:#x})\n{}",
-            finding.report.trim_end(),
+            "sim: consistency: {}, checked {when}, at virtual time {} (seed {:#x}).\n{}\n{}",
+            finding.title,
             sim_history::table::seconds(core.now_ns()),
             core.config().seed,
+            finding.body.trim_end(),
             core.story_report().trim_end()
         );
         core.fail_run(sim_runtime::sweep::FailureClass::Consistency, report);

@@ -111,15 +111,16 @@ impl Illegal {
     pub fn explain(&self) -> String {
         let mut out = crate::table::operations(&self.window, &[self.culprit.id]);
         let states = if self.refused.is_empty() {
-            "no order of the operations above lets it return that".to_string()
+            String::new()
         } else {
             format!(
-                "in every order of the operations above, {} when it could take effect",
+                " (where the orders that got that far placed it, {})",
                 self.refused.join(", or ")
             )
         };
         out.push_str(&format!(
-            "{} by {} cannot be placed between its invocation and its return: {states}.",
+            "{} by {} cannot take effect between its invocation and its return in any order that also \
+             explains the other operations{states}.",
             self.culprit.describe(),
             self.culprit.client,
         ));

@@ -140,23 +140,7 @@ pub(crate) fn install_panic_hook() {
                 return;
             }
             let Some(seed) = LAST_SEED.with(Cell::get) else {
-                // A refused escape outside any run (a runtime handle used on
-                // a real thread): the cause of whatever the run it escaped
-                // from does next, so the seed's record says so, whichever
-                // thread's failure comes first.
-                let escape = payload_text(info.payload());
-                if escape.contains("sim: escape refused") && reporting() {
-                    let seed = crate::settings::SEED
-                        .value()
-                        .and_then(|v| crate::config::parse_seed(&v).ok());
-                    if let Some(seed) = seed {
-                        write_record(&Record::Panic {
-                            seed,
-                            class: FailureClass::Escape,
-                            message: text,
-                        });
-                    }
-                }
+                record_outside_runs(info, &thread, text);
                 return;
             };
             // The failure report of a test shows what it printed: say which
@@ -196,6 +180,43 @@ pub(crate) fn install_panic_hook() {
             }
         }));
     });
+}
+
+/// A panic on a thread that ran no simulation. A refused escape (a
+/// runtime handle used on a real thread) is the cause of whatever the run
+/// it escaped from does next, so the seed's record says so, whichever
+/// thread's failure comes first. A test thread's own failure (an assertion
+/// after its runs, which ran on threads of their own) is what failed the
+/// test: its record comes after theirs, and the runner reports the last.
+/// A panic that only passes on another thread's (`join().unwrap()`, whose
+/// message is the payload's `Any { .. }`) says nothing of its own: the
+/// other thread's record stands.
+fn record_outside_runs(
+    info: &std::panic::PanicHookInfo<'_>,
+    thread: &std::thread::Thread,
+    text: String,
+) {
+    let payload = payload_text(info.payload());
+    let escape = payload.contains("sim: escape refused");
+    let own_failure = name_of_test(thread).is_some() && !payload.contains("Any {");
+    if !(escape || own_failure) || !reporting() {
+        return;
+    }
+    let seed = crate::settings::SEED
+        .value()
+        .and_then(|v| crate::config::parse_seed(&v).ok());
+    if let Some(seed) = seed {
+        let class = if escape {
+            FailureClass::Escape
+        } else {
+            FailureClass::Panic
+        };
+        write_record(&Record::Panic {
+            seed,
+            class,
+            message: text,
+        });
+    }
 }
 
 pub(crate) fn name_of_test(thread: &std::thread::Thread) -> Option<&str> {
