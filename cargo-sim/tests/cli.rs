@@ -76,15 +76,16 @@ fn every_subcommand_has_its_own_help() {
     assert!(help.contains("cargo sim run --help"), "{help}");
 }
 
-/// The README's table of settings is the registry's.
+/// The guide's table of settings is the registry's.
 #[test]
-fn the_readme_lists_the_settings_as_the_registry_does() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+fn the_guide_lists_the_settings_as_the_registry_does() {
+    let chapter =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/settings.md"))
+            .unwrap();
     let table = sim_runtime::settings::markdown_table();
     assert!(
-        readme.contains(&table),
-        "the README's settings table differs from sim_runtime::settings::markdown_table(); \
+        chapter.contains(&table),
+        "docs/settings.md's table differs from sim_runtime::settings::markdown_table(); \
          put this in its place:\n{table}"
     );
 }

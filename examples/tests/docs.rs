@@ -142,6 +142,7 @@ fn every_harness_builder_the_docs_name_is_shown_with_its_arguments() {
         ("nemesis.rs", "-> Nemesis"),
         ("swarm.rs", "-> Swarm"),
         ("sim.rs", "-> &mut Self"),
+        ("history/checks.rs", "-> Self"),
     ] {
         let names = builders(file, returns);
         assert!(names.len() >= 5, "{file}: builders not found: {names:?}");

@@ -22,10 +22,8 @@ const FOLLOWERS: [&str; 2] = ["f1", "f2"];
 /// Each client's operations.
 const OPS_PER_CLIENT: usize = 12;
 
-// readme-history:start
 fn cluster(seed: u64, followers_serve_reads: bool) -> Sim {
     let mut sim = Sim::with_config(SimConfig::with_seed(seed));
-    sim.check_history(Linearizable::new(models::KeyValue::new()));
     let config = Config {
         leader: LEADER.to_string(),
         followers: FOLLOWERS.iter().map(|f| f.to_string()).collect(),
@@ -40,17 +38,19 @@ fn cluster(seed: u64, followers_serve_reads: bool) -> Sim {
             }
         });
     }
+    // readme-history:start
+    sim.check_history(Linearizable::new(models::KeyValue::new()));
     for c in 0..3 {
         sim.client(&format!("client{c}"), async move {
             // Each client talks to one node, as behind a load balancer.
-            let nodes = [LEADER, FOLLOWERS[0], FOLLOWERS[1]];
-            let node = nodes[rand::random_range(0..nodes.len())];
+            let node = [LEADER, FOLLOWERS[0], FOLLOWERS[1]][rand::random_range(0..3)];
             let mut client = Client::connect(node).await.unwrap();
             for n in 0..OPS_PER_CLIENT {
                 let key = ["a", "b"][rand::random_range(0..2)];
                 if rand::random::<bool>() {
                     let value = format!("{c}.{n}");
-                    history::op(Op::write(key, value.as_str()), client.put(key, &value))
+                    let put = client.put(key, &value);
+                    history::op(Op::write(key, value.as_str()), put)
                         .await
                         .unwrap();
                 } else {
@@ -59,9 +59,9 @@ fn cluster(seed: u64, followers_serve_reads: bool) -> Sim {
             }
         });
     }
+    // readme-history:end
     sim
 }
-// readme-history:end
 
 /// One seed's failure, if it fails. Each seed runs on a thread of its
 /// own, as `cargo sim test` runs it: `rand`'s thread-local generator is
@@ -138,11 +138,15 @@ fn the_readme_shows_this_example_and_its_report() {
         text[from..to].to_string()
     };
     let readme = sim_test_support::docs();
-    let code = between(
+    // The marked lines, less the function body's indentation.
+    let code: String = between(
         &source,
         "// readme-history:start\n",
-        "// readme-history:end",
-    );
+        "    // readme-history:end",
+    )
+    .lines()
+    .map(|l| format!("{}\n", l.strip_prefix("    ").unwrap_or(l)))
+    .collect();
     let shown = between(&readme, "<!-- history-code:start", "<!-- history-code:end");
     assert!(
         shown.contains(code.trim()),

@@ -8,10 +8,11 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
+use sim_history::elle::{self, Isolation, Workload as TxnWorkload};
 use sim_history::linear::{check, models, Budget, Model};
 use sim_history::History;
 use std::time::Duration;
-use support::{generate_over, Workload};
+use support::{generate_over, serial_history_over, Workload};
 
 /// CPU time of this process (user + system).
 fn cpu() -> Duration {
@@ -106,6 +107,44 @@ fn main() {
         println!(
             "| {name} ({infos} info) | {ops} | {:.1} ms | {verdict} |",
             time.as_secs_f64() * 1e3
+        );
+    }
+    transactions();
+}
+
+/// Elle's checks on histories of a serializable store: CPU time, median
+/// of 5.
+fn transactions() {
+    println!();
+    println!("| workload | transactions | CPU (median of 5) | verdict |");
+    println!("| --- | ---: | ---: | --- |");
+    for (name, workload, txns, keys) in [
+        (
+            "list-append, 10 keys, strict serializable",
+            TxnWorkload::ListAppend,
+            10_000,
+            10,
+        ),
+        (
+            "read-write registers, 10 keys, strict serializable",
+            TxnWorkload::RwRegister,
+            10_000,
+            10,
+        ),
+    ] {
+        let history = serial_history_over(7, workload, txns, keys);
+        let mut times = Vec::new();
+        let mut valid = false;
+        for _ in 0..5 {
+            let start = cpu();
+            valid = elle::check(&history, workload, Isolation::StrictSerializable).is_valid();
+            times.push(cpu() - start);
+        }
+        times.sort();
+        println!(
+            "| {name} | {txns} | {:.1} ms | {} |",
+            times[2].as_secs_f64() * 1e3,
+            if valid { "valid" } else { "anomalies" }
         );
     }
 }

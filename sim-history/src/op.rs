@@ -202,6 +202,24 @@ impl Mop {
     }
 }
 
+impl Mop {
+    /// The step a history stores as `[f key value]`, taken apart without a
+    /// copy (a read's list may be long).
+    pub fn from_owned(value: Value) -> Option<Mop> {
+        let Value::List(parts) = value else {
+            return None;
+        };
+        let [f, key, value]: [Value; 3] = parts.try_into().ok()?;
+        let kind = match f.as_str()? {
+            "append" => MopKind::Append,
+            "r" | "read" => MopKind::Read,
+            "w" | "write" => MopKind::Write,
+            _ => return None,
+        };
+        Some(Mop { kind, key, value })
+    }
+}
+
 impl From<Mop> for Value {
     fn from(mop: Mop) -> Value {
         Value::List(vec![Value::from(mop.kind.name()), mop.key, mop.value])

@@ -1,8 +1,11 @@
 //! The transactional checker names the anomalies it is shown, and never
 //! flags a history a serializable store could give.
 
+mod support;
+
 use sim_history::elle::{check, AnomalyKind, Isolation, Workload};
 use sim_history::{History, Kind, Mop, MopKind, Op, Value};
+use support::serial_history;
 
 /// A transaction as a test writes it: client, invocation and completion
 /// times, steps invoked, steps completed (`None`: it failed).
@@ -275,98 +278,6 @@ fn aborted_and_intermediate_reads_and_a_write_cycle() {
         "{}",
         report.explain()
     );
-}
-
-/// A deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n
-    }
-}
-
-/// Random transactions run by a serializable store: each takes effect at
-/// one point between its invocation and completion, on the true state.
-fn serial_history(seed: u64, workload: Workload, txns: usize) -> History {
-    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9) | 1);
-    let mut lists: std::collections::BTreeMap<i64, Vec<Value>> = Default::default();
-    let mut regs: std::collections::BTreeMap<i64, Value> = Default::default();
-    let mut unique = 0;
-    let mut h = History::new();
-    // Open per client: (id, invoked steps, steps once applied)
-    type Open = Option<(u64, Vec<Mop>, Option<Vec<Mop>>)>;
-    let mut open: Vec<Open> = vec![None; 4];
-    let (mut started, mut time) = (0, 0);
-    while started < txns || open.iter().any(Option::is_some) {
-        time += 1;
-        let c = rng.below(4) as usize;
-        match open[c].take() {
-            None if started < txns => {
-                let steps: Vec<Mop> = (0..1 + rng.below(4))
-                    .map(|_| {
-                        let key = rng.below(3) as i64;
-                        unique += 1;
-                        match (workload, rng.below(2)) {
-                            (_, 0) => Mop::read(key),
-                            (Workload::ListAppend, _) => Mop::append(key, unique),
-                            (Workload::RwRegister, _) => Mop::write(key, unique),
-                        }
-                    })
-                    .collect();
-                let id = h.invoke(&format!("c{c}"), time, Op::txn(steps.clone()));
-                open[c] = Some((id, steps, None));
-                started += 1;
-            }
-            None => {}
-            Some((id, steps, None)) => {
-                let done: Vec<Mop> = steps
-                    .iter()
-                    .map(|m| match (m.kind, workload) {
-                        (MopKind::Read, Workload::ListAppend) => Mop::read_of(
-                            m.key.clone(),
-                            Value::List(
-                                lists
-                                    .get(&m.key.as_int().unwrap())
-                                    .cloned()
-                                    .unwrap_or_default(),
-                            ),
-                        ),
-                        (MopKind::Read, _) => Mop::read_of(
-                            m.key.clone(),
-                            regs.get(&m.key.as_int().unwrap())
-                                .cloned()
-                                .unwrap_or_default(),
-                        ),
-                        (MopKind::Append, _) => {
-                            lists
-                                .entry(m.key.as_int().unwrap())
-                                .or_default()
-                                .push(m.value.clone());
-                            m.clone()
-                        }
-                        (MopKind::Write, _) => {
-                            regs.insert(m.key.as_int().unwrap(), m.value.clone());
-                            m.clone()
-                        }
-                    })
-                    .collect();
-                open[c] = Some((id, steps, Some(done)));
-            }
-            Some((id, _, Some(done))) => {
-                h.complete(
-                    id,
-                    Kind::Ok,
-                    time,
-                    Value::from(done.into_iter().map(Value::from).collect::<Vec<_>>()),
-                );
-            }
-        }
-    }
-    h
 }
 
 #[test]

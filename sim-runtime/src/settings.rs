@@ -5,8 +5,8 @@
 //! environment is read through them alone ([`Setting::value`] and its
 //! kin), so this file is the one place a newcomer looks for what a
 //! variable does and who reads it. `cargo sim test --help` and the
-//! README's table are made from [`ALL`] ([`help_table`],
-//! [`markdown_table`]), and a test holds the README to it.
+//! guide's table (`docs/settings.md`) are made from [`ALL`]
+//! ([`help_table`], [`markdown_table`]), and a test holds the guide to it.
 //!
 //! A `SIM_*` variable that is no setting (a typo: `SIM_SEEDS`) would be
 //! ignored without a word; [`unknown`] names each one with the setting it
@@ -409,7 +409,7 @@ pub fn help_table() -> String {
     out
 }
 
-/// The README's table of settings, in Markdown.
+/// The guide's table of settings (`docs/settings.md`), in Markdown.
 pub fn markdown_table() -> String {
     let mut out =
         String::from("| variable | value | default | meaning |\n| --- | --- | --- | --- |\n");

@@ -3,7 +3,7 @@
 //! appends, so the longest read gives the versions in order, and with
 //! them every ww, wr and rw edge.
 
-use super::graph::{Dep, Edge, Graph};
+use super::graph::{Dep, Graph, RawEdge, Why};
 use super::txn::Txn;
 use super::{Anomaly, AnomalyKind};
 use crate::op::MopKind;
@@ -88,7 +88,7 @@ fn appends(txns: &[Txn], anomalies: &mut Vec<Anomaly>) -> BTreeMap<(Value, Value
 fn internal(txns: &[Txn]) -> Vec<Anomaly> {
     let mut anomalies = Vec::new();
     for txn in txns.iter().filter(|t| t.committed()) {
-        let mut expected: BTreeMap<&Value, (Option<Vec<Value>>, Vec<Value>)> = BTreeMap::new();
+        let mut expected: BTreeMap<&Value, (Option<&[Value]>, Vec<Value>)> = BTreeMap::new();
         for mop in &txn.mops {
             let (read, own) = expected.entry(&mop.key).or_default();
             match mop.kind {
@@ -115,7 +115,7 @@ fn internal(txns: &[Txn]) -> Vec<Anomaly> {
                             ),
                         ));
                     }
-                    *read = Some(seen.to_vec());
+                    *read = Some(seen);
                     own.clear();
                 }
                 MopKind::Write => {}
@@ -224,18 +224,15 @@ fn add_ww<'a>(
         if txns[a.txn].failed() || txns[b.txn].failed() {
             continue;
         }
-        graph.add(Edge {
+        graph.add(RawEdge {
             from: a.txn,
             to: b.txn,
             dep: Dep::Ww,
             key: key.clone(),
-            why: format!(
-                "{} appended {} to {key}, and {}'s {} comes right after it",
-                txns[a.txn].name(),
-                pair[0],
-                txns[b.txn].name(),
-                pair[1]
-            ),
+            why: Why::AppendedAfter {
+                earlier: pair[0].clone(),
+                later: pair[1].clone(),
+            },
         });
     }
 }
@@ -256,17 +253,14 @@ fn add_wr_rw<'a>(
         let seen = list(read);
         if let Some(w) = seen.last().and_then(writer) {
             if !txns[w.txn].failed() {
-                graph.add(Edge {
+                graph.add(RawEdge {
                     from: w.txn,
                     to: r,
                     dep: Dep::Wr,
                     key: key.clone(),
-                    why: format!(
-                        "{} read {key} as {read}, ending in {}, which {} appended",
-                        txn.name(),
-                        seen.last().expect("non-empty"),
-                        txns[w.txn].name()
-                    ),
+                    why: Why::ReadLastAppend {
+                        last: seen.last().expect("non-empty").clone(),
+                    },
                 });
             }
         }
@@ -275,16 +269,12 @@ fn add_wr_rw<'a>(
         };
         if let Some(w) = writer(next) {
             if !txns[w.txn].failed() {
-                graph.add(Edge {
+                graph.add(RawEdge {
                     from: r,
                     to: w.txn,
                     dep: Dep::Rw,
                     key: key.clone(),
-                    why: format!(
-                        "{} read {key} as {read}, and {} appended {next}, the next element",
-                        txn.name(),
-                        txns[w.txn].name()
-                    ),
+                    why: Why::AppendedNext { next: next.clone() },
                 });
             }
         }
@@ -303,10 +293,11 @@ fn add_unseen(
     appended: &BTreeMap<(Value, Value), Appended>,
     graph: &mut Graph,
 ) {
+    let seen: std::collections::HashSet<&Value> = order.iter().collect();
     let unseen: Vec<(&Value, usize)> = appended
         .range((key.clone(), Value::Nil)..)
         .take_while(|((k, _), _)| k == key)
-        .filter(|((_, v), a)| txns[a.txn].committed() && !order.contains(v))
+        .filter(|((_, v), a)| txns[a.txn].committed() && !seen.contains(v))
         .map(|((_, v), a)| (v, a.txn))
         .collect();
     if unseen.is_empty() {
@@ -317,16 +308,15 @@ fn add_unseen(
         .and_then(|v| appended.get(&(key.clone(), v.clone())));
     for &(v, w) in &unseen {
         if let Some(last) = last_writer.filter(|l| !txns[l.txn].failed()) {
-            graph.add(Edge {
+            graph.add(RawEdge {
                 from: last.txn,
                 to: w,
                 dep: Dep::Ww,
                 key: key.clone(),
-                why: format!(
-                    "{} appended {v} to {key}, which no read showed, so after {}, the last element read",
-                    txns[w].name(),
-                    order.last().expect("a last element")
-                ),
+                why: Why::UnseenAfter {
+                    value: v.clone(),
+                    last: order.last().expect("a last element").clone(),
+                },
             });
         }
         for (r, txn) in txns.iter().enumerate() {
@@ -336,16 +326,12 @@ fn add_unseen(
             if list(read) != order {
                 continue;
             }
-            graph.add(Edge {
+            graph.add(RawEdge {
                 from: r,
                 to: w,
                 dep: Dep::Rw,
                 key: key.clone(),
-                why: format!(
-                    "{} read {key} as {read}, and {} appended {v}, which came later",
-                    txn.name(),
-                    txns[w].name()
-                ),
+                why: Why::UnseenLater { value: v.clone() },
             });
         }
     }

@@ -47,10 +47,52 @@ pub struct Edge {
     pub why: String,
 }
 
+/// Why an edge is there, kept as data: the words are written only for the
+/// edges of a cycle a report shows (a history of thousands of transactions
+/// has tens of thousands of edges, each naming whole lists).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Why {
+    /// ww, lists: `from` appended `earlier`; `to`'s `later` comes right
+    /// after it.
+    AppendedAfter { earlier: Value, later: Value },
+    /// wr, lists: `to` read the list ending in `last`, which `from`
+    /// appended.
+    ReadLastAppend { last: Value },
+    /// rw, lists: `from` read the list; `to` appended `next`, the element
+    /// after what it read.
+    AppendedNext { next: Value },
+    /// ww, lists: `to` appended `value`, which no read showed, so after
+    /// `last`, the last element read.
+    UnseenAfter { value: Value, last: Value },
+    /// rw, lists: `from` read the whole known list; `to` appended
+    /// `value`, which came later.
+    UnseenLater { value: Value },
+    /// wr, registers: `to` read the `value` `from` wrote.
+    ReadWrite { value: Value },
+    /// ww, registers: `to` wrote `later` after reading `earlier`, which
+    /// `from` wrote.
+    WroteAfter { earlier: Value, later: Value },
+    /// rw, registers: `from` read `read` (nil: before any write); `to`
+    /// wrote `later`, a later version.
+    OverwroteRead { read: Value, later: Value },
+    /// rt: `from` completed before `to` began.
+    RealTime,
+}
+
+/// An edge as the graph keeps it.
+#[derive(Clone, Debug)]
+pub(crate) struct RawEdge {
+    pub from: usize,
+    pub to: usize,
+    pub dep: Dep,
+    pub key: Value,
+    pub why: Why,
+}
+
 /// Transactions and the edges between them.
 #[derive(Default)]
 pub(crate) struct Graph {
-    pub edges: Vec<Edge>,
+    pub edges: Vec<RawEdge>,
     /// Each node's outgoing edges (indices into `edges`).
     pub out: Vec<Vec<usize>>,
 }
@@ -64,7 +106,7 @@ impl Graph {
     }
 
     /// Adds an edge unless it is a loop.
-    pub fn add(&mut self, edge: Edge) {
+    pub fn add(&mut self, edge: RawEdge) {
         if edge.from == edge.to {
             return;
         }
@@ -140,7 +182,7 @@ impl Graph {
         from: usize,
         to: usize,
         members: &[usize],
-        allowed: impl Fn(&Edge) -> bool,
+        allowed: impl Fn(&RawEdge) -> bool,
     ) -> Option<Vec<usize>> {
         let mut came_by: Vec<Option<usize>> = vec![None; self.out.len()];
         let mut seen = vec![false; self.out.len()];

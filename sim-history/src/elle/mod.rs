@@ -310,16 +310,12 @@ fn add_realtime(txns: &[Txn], graph: &mut Graph) {
         if invoke {
             joined[i] = frontier.clone();
             for &before in &frontier {
-                graph.add(Edge {
+                graph.add(graph::RawEdge {
                     from: before,
                     to: i,
                     dep: graph::Dep::Rt,
                     key: crate::value::Value::Nil,
-                    why: format!(
-                        "{} completed before {} began",
-                        txns[before].name(),
-                        txns[i].name()
-                    ),
+                    why: graph::Why::RealTime,
                 });
             }
         } else {
@@ -345,7 +341,7 @@ fn cycles(txns: &[Txn], graph: &Graph) -> Vec<Anomaly> {
 }
 
 /// Which edges a cycle search may take.
-type EdgeTest<'a> = dyn Fn(&Edge) -> bool + 'a;
+type EdgeTest<'a> = dyn Fn(&graph::RawEdge) -> bool + 'a;
 
 fn component_cycle(
     txns: &[Txn],
@@ -353,7 +349,7 @@ fn component_cycle(
     members: &[usize],
     realtime: bool,
 ) -> Option<Anomaly> {
-    let rt_ok = |e: &Edge| realtime || e.dep != graph::Dep::Rt;
+    let rt_ok = |e: &graph::RawEdge| realtime || e.dep != graph::Dep::Rt;
     let searches: [(AnomalyKind, &EdgeTest, &EdgeTest); 4] = [
         (AnomalyKind::G0, &|e| e.dep == graph::Dep::Ww, &|e| {
             e.dep == graph::Dep::Ww || (realtime && e.dep == graph::Dep::Rt)
@@ -404,7 +400,10 @@ fn cycle_anomaly(
     realtime: bool,
     cycle: &[usize],
 ) -> Anomaly {
-    let edges: Vec<Edge> = cycle.iter().map(|&e| graph.edges[e].clone()).collect();
+    let edges: Vec<Edge> = cycle
+        .iter()
+        .map(|&e| words(txns, &graph.edges[e]))
+        .collect();
     let transactions: Vec<String> = edges.iter().map(|e| txns[e.from].describe()).collect();
     let steps: Vec<String> = edges
         .iter()
@@ -425,5 +424,50 @@ fn cycle_anomaly(
         cycle: edges,
         steps,
         transactions,
+    }
+}
+
+/// An edge of a reported cycle, with its words.
+fn words(txns: &[Txn], edge: &graph::RawEdge) -> Edge {
+    use graph::Why;
+    let (from, to, key) = (txns[edge.from].name(), txns[edge.to].name(), &edge.key);
+    let read_by = |t: usize| txns[t].external_read(key).cloned().unwrap_or_default();
+    let why = match &edge.why {
+        Why::AppendedAfter { earlier, later } => {
+            format!("{from} appended {earlier} to {key}, and {to}'s {later} comes right after it")
+        }
+        Why::ReadLastAppend { last } => format!(
+            "{to} read {key} as {}, ending in {last}, which {from} appended",
+            read_by(edge.to)
+        ),
+        Why::AppendedNext { next } => format!(
+            "{from} read {key} as {}, and {to} appended {next}, the next element",
+            read_by(edge.from)
+        ),
+        Why::UnseenAfter { value, last } => format!(
+            "{to} appended {value} to {key}, which no read showed, so after {last}, the last element read"
+        ),
+        Why::UnseenLater { value } => format!(
+            "{from} read {key} as {}, and {to} appended {value}, which came later",
+            read_by(edge.from)
+        ),
+        Why::ReadWrite { value } => format!("{to} read {key} = {value}, which {from} wrote"),
+        Why::WroteAfter { earlier, later } => {
+            format!("{to} wrote {key} = {later} after {key} = {earlier}, which {from} wrote")
+        }
+        Why::OverwroteRead { read, later } if read.is_nil() => {
+            format!("{from} read {key} before any write to it, and {to} wrote {key} = {later}, a later version")
+        }
+        Why::OverwroteRead { read, later } => {
+            format!("{from} read {key} = {read}, and {to} wrote {key} = {later}, a later version")
+        }
+        Why::RealTime => format!("{from} completed before {to} began"),
+    };
+    Edge {
+        from: edge.from,
+        to: edge.to,
+        dep: edge.dep,
+        key: edge.key.clone(),
+        why,
     }
 }

@@ -5,7 +5,7 @@
 //! ww and rw. Two transactions that read one version and both wrote the
 //! next are a lost update.
 
-use super::graph::{Dep, Edge, Graph};
+use super::graph::{Dep, Graph, RawEdge, Why};
 use super::txn::Txn;
 use super::{Anomaly, AnomalyKind};
 use crate::op::MopKind;
@@ -184,16 +184,12 @@ fn add_wr<'a>(
             if txns[w.txn].failed() {
                 continue;
             }
-            graph.add(Edge {
+            graph.add(RawEdge {
                 from: w.txn,
                 to: r,
                 dep: Dep::Wr,
                 key: key.clone(),
-                why: format!(
-                    "{} read {key} = {v}, which {} wrote",
-                    txn.name(),
-                    txns[w.txn].name()
-                ),
+                why: Why::ReadWrite { value: v.clone() },
             });
         }
     }
@@ -233,35 +229,28 @@ fn add_version_edges<'a>(
         }
         if let Some(wa) = writer(key, a) {
             if !txns[wa.txn].failed() {
-                graph.add(Edge {
+                graph.add(RawEdge {
                     from: wa.txn,
                     to: wb.txn,
                     dep: Dep::Ww,
                     key: key.clone(),
-                    why: format!(
-                        "{} wrote {key} = {b} after {} = {a}, which {} wrote",
-                        txns[wb.txn].name(),
-                        key,
-                        txns[wa.txn].name()
-                    ),
+                    why: Why::WroteAfter {
+                        earlier: a.clone(),
+                        later: b.clone(),
+                    },
                 });
             }
         }
         for &r in readers.get(&(key, a)).map_or(&[][..], Vec::as_slice) {
-            let read = if a.is_nil() {
-                format!("{} read {key} before any write to it", txns[r].name())
-            } else {
-                format!("{} read {key} = {a}", txns[r].name())
-            };
-            graph.add(Edge {
+            graph.add(RawEdge {
                 from: r,
                 to: wb.txn,
                 dep: Dep::Rw,
                 key: key.clone(),
-                why: format!(
-                    "{read}, and {} wrote {key} = {b}, a later version",
-                    txns[wb.txn].name()
-                ),
+                why: Why::OverwroteRead {
+                    read: a.clone(),
+                    later: b.clone(),
+                },
             });
         }
     }

@@ -88,9 +88,14 @@ pub(crate) fn transactions(history: &History) -> Vec<Txn> {
         .operations()
         .into_iter()
         .filter(|op| op.op.f == "txn")
-        .map(|operation| {
-            let mops = match operation.output() {
-                Some(Value::List(items)) => items.iter().filter_map(Mop::from_value).collect(),
+        .map(|mut operation| {
+            // A completed transaction's steps are its result, moved out of
+            // it rather than copied.
+            let mops = match &mut operation.outcome {
+                Outcome::Ok(result @ Value::List(_)) => match std::mem::take(result) {
+                    Value::List(items) => items.into_iter().filter_map(Mop::from_owned).collect(),
+                    _ => Vec::new(),
+                },
                 _ => operation.op.mops(),
             };
             Txn { operation, mops }

@@ -160,35 +160,85 @@ pub fn check_operations<M: Model>(model: &M, operations: &[Operation], budget: B
         partitions: partitions.len(),
         steps: 0,
     };
-    let mut unknown = None;
-    for (key, ops) in partitions {
-        let before = report.steps;
-        match decide(model, &ops, &mut report.steps, budget.steps_max, None) {
-            Found::Linearizable => {}
-            Found::OutOfBudget => {
-                unknown.get_or_insert(key);
-            }
-            Found::Illegal { .. } => {
-                let mut window_steps = 0;
-                let decided = report.steps - before;
-                let illegal = window::smallest(
-                    model,
-                    key,
-                    &ops,
-                    decided,
-                    &mut window_steps,
-                    budget.steps_max,
-                );
-                report.verdict = Verdict::Illegal(Box::new(illegal));
-                return report;
-            }
+    match decide_all(model, partitions, budget, &mut report.steps) {
+        Decided::Linearizable => {}
+        Decided::Unknown(partition) => report.verdict = Verdict::Unknown { partition },
+        Decided::Illegal { key, ops, steps } => {
+            let mut window_steps = 0;
+            let illegal =
+                window::smallest(model, key, &ops, steps, &mut window_steps, budget.steps_max);
+            report.verdict = Verdict::Illegal(Box::new(illegal));
         }
-    }
-    if let Some(partition) = unknown {
-        report.verdict = Verdict::Unknown { partition };
     }
     report
 }
+
+/// Whether `history` is linearizable against `model`: `Some(true)` or
+/// `Some(false)`, `None` when the budget ran out first. The verdict of
+/// [`check`] without the search for the smallest illegal window (what
+/// porcupine's check answers).
+pub fn is_linearizable<M: Model>(model: &M, history: &History, budget: Budget) -> Option<bool> {
+    let partitions = partition(model, &history.operations());
+    match decide_all(model, partitions, budget, &mut 0) {
+        Decided::Linearizable => Some(true),
+        Decided::Illegal { .. } => Some(false),
+        Decided::Unknown(_) => None,
+    }
+}
+
+/// What the search of every partition came to.
+enum Decided {
+    Linearizable,
+    /// The first illegal partition found, and the steps its search took.
+    Illegal {
+        key: Value,
+        ops: Vec<Operation>,
+        steps: u64,
+    },
+    /// The budget ran out with this partition undecided.
+    Unknown(Value),
+}
+
+/// Searches the partitions in rounds of growing budgets: one partition
+/// that is hard to decide does not keep an easy illegal one from being
+/// found (as a check of them all at once would not), and a re-search costs
+/// at most a third more than searching each partition once with its final
+/// budget.
+fn decide_all<M: Model>(
+    model: &M,
+    partitions: BTreeMap<Value, Vec<Operation>>,
+    budget: Budget,
+    spent: &mut u64,
+) -> Decided {
+    let mut undecided: Vec<(Value, Vec<Operation>)> = partitions.into_iter().collect();
+    let mut round_steps = ROUND_STEPS_FIRST;
+    while !undecided.is_empty() {
+        let mut next = Vec::new();
+        for (key, ops) in undecided {
+            let allowed = round_steps.min(budget.steps_max.saturating_sub(*spent));
+            let mut steps = 0;
+            let found = decide(model, &ops, &mut steps, allowed, None);
+            *spent += steps.min(allowed);
+            match found {
+                Found::Linearizable => {}
+                Found::OutOfBudget => next.push((key, ops)),
+                Found::Illegal { .. } => return Decided::Illegal { key, ops, steps },
+            }
+        }
+        if *spent >= budget.steps_max {
+            if let Some((partition, _)) = next.into_iter().next() {
+                return Decided::Unknown(partition);
+            }
+            return Decided::Linearizable;
+        }
+        undecided = next;
+        round_steps = round_steps.saturating_mul(4);
+    }
+    Decided::Linearizable
+}
+
+/// The first round's budget per partition, in model steps.
+const ROUND_STEPS_FIRST: u64 = 10_000;
 
 /// The operations that constrain the model, by partition: failed ones
 /// never happened, and an unknown one that changes nothing, or whose

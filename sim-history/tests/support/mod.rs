@@ -5,7 +5,8 @@
 
 #![allow(dead_code)]
 
-use sim_history::{History, Kind, Op, Value};
+use sim_history::elle::Workload as TxnWorkload;
+use sim_history::{History, Kind, Mop, MopKind, Op, Value};
 use std::collections::BTreeSet;
 
 /// A deterministic generator (xorshift64*), so a failure names its seed.
@@ -196,4 +197,89 @@ pub fn generate_over(
         }
     }
     history
+}
+
+/// Random transactions run by a serializable store: each takes effect at
+/// one point between its invocation and completion, on the true state.
+pub fn serial_history(seed: u64, workload: TxnWorkload, txns: usize) -> History {
+    serial_history_over(seed, workload, txns, 3)
+}
+
+/// As [`serial_history`], over `keys` keys.
+pub fn serial_history_over(seed: u64, workload: TxnWorkload, txns: usize, keys: u64) -> History {
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9) | 1);
+    let mut lists: std::collections::BTreeMap<i64, Vec<Value>> = Default::default();
+    let mut regs: std::collections::BTreeMap<i64, Value> = Default::default();
+    let mut unique = 0;
+    let mut h = History::new();
+    // Open per client: (id, invoked steps, steps once applied)
+    type Open = Option<(u64, Vec<Mop>, Option<Vec<Mop>>)>;
+    let mut open: Vec<Open> = vec![None; 4];
+    let (mut started, mut time) = (0, 0);
+    while started < txns || open.iter().any(Option::is_some) {
+        time += 1;
+        let c = rng.below(4) as usize;
+        match open[c].take() {
+            None if started < txns => {
+                let steps: Vec<Mop> = (0..1 + rng.below(4))
+                    .map(|_| {
+                        let key = rng.below(keys) as i64;
+                        unique += 1;
+                        match (workload, rng.below(2)) {
+                            (_, 0) => Mop::read(key),
+                            (TxnWorkload::ListAppend, _) => Mop::append(key, unique),
+                            (TxnWorkload::RwRegister, _) => Mop::write(key, unique),
+                        }
+                    })
+                    .collect();
+                let id = h.invoke(&format!("c{c}"), time, Op::txn(steps.clone()));
+                open[c] = Some((id, steps, None));
+                started += 1;
+            }
+            None => {}
+            Some((id, steps, None)) => {
+                let done: Vec<Mop> = steps
+                    .iter()
+                    .map(|m| match (m.kind, workload) {
+                        (MopKind::Read, TxnWorkload::ListAppend) => Mop::read_of(
+                            m.key.clone(),
+                            Value::List(
+                                lists
+                                    .get(&m.key.as_int().unwrap())
+                                    .cloned()
+                                    .unwrap_or_default(),
+                            ),
+                        ),
+                        (MopKind::Read, _) => Mop::read_of(
+                            m.key.clone(),
+                            regs.get(&m.key.as_int().unwrap())
+                                .cloned()
+                                .unwrap_or_default(),
+                        ),
+                        (MopKind::Append, _) => {
+                            lists
+                                .entry(m.key.as_int().unwrap())
+                                .or_default()
+                                .push(m.value.clone());
+                            m.clone()
+                        }
+                        (MopKind::Write, _) => {
+                            regs.insert(m.key.as_int().unwrap(), m.value.clone());
+                            m.clone()
+                        }
+                    })
+                    .collect();
+                open[c] = Some((id, steps, Some(done)));
+            }
+            Some((id, _, Some(done))) => {
+                h.complete(
+                    id,
+                    Kind::Ok,
+                    time,
+                    Value::from(done.into_iter().map(Value::from).collect::<Vec<_>>()),
+                );
+            }
+        }
+    }
+    h
 }
