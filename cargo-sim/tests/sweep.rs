@@ -527,6 +527,48 @@ async fn lock_order() {
 }
 "#;
 
+const STALE: &str = r#"
+//! A replica that serves reads while the writes reach it over UDP: a read
+//! that overtakes the write before it sees an older value (a stale read,
+//! not linearizable). Each operation recorded in one line.
+use tokio::net::UdpSocket;
+use tokio::sim::history::{self, models, Linearizable, Op};
+use tokio::sim::Sim;
+
+#[test]
+fn reads_from_the_replica_are_linearizable() {
+    let mut sim = Sim::new();
+    sim.check_history(Linearizable::new(models::Register::new()));
+    sim.host("replica", || async {
+        let socket = UdpSocket::bind("0.0.0.0:9").await.unwrap();
+        let mut value = 0u8;
+        let mut buf = [0u8; 1];
+        loop {
+            let (_, from) = socket.recv_from(&mut buf).await.unwrap();
+            match buf[0] {
+                0 => drop(socket.send_to(&[value], from).await),
+                written => value = written,
+            }
+        }
+    });
+    sim.client("client", async {
+        let socket = UdpSocket::bind("0.0.0.0:0").await.unwrap();
+        for v in 1..=5u8 {
+            // The primary acknowledges at once, and replicates after.
+            history::op(Op::write("x", v), socket.send_to(&[v], "replica:9")).await.unwrap();
+            let read = async {
+                socket.send_to(&[0], "replica:9").await?;
+                let mut buf = [0u8; 1];
+                socket.recv_from(&mut buf).await?;
+                Ok::<_, std::io::Error>(buf[0])
+            };
+            history::op(Op::read("x"), read).await.unwrap();
+        }
+    });
+    sim.run();
+}
+"#;
+
 const LATE: &str = r#"
 //! A planted bug that needs a late datagram: an answer must come within
 //! 40 ms, and a round trip over links of 1 to 30 ms each way can take 60.
@@ -873,6 +915,7 @@ fn fixture(name: &str) -> PathBuf {
     write(&dir.join("tests/swarmed.rs"), SWARMED);
     write(&dir.join("tests/locks.rs"), LOCKS);
     write(&dir.join("tests/late.rs"), LATE);
+    write(&dir.join("tests/stale.rs"), STALE);
     write(&dir.join("tests/story.rs"), STORY);
     write(&dir.join("tests/servers.rs"), SERVERS);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -2559,4 +2602,124 @@ fn a_seed_saved_by_a_one_seed_run_replays_its_run_under_a_later_sweep() {
     let (_, _, swept) = sim(&dir, &words, &[]);
     assert_ne!(failing_hash(&swept, seed), hash, "{swept}");
     assert!(!dir.join("sim-regressions").exists());
+}
+
+/// A stale read, as a user meets it: a sweep fails the test with class
+/// `consistency` and the window of operations no order explains; the
+/// timeline draws the operations, the ones at fault marked; the shrunk
+/// run still breaks the same history; and `cargo sim history` reads the
+/// history out of the trace and checks it again.
+#[test]
+fn a_stale_read_is_a_consistency_failure_drawn_shrunk_and_read_back() {
+    let dir = fixture("stale");
+    let (pages, shrunk) = (tmp().join("stale-pages"), tmp().join("stale-shrunk"));
+    let _ = std::fs::remove_dir_all(&pages);
+    let _ = std::fs::remove_dir_all(&shrunk);
+    let (timeline_arg, shrink_arg) = (
+        format!("--timeline={}", pages.display()),
+        format!("--shrink={}", shrunk.display()),
+    );
+    let (output, _, stderr) = sim_args(
+        &dir,
+        &[
+            "test",
+            "--test",
+            "stale",
+            "--seeds",
+            "100",
+            "--no-save",
+            &timeline_arg,
+            &shrink_arg,
+        ],
+        &[],
+    );
+    assert!(!output.status.success(), "a stale read is found: {stderr}");
+    assert!(stderr.contains("failed (consistency)"), "{stderr}");
+    assert!(
+        stderr.contains("sim: consistency: history `ops` is not linearizable (register), checked at the end of the run"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("invoked     returned    client"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("read \"x\" -> "), "{stderr}");
+    // The shrunk run (which must break the same history the same way) is
+    // down to the draws the stale read needs.
+    let shrunk_line = stderr
+        .lines()
+        .find(|l| {
+            l.trim_start()
+                .starts_with("shrunk reads_from_the_replica_are_linearizable")
+        })
+        .unwrap_or_else(|| panic!("no shrink line: {stderr}"));
+    assert!(shrunk_line.contains("draws kept: net latency"), "{shrunk_line}");
+    // The timeline: a bar per operation, the window's outlined.
+    let page = std::fs::read_dir(&pages)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "html"))
+        .unwrap_or_else(|| panic!("no page: {stderr}"));
+    let trace = page.with_extension("trace");
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let invoked = text
+        .lines()
+        .filter(|l| l.contains(" history ops invoke #"))
+        .count();
+    let marked = text
+        .lines()
+        .find(|l| l.contains(" history ops illegal "))
+        .map_or(0, |l| l.matches(" #").count());
+    assert!(
+        invoked >= 2 && marked >= 2,
+        "{invoked} operations, {marked} at fault"
+    );
+    let body = sim_test_support::rendered_body(&page, &tmp().join("chromium-profile-stale"));
+    assert_eq!(
+        body.get("data-errors").map(String::as_str),
+        Some("0"),
+        "{body:?}"
+    );
+    assert_eq!(body["data-ops"], invoked.to_string(), "{body:?}");
+    assert_eq!(body["data-marked-ops"], marked.to_string(), "{body:?}");
+    // cargo sim history: the trace's history as JSON lines, and checked.
+    let history = sim_command(&dir, &["history", trace.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let lines = String::from_utf8_lossy(&history.stdout);
+    assert!(
+        history.status.success(),
+        "{}",
+        String::from_utf8_lossy(&history.stderr)
+    );
+    assert_eq!(
+        lines
+            .lines()
+            .filter(|l| l.contains("\"type\":\"invoke\""))
+            .count(),
+        invoked,
+        "{lines}"
+    );
+    let checked = sim_command(
+        &dir,
+        &["history", trace.to_str().unwrap(), "--check", "register"],
+    )
+    .output()
+    .unwrap();
+    let said = String::from_utf8_lossy(&checked.stdout);
+    assert_eq!(checked.status.code(), Some(1), "{said}");
+    assert!(said.starts_with("not linearizable (register)"), "{said}");
+    let wrong_name = sim_command(
+        &dir,
+        &["history", trace.to_str().unwrap(), "--name", "bank"],
+    )
+    .output()
+    .unwrap();
+    let said = String::from_utf8_lossy(&wrong_name.stderr);
+    assert_eq!(wrong_name.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("holds no history named 'bank'; it holds: ops"),
+        "{said}"
+    );
 }
