@@ -2653,7 +2653,10 @@ fn a_stale_read_is_a_consistency_failure_drawn_shrunk_and_read_back() {
                 .starts_with("shrunk reads_from_the_replica_are_linearizable")
         })
         .unwrap_or_else(|| panic!("no shrink line: {stderr}"));
-    assert!(shrunk_line.contains("draws kept: net latency"), "{shrunk_line}");
+    assert!(
+        shrunk_line.contains("draws kept: net latency"),
+        "{shrunk_line}"
+    );
     // The timeline: a bar per operation, the window's outlined.
     let page = std::fs::read_dir(&pages)
         .unwrap()
@@ -2683,8 +2686,14 @@ fn a_stale_read_is_a_consistency_failure_drawn_shrunk_and_read_back() {
     );
     assert_eq!(body["data-ops"], invoked.to_string(), "{body:?}");
     assert_eq!(body["data-marked-ops"], marked.to_string(), "{body:?}");
+    history_reads_back(&dir, &trace, invoked);
+}
+
+/// `cargo sim history` on a failing run's trace: its history as JSON
+/// lines, checked again, and a history it does not hold named.
+fn history_reads_back(dir: &Path, trace: &Path, invoked: usize) {
     // cargo sim history: the trace's history as JSON lines, and checked.
-    let history = sim_command(&dir, &["history", trace.to_str().unwrap()])
+    let history = sim_command(dir, &["history", trace.to_str().unwrap()])
         .output()
         .unwrap();
     let lines = String::from_utf8_lossy(&history.stdout);
@@ -2702,7 +2711,7 @@ fn a_stale_read_is_a_consistency_failure_drawn_shrunk_and_read_back() {
         "{lines}"
     );
     let checked = sim_command(
-        &dir,
+        dir,
         &["history", trace.to_str().unwrap(), "--check", "register"],
     )
     .output()
@@ -2710,12 +2719,9 @@ fn a_stale_read_is_a_consistency_failure_drawn_shrunk_and_read_back() {
     let said = String::from_utf8_lossy(&checked.stdout);
     assert_eq!(checked.status.code(), Some(1), "{said}");
     assert!(said.starts_with("not linearizable (register)"), "{said}");
-    let wrong_name = sim_command(
-        &dir,
-        &["history", trace.to_str().unwrap(), "--name", "bank"],
-    )
-    .output()
-    .unwrap();
+    let wrong_name = sim_command(dir, &["history", trace.to_str().unwrap(), "--name", "bank"])
+        .output()
+        .unwrap();
     let said = String::from_utf8_lossy(&wrong_name.stderr);
     assert_eq!(wrong_name.status.code(), Some(2), "{said}");
     assert!(
