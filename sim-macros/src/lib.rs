@@ -150,9 +150,9 @@ fn expand_select(select: Select) -> Tokens {
     let generics: Vec<_> = (0..n).map(|i| format_ident!("T{}", i)).collect();
 
     let conds = select.branches.iter().enumerate().map(|(i, b)| {
-        let bit = 1u64 << i;
+        let shift = i as u32;
         match &b.cond {
-            Some(cond) => quote! { if !(#cond) { #disabled |= #bit; } },
+            Some(cond) => quote! { if !(#cond) { #disabled |= 1 << #shift; } },
             None => quote! {},
         }
     });
@@ -163,9 +163,10 @@ fn expand_select(select: Select) -> Tokens {
         let fut = &b.fut;
         quote! { #fut }
     });
+    let init = syn::Ident::new("__sim_init", span);
     let into_futs = (0..n).map(|i| {
         let index = syn::Index::from(i);
-        quote! { #krate::macros::support::IntoFuture::into_future(#futures.#index) }
+        quote! { #krate::macros::support::IntoFuture::into_future(#init.#index) }
     });
     let names = Names {
         krate,
@@ -178,43 +179,32 @@ fn expand_select(select: Select) -> Tokens {
         .iter()
         .enumerate()
         .map(|(i, b)| poll_arm(&names, i, b, &variants[i]));
-    let arms = select.branches.iter().enumerate().map(|(i, b)| {
-        let pat = &b.pat;
-        let handler = &b.handler;
-        let variant = &variants[i];
-        quote! {
-            #out_enum::#variant(#pat) => #handler,
-        }
-    });
-    let refutable = (0..n).map(|i| {
-        let variant = &variants[i];
-        quote! { #[allow(unreachable_patterns)] #out_enum::#variant(_) => ::core::unreachable!("a select! branch's pattern was checked before it was chosen"), }
-    });
-    let else_arm = match &select.else_branch {
-        Some(handler) => quote! { #out_enum::Disabled => #handler, },
-        None => quote! {
-            #out_enum::Disabled => ::core::panic!("all branches are disabled and there is no else branch"),
-        },
-    };
+    let (arms, refutable, else_arm) = output_arms(&select, &out_enum, &variants);
     let start = if select.biased {
         quote! { 0usize }
     } else {
         quote! { #krate::macros::support::thread_rng_n(#n as u32) as usize }
     };
     let count = n;
+    let mask = mask_type(n);
     quote! {{
         enum #out_enum<#(#generics),*> {
             #(#variants(#generics),)*
             Disabled,
         }
-        let mut #disabled: u64 = 0;
+        let mut #disabled: #mask = 0;
         #(#conds)*
         #[allow(unused_mut)]
         let mut #output = {
-            let #futures = ( #(#futs,)* );
+            let #init = ( #(#futs,)* );
             let mut #futures = ( #(#into_futs,)* );
-            let #futures = &mut #futures;
+            #[allow(unused_mut)]
+            let mut #futures = &mut #futures;
             #krate::macros::support::poll_fn(|cx| {
+                // Out of budget, the branches would only spend more.
+                if #krate::macros::support::poll_budget_available(cx).is_pending() {
+                    return ::core::task::Poll::Pending;
+                }
                 let start: usize = #start;
                 let mut any_pending = false;
                 for k in 0..#count {
@@ -241,6 +231,46 @@ fn expand_select(select: Select) -> Tokens {
             #else_arm
         }
     }}
+}
+
+/// The match arms after a `select!`'s poll: each branch's pattern and
+/// handler, an unreachable arm for each (its pattern was checked before),
+/// and the `else` (or the panic when every branch is disabled).
+fn output_arms(
+    select: &Select,
+    out_enum: &syn::Ident,
+    variants: &[syn::Ident],
+) -> (Vec<Tokens>, Vec<Tokens>, Tokens) {
+    let arms = select.branches.iter().enumerate().map(|(i, b)| {
+        let pat = &b.pat;
+        let handler = &b.handler;
+        let variant = &variants[i];
+        quote! {
+            #out_enum::#variant(#pat) => #handler,
+        }
+    });
+    let refutable = (0..variants.len()).map(|i| {
+        let variant = &variants[i];
+        quote! { #[allow(unreachable_patterns)] #out_enum::#variant(_) => ::core::unreachable!("a select! branch's pattern was checked before it was chosen"), }
+    });
+    let else_arm = match &select.else_branch {
+        Some(handler) => quote! { #out_enum::Disabled => #handler, },
+        None => quote! {
+            #out_enum::Disabled => ::core::panic!("all branches are disabled and there is no else branch"),
+        },
+    };
+    (arms.collect(), refutable.collect(), else_arm)
+}
+
+/// The smallest mask with a bit per branch, as tokio's: a `select!`'s
+/// future is no larger than tokio's.
+fn mask_type(n: usize) -> Tokens {
+    match n {
+        0..=8 => quote! { u8 },
+        9..=16 => quote! { u16 },
+        17..=32 => quote! { u32 },
+        _ => quote! { u64 },
+    }
 }
 
 struct Join {
@@ -297,11 +327,15 @@ fn expand_join(join: Join, try_join: bool) -> Tokens {
         } else {
             quote! {}
         };
+        let skips = vec![quote! { _ }; i];
         quote! {
             #i => {
+                // Taken by destructuring, so the closure captures the tuple
+                // whole (a field expression would capture each field).
+                let ( #(#skips,)* fut, .. ) = &mut *#futures;
                 // SAFETY: the tuple lives on this async block's pinned frame
                 // and is never moved.
-                let fut = unsafe { ::core::pin::Pin::new_unchecked(&mut #futures.#index) };
+                let fut = unsafe { ::core::pin::Pin::new_unchecked(fut) };
                 if fut.poll_done(cx) {
                     #on_ready
                 } else {
@@ -324,14 +358,17 @@ fn expand_join(join: Join, try_join: bool) -> Tokens {
     };
     // Each poll starts one future further on, as tokio's join! does, so no
     // future can starve the others; `biased;` always starts at the first.
+    // The closure takes the tuple's reference and the rotation by value
+    // (`move`), so neither stays in the caller's frame beside it: the
+    // future is no larger than tokio's.
     let next = syn::Ident::new("__sim_next", span);
     let start = if join.biased {
         quote! { 0usize }
     } else {
         quote! {{
-            let start = #next;
+            let start = #next as usize;
             #[allow(clippy::modulo_one)]
-            let following = (#next + 1) % #n;
+            let following = (#next + 1) % (#n as u32);
             #next = following;
             start
         }}
@@ -340,8 +377,8 @@ fn expand_join(join: Join, try_join: bool) -> Tokens {
         let mut #futures = ( #(#futs,)* );
         let #futures = &mut #futures;
         #[allow(unused_mut, unused_variables)]
-        let mut #next: usize = 0;
-        #krate::macros::support::poll_fn(|cx| {
+        let mut #next: u32 = 0;
+        #krate::macros::support::poll_fn(move |cx| {
             let start: usize = #start;
             let mut all_done = true;
             for k in 0..#n {
@@ -672,8 +709,9 @@ fn poll_arm(names: &Names<'_>, i: usize, b: &Branch, variant: &syn::Ident) -> To
         futures,
         out_enum,
     } = names;
-    let index = syn::Index::from(i);
-    let bit = 1u64 << i;
+    let skips = vec![quote! { _ }; i];
+    // Unsuffixed: the mask is as wide as the branches need (u8 to u64).
+    let bit = proc_macro2::Literal::u64_unsuffixed(1u64 << i);
     let mut check = b.pat.clone();
     CleanPattern.visit_pat_mut(&mut check);
     quote! {
@@ -683,7 +721,10 @@ fn poll_arm(names: &Names<'_>, i: usize, b: &Branch, variant: &syn::Ident) -> To
             }
             // SAFETY: the futures live in a tuple on this async block's
             // pinned stack frame and are never moved until dropped.
-            let fut = unsafe { ::core::pin::Pin::new_unchecked(&mut #futures.#index) };
+            // Taken by destructuring: a field expression would make the
+            // closure capture each field apart, 8 bytes more per branch.
+            let ( #(#skips,)* fut, .. ) = &mut *#futures;
+            let fut = unsafe { ::core::pin::Pin::new_unchecked(fut) };
             // The output is bound first and tested after: matching it
             // inside the `Ready` arm would need its type known there,
             // which a disabled branch's future may never fix.
@@ -694,16 +735,15 @@ fn poll_arm(names: &Names<'_>, i: usize, b: &Branch, variant: &syn::Ident) -> To
                     continue;
                 }
             };
+            // Done either way: a branch that completed is never polled
+            // again.
+            #disabled |= #bit;
             #[allow(unused_variables, unreachable_patterns, clippy::redundant_pattern_matching)]
             match &out {
-                #check => {
-                    return ::core::task::Poll::Ready(#out_enum::#variant(out));
-                }
-                _ => {
-                    #disabled |= #bit;
-                    continue;
-                }
+                #check => {}
+                _ => continue,
             }
+            return ::core::task::Poll::Ready(#out_enum::#variant(out));
         }
     }
 }

@@ -14,6 +14,7 @@
 //!   (`SIM_TRACE_LOGS`).
 //! - `raw`: the real libc beneath the interposition, and `symbols`: the one
 //!   place that finds libc's own definitions past ours.
+//! - `real_threads`: the real threads alive, which may wake a run's task.
 
 #![warn(missing_docs)]
 
@@ -22,6 +23,7 @@ pub mod interpose;
 pub mod logs;
 mod raw;
 pub mod real_sockets;
+mod real_threads;
 mod symbols;
 #[cfg(all(
     simulation,
@@ -98,6 +100,25 @@ impl OsLayer for Layer {
             any(target_arch = "x86_64", target_arch = "aarch64")
         )))]
         None
+    }
+
+    fn other_real_threads(&self) -> usize {
+        real_threads::others()
+    }
+
+    fn real_sleep(&self, duration: std::time::Duration) {
+        let request = libc::timespec {
+            tv_sec: duration.as_secs() as libc::time_t,
+            tv_nsec: libc::c_long::from(duration.subsec_nanos() as i32),
+        };
+        if let Some(sleep) = symbols::libc_fn!(
+            c"nanosleep",
+            fn(*const libc::timespec, *mut libc::timespec) -> libc::c_int
+        ) {
+            // SAFETY: a valid request, no remainder wanted: libc's own
+            // nanosleep, past the interposed (virtual) one.
+            unsafe { sleep(&request, std::ptr::null_mut()) };
+        }
     }
 
     fn run_on_thread(&self, thread: u64, call: &mut dyn FnMut()) -> bool {

@@ -92,6 +92,12 @@ pub trait OsLayer: Sync {
     /// `block_on`, and returns once it ran (a panic in it continues here);
     /// false, without running it, when that thread does not wait there.
     fn run_on_thread(&self, thread: u64, call: &mut dyn FnMut()) -> bool;
+    /// How many real threads (started outside any run) are alive besides
+    /// the caller: one may still wake a task of the run.
+    fn other_real_threads(&self) -> usize;
+    /// Sleeps for `duration` of real time (the interposed sleeps are
+    /// virtual during a run).
+    fn real_sleep(&self, duration: std::time::Duration);
 }
 
 static OS_LAYER: OnceLock<&'static dyn OsLayer> = OnceLock::new();

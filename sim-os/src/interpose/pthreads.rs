@@ -26,7 +26,8 @@ pub unsafe extern "C" fn pthread_create(
     if let Some(rc) = simulated {
         return rc;
     }
-    match libc_fn!(
+    // A real thread, counted while it runs (see `real_threads`).
+    let Some(real) = libc_fn!(
         c"pthread_create",
         fn(
             *mut libc::pthread_t,
@@ -34,10 +35,23 @@ pub unsafe extern "C" fn pthread_create(
             extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
             *mut libc::c_void,
         ) -> libc::c_int
-    ) {
-        Some(real) => real(thread, attr, start, arg),
-        None => libc::EAGAIN,
+    ) else {
+        return libc::EAGAIN;
+    };
+    let counted = Box::into_raw(Box::new(crate::real_threads::Start { start, arg }));
+    crate::real_threads::starting();
+    let rc = real(
+        thread,
+        attr,
+        crate::real_threads::trampoline,
+        counted.cast(),
+    );
+    if rc != 0 {
+        crate::real_threads::not_started();
+        // SAFETY: the thread did not start, so the box is still ours.
+        drop(Box::from_raw(counted));
     }
+    rc
 }
 
 /// libc's `pthread_join`: a simulated thread is waited for in the run.

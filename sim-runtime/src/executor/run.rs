@@ -28,6 +28,12 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+/// How long a run out of work waits for a real thread's wake, in steps of
+/// [`REAL_THREAD_WAIT_STEP`]: two seconds of real time at most.
+const REAL_THREAD_WAITS_MAX: u32 = 2_000;
+/// One step of that wait.
+const REAL_THREAD_WAIT_STEP: std::time::Duration = std::time::Duration::from_millis(1);
+
 impl Core {
     /// Runs the simulation until `future` completes.
     ///
@@ -258,11 +264,32 @@ impl Core {
         if let Some(unpark) = &hooks.on_unpark {
             unpark();
         }
-        if !advanced {
+        if !advanced && !self.wake_from_real_threads() {
             let report = self.deadlock_report();
             set_failure_class(FailureClass::Deadlock);
             panic!("{report}");
         }
+    }
+
+    /// Out of work with a real thread alive (one started outside any run,
+    /// which may still wake a task, as a `blocking_send` into a channel the
+    /// run receives from): waits a moment of real time for its wake.
+    /// Nothing in the run moves meanwhile, so what it does next does not
+    /// depend on when the wake came. True when a wake came.
+    fn wake_from_real_threads(&self) -> bool {
+        let Some(os) = crate::seams::os_layer() else {
+            return false;
+        };
+        for _ in 0..REAL_THREAD_WAITS_MAX {
+            if os.other_real_threads() == 0 {
+                return false;
+            }
+            os.real_sleep(REAL_THREAD_WAIT_STEP);
+            if self.advance_to_next_event() {
+                return true;
+            }
+        }
+        false
     }
 
     /// Polls the task in `slot` (or cancels it, when it was aborted).

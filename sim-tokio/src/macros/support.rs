@@ -12,7 +12,25 @@ pub fn thread_rng_n(n: u32) -> u32 {
     sim_runtime::context::with_current(|core| core.sched_below(u64::from(n)) as u32).unwrap_or(0)
 }
 
-/// A future and then its output, for `join!`.
+/// `Pending` (the task woken to run again) when the task's budget is spent:
+/// a `select!` yields before polling branches that would only spend more,
+/// as tokio's does. Spends nothing.
+pub fn poll_budget_available(cx: &mut Context<'_>) -> Poll<()> {
+    sim_runtime::context::with_current(|core| {
+        // Spent and given back: a yield when none is left, nothing else.
+        let available = core.poll_budget(cx);
+        if available.is_ready() {
+            core.restore_budget();
+        }
+        available
+    })
+    .unwrap_or(Poll::Ready(()))
+}
+
+/// A future and then its output, for `join!`. `repr(C)`, as tokio's: a
+/// `join!`'s future has tokio's size exactly (tokio's tests hold it to
+/// its bytes).
+#[repr(C)]
 pub enum MaybeDone<F: Future> {
     /// Still running.
     Future(F),

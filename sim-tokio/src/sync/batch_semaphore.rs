@@ -161,6 +161,13 @@ impl Semaphore {
         super::lock(&self.state)
     }
 
+    /// The permits given to waiters that have not taken them yet: in use,
+    /// though nobody holds them (an mpsc channel is not idle while its
+    /// queued reservations have slots).
+    pub(crate) fn assigned_to_waiters(&self) -> usize {
+        self.lock().waiters.values().map(|w| w.assigned).sum()
+    }
+
     pub(crate) fn available_permits(&self) -> usize {
         self.lock().permits
     }
@@ -281,14 +288,26 @@ impl Semaphore {
         }
     }
 
+    /// Polls an acquire, spending a unit of the task's budget only when it
+    /// completes (as tokio's: a wait that goes on costs nothing).
     fn poll_acquire(
         &self,
         acq: &mut AcquireState,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), AcquireError>> {
-        if super::budget(cx).is_pending() {
-            return Poll::Pending;
+        let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
+        let result = self.poll_acquire_now(acq, cx);
+        if result.is_ready() {
+            coop.made_progress();
         }
+        result
+    }
+
+    fn poll_acquire_now(
+        &self,
+        acq: &mut AcquireState,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), AcquireError>> {
         let mut st = self.lock();
         if acq.id == 0 {
             if st.closed {

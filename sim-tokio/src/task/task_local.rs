@@ -80,6 +80,7 @@ impl<T: 'static> LocalKey<T> {
             local: self,
             slot: Some(value),
             future: Some(f),
+            _pinned: std::marker::PhantomPinned,
         }
     }
 
@@ -157,10 +158,10 @@ pub struct TaskLocalFuture<T: 'static, F> {
     local: &'static LocalKey<T>,
     slot: Option<T>,
     future: Option<F>,
+    /// Never `Unpin`, whatever the future, as tokio's is (its
+    /// `async_send_sync` test holds it to that).
+    _pinned: std::marker::PhantomPinned,
 }
-
-// The future is the only pinned part; the value is moved in and out freely.
-impl<T: 'static, F: Unpin> Unpin for TaskLocalFuture<T, F> {}
 
 impl<T: 'static, F> TaskLocalFuture<T, F> {
     /// Takes the value out; later polls run without it.

@@ -72,28 +72,45 @@ impl<T> Chan<T> {
 
     /// A reserved slot goes unused.
     pub(super) fn release_permits(&self, n: usize) {
+        self.lock().outstanding -= n;
+        self.sem().release(n);
+        // A closed channel's receiver may be waiting for the last slot in
+        // use (held, or given to a queued reservation).
+        self.wake_if_idle();
+    }
+
+    pub(super) async fn reserve(&self, n: usize) -> Result<(), ()> {
+        // The slots given to a queued reservation are in use until it takes
+        // them; given back (the channel closed under it, or the reservation
+        // dropped), the channel may be idle, and a closed receiver waiting
+        // for that wakes. Dropped after the acquire, on every path.
+        let _given_back = WakeIfIdle(self);
+        if self.sem().acquire(n).await.is_err() {
+            return Err(());
+        }
+        // Slots given before the receiver closed are given back: a closed
+        // channel takes no reservation, as tokio's.
+        if self.lock().rx_closed {
+            self.sem().release(n);
+            return Err(());
+        }
+        self.lock().outstanding += n;
+        Ok(())
+    }
+
+    /// Wakes the receiver if the channel is now done.
+    fn wake_if_idle(&self) {
         let waker = {
             let mut st = self.lock();
-            st.outstanding -= n;
-            // A closed channel's receiver may be waiting for the last permit.
-            if st.rx_closed && st.outstanding == 0 {
+            if self.is_done(&st) {
                 st.rx_waker.take()
             } else {
                 None
             }
         };
-        self.sem().release(n);
         if let Some(w) = waker {
             w.wake();
         }
-    }
-
-    pub(super) async fn reserve(&self, n: usize) -> Result<(), ()> {
-        if self.sem().acquire(n).await.is_err() {
-            return Err(());
-        }
-        self.lock().outstanding += n;
-        Ok(())
     }
 
     pub(super) fn try_reserve(&self, n: usize) -> Result<(), TrySendError<()>> {
@@ -121,8 +138,17 @@ impl<T> Chan<T> {
         }
     }
 
-    pub(super) fn is_done(st: &State<T>) -> bool {
-        st.queue.is_empty() && (st.senders == 0 || (st.rx_closed && st.outstanding == 0))
+    /// Nothing more can arrive: no sender left, or the receiver closed and
+    /// no slot is reserved or given to a queued reservation.
+    pub(super) fn is_done(&self, st: &State<T>) -> bool {
+        let idle = || {
+            st.outstanding == 0
+                && self
+                    .sem
+                    .as_ref()
+                    .is_none_or(|s| s.assigned_to_waiters() == 0)
+        };
+        st.queue.is_empty() && (st.senders == 0 || (st.rx_closed && idle()))
     }
 
     pub(super) fn take_one(&self, st: &mut State<T>) -> Option<T> {
@@ -133,15 +159,17 @@ impl<T> Chan<T> {
         Some(value)
     }
 
+    /// A unit of the task's budget is spent only on a value or the end (a
+    /// wait costs nothing, as in tokio).
     pub(super) fn poll_recv(&self, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        if crate::sync::budget(cx).is_pending() {
-            return Poll::Pending;
-        }
+        let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
         let mut st = self.lock();
         if let Some(value) = self.take_one(&mut st) {
+            coop.made_progress();
             return Poll::Ready(Some(value));
         }
-        if Self::is_done(&st) {
+        if self.is_done(&st) {
+            coop.made_progress();
             return Poll::Ready(None);
         }
         st.rx_waker = Some(cx.waker().clone());
@@ -158,9 +186,7 @@ impl<T> Chan<T> {
         if limit == 0 {
             return Poll::Ready(0);
         }
-        if crate::sync::budget(cx).is_pending() {
-            return Poll::Pending;
-        }
+        let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
         let mut st = self.lock();
         let mut n = 0;
         while n < limit {
@@ -172,7 +198,8 @@ impl<T> Chan<T> {
                 None => break,
             }
         }
-        if n > 0 || Self::is_done(&st) {
+        if n > 0 || self.is_done(&st) {
+            coop.made_progress();
             return Poll::Ready(n);
         }
         st.rx_waker = Some(cx.waker().clone());
@@ -193,7 +220,7 @@ impl<T> Chan<T> {
         if let Some(value) = self.take_one(&mut st) {
             return Ok(value);
         }
-        if Self::is_done(&st) {
+        if self.is_done(&st) {
             Err(TryRecvError::Disconnected)
         } else {
             Err(TryRecvError::Empty)
@@ -244,5 +271,15 @@ impl<T> Chan<T> {
         }
         st.senders += 1;
         true
+    }
+}
+
+/// Wakes a closed channel's receiver when dropped, if the channel is then
+/// idle (see [`Chan::reserve`]).
+struct WakeIfIdle<'a, T>(&'a Chan<T>);
+
+impl<T> Drop for WakeIfIdle<'_, T> {
+    fn drop(&mut self) {
+        self.0.wake_if_idle();
     }
 }
