@@ -16,6 +16,19 @@ pub(crate) fn with_runtime<R>(f: impl FnOnce(&Core) -> R) -> R {
     }
 }
 
+/// tokio's panic for an I/O object made outside a runtime, or on one built
+/// without `enable_io`, at the caller's line (every function on the way is
+/// `#[track_caller]`).
+#[track_caller]
+pub(crate) fn require_io() {
+    let enabled = with_runtime(|core| core.io_enabled());
+    assert!(
+        enabled,
+        "A Tokio 1.x context was found, but IO is disabled. Call `enable_io` on the runtime \
+         builder to enable IO."
+    );
+}
+
 /// Notes what the running task waits on (see `sim_runtime::WaitNote`),
 /// for the reports that list pending tasks. Outside a runtime, nothing.
 #[inline]

@@ -63,14 +63,15 @@ fn classify(clock: libc::clockid_t) -> Virtual {
     }
 }
 
-/// The virtual reading of `clock` if a run is current: `None` otherwise.
+/// The virtual reading of `clock` if a run is current, or a runtime built
+/// on this thread lives (its clock is the thread's): `None` otherwise.
 #[cfg_attr(not(simulation), allow(dead_code))]
 fn virtual_ns(clock: libc::clockid_t) -> Option<u64> {
     let kind = classify(clock);
     if let Virtual::Real = kind {
         return None;
     }
-    sim_runtime::context::with_simulation(|core| match kind {
+    sim_runtime::context::with_thread_clock(|core| match kind {
         Virtual::Monotonic => crate::raw::MONOTONIC_ORIGIN_NS + core.local_now_ns(),
         _ => (core.config().epoch_unix_ns + core.now_ns())
             .saturating_add_signed(core.wall_offset_ns()),

@@ -39,6 +39,23 @@ pub fn with_simulation<R>(f: impl FnOnce(&Core) -> R) -> Option<R> {
     Some(f(unsafe { &*ptr }))
 }
 
+/// As [`with_simulation`], and outside any `block_on`, the newest runtime
+/// built on this thread and still alive: its clock is the thread's clock
+/// (a program that reads `Instant::now()` before `block_on` and again after
+/// it sees the virtual time the run took, as it sees the real time on
+/// tokio).
+pub fn with_thread_clock<R>(f: impl FnOnce(&Core) -> R) -> Option<R> {
+    let mut f = Some(f);
+    if let Some(result) = with_simulation(|core| f.take().expect("called once")(core)) {
+        return Some(result);
+    }
+    let newest = REGISTRY
+        .try_with(|r| r.borrow().iter().rev().find(|c| !c.is_shut_down()).cloned())
+        .ok()
+        .flatten()?;
+    Some(f.take().expect("called once")(&newest))
+}
+
 /// While alive, this (simulated OS) thread belongs to `core`: the core is
 /// in its registry (handles work) and answers [`with_simulation`].
 pub struct Adopted {

@@ -86,26 +86,37 @@ impl<F: Future + 'static> Cell<F> {
 
 impl<F: Future + 'static> TaskCell for Cell<F> {
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        let Stage::Running(future) = &mut self.stage else {
+        if !matches!(self.stage, Stage::Running(_)) {
             // A finished task is never polled again: the scheduler frees or
             // parks it. Returning Ready keeps a stray wake harmless.
             return Poll::Ready(());
-        };
-        // SAFETY: the cell is boxed and never moved while the future lives;
-        // the future is dropped in place (by `cancel` or on completion).
-        let future = unsafe { Pin::new_unchecked(future) };
-        match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+        }
+        let stage: *mut Stage<F> = &mut self.stage;
+        let polled = catch_unwind(AssertUnwindSafe(|| {
+            // A panicking poll drops the future while the panic unwinds, as
+            // tokio does: its `Drop` sees `std::thread::panicking()`.
+            let unwinding = DropOnUnwind(stage);
+            // SAFETY: the stage is `Running` (checked above); the cell is
+            // boxed and never moved while the future lives, and the future
+            // is dropped in place (by `cancel`, on completion, or by the
+            // guard while this poll unwinds).
+            let future = unsafe {
+                let Stage::Running(future) = &mut *stage else {
+                    unreachable!("checked above")
+                };
+                Pin::new_unchecked(future)
+            };
+            let polled = future.poll(cx);
+            std::mem::forget(unwinding);
+            polled
+        }));
+        match polled {
             Ok(Poll::Pending) => Poll::Pending,
             Ok(Poll::Ready(output)) => {
                 self.stage = Stage::Done(Ok(output));
                 Poll::Ready(())
             }
             Err(payload) => {
-                // Drop the future before storing the panic, as tokio does.
-                let dropped = catch_unwind(AssertUnwindSafe(|| {
-                    self.stage = Stage::Taken;
-                }));
-                drop(dropped);
                 self.stage = Stage::Done(Err(Failure::Panic(payload)));
                 Poll::Ready(())
             }
@@ -133,6 +144,19 @@ impl<F: Future + 'static> TaskCell for Cell<F> {
                 *dst = Some(result);
             }
         }
+    }
+}
+
+/// Drops a task's future in place if dropped itself, which only happens
+/// while its poll unwinds (a returning poll forgets it).
+struct DropOnUnwind<F: Future>(*mut Stage<F>);
+
+impl<F: Future> Drop for DropOnUnwind<F> {
+    fn drop(&mut self) {
+        // SAFETY: the pointer is the cell's stage, alive across the poll it
+        // guards; the future in it is not borrowed any more (its poll is
+        // unwinding past us), and is dropped in place, never moved.
+        unsafe { *self.0 = Stage::Taken };
     }
 }
 

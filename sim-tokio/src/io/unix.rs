@@ -82,8 +82,9 @@ impl<T> From<AsyncFdRegisterError<T>> for io::Error {
 
 #[track_caller]
 fn refuse(fd: RawFd) -> io::Error {
-    // As tokio: outside a runtime there is no reactor to register with.
-    crate::util::with_runtime(|_| ());
+    // As tokio: outside a runtime, or on one without I/O, there is no
+    // reactor to register with.
+    crate::util::require_io();
     io::Error::other(format!(
         "sim: escape refused: AsyncFd on the real file descriptor {fd}. Its readiness comes \
          from the operating system, outside the simulation, so the run could not be replayed \

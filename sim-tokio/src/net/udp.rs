@@ -67,7 +67,9 @@ impl UdpSocket {
     ///
     /// # Errors
     /// Always, naming the escape.
+    #[track_caller]
     pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
+        crate::util::require_io();
         let addr = socket
             .local_addr()
             .map(|a| a.to_string())

@@ -72,14 +72,14 @@ pin_project_lite::pin_project! {
 impl Sleep {
     #[track_caller]
     fn new(deadline: Instant) -> Sleep {
-        let core = crate::util::with_runtime(|core| {
-            assert!(
-                core.time_enabled(),
-                "A Tokio 1.x context was found, but timers are disabled. Call `enable_time` on \
-                 the runtime builder to enable timers."
-            );
-            core.id()
-        });
+        // Checked here, not in the closure: a closure has no caller's
+        // location, and the panic names the user's line, as tokio's does.
+        let (core, enabled) = crate::util::with_runtime(|core| (core.id(), core.time_enabled()));
+        assert!(
+            enabled,
+            "A Tokio 1.x context was found, but timers are disabled. Call `enable_time` on the \
+             runtime builder to enable timers."
+        );
         Sleep {
             _unwind: std::marker::PhantomData,
             deadline,

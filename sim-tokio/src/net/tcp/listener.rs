@@ -62,7 +62,9 @@ impl TcpListener {
     ///
     /// # Errors
     /// Always, naming the escape.
+    #[track_caller]
     pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
+        crate::util::require_io();
         let addr = listener
             .local_addr()
             .map(|a| a.to_string())

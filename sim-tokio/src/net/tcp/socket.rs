@@ -7,6 +7,20 @@ use std::os::unix::io::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::sync::Mutex;
 use std::time::Duration;
 
+/// Linux's floor for `SO_SNDBUF` after doubling (`SOCK_MIN_SNDBUF` on x86-64).
+const SEND_BUFFER_MIN_BYTES: u32 = 4608;
+/// Linux's floor for `SO_RCVBUF` after doubling (`SOCK_MIN_RCVBUF` on x86-64).
+const RECV_BUFFER_MIN_BYTES: u32 = 2304;
+/// Linux's default `net.core.wmem_max` and `net.core.rmem_max`.
+const BUFFER_REQUEST_MAX_BYTES: u32 = 212_992;
+
+/// What Linux stores for a requested buffer size: the request capped at the
+/// sysctl maximum, doubled for the kernel's own bookkeeping, never below the
+/// floor. Programs read this value back, so the simulation gives it as well.
+fn kernel_buffer_bytes(requested: u32, floor_bytes: u32) -> u32 {
+    (requested.min(BUFFER_REQUEST_MAX_BYTES) * 2).max(floor_bytes)
+}
+
 #[derive(Debug, Clone, Default)]
 struct Options {
     v6: bool,
@@ -115,12 +129,13 @@ impl TcpSocket {
         Ok(self.opts().reuseport)
     }
 
-    /// Sets `SO_SNDBUF` (recorded).
+    /// Sets `SO_SNDBUF` (recorded). As on Linux, the value read back is
+    /// doubled (the kernel's bookkeeping) and clamped to the kernel's bounds.
     ///
     /// # Errors
     /// Never.
     pub fn set_send_buffer_size(&self, size: u32) -> io::Result<()> {
-        self.opts().send_buffer_size = size;
+        self.opts().send_buffer_size = kernel_buffer_bytes(size, SEND_BUFFER_MIN_BYTES);
         Ok(())
     }
 
@@ -132,12 +147,13 @@ impl TcpSocket {
         Ok(self.opts().send_buffer_size)
     }
 
-    /// Sets `SO_RCVBUF` (recorded).
+    /// Sets `SO_RCVBUF` (recorded). As on Linux, the value read back is
+    /// doubled (the kernel's bookkeeping) and clamped to the kernel's bounds.
     ///
     /// # Errors
     /// Never.
     pub fn set_recv_buffer_size(&self, size: u32) -> io::Result<()> {
-        self.opts().recv_buffer_size = size;
+        self.opts().recv_buffer_size = kernel_buffer_bytes(size, RECV_BUFFER_MIN_BYTES);
         Ok(())
     }
 

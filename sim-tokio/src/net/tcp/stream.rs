@@ -65,7 +65,9 @@ impl TcpStream {
     ///
     /// # Errors
     /// Always, naming the escape.
+    #[track_caller]
     pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
+        crate::util::require_io();
         let what = match stream.peer_addr() {
             Ok(peer) => format!("TcpStream::from_std on a real connection to {peer}"),
             Err(_) => "TcpStream::from_std on a real, unconnected socket (connect with \

@@ -113,7 +113,9 @@ impl UnixDatagram {
     ///
     /// # Errors
     /// Always, naming the escape.
+    #[track_caller]
     pub fn from_std(datagram: std::os::unix::net::UnixDatagram) -> io::Result<UnixDatagram> {
+        crate::util::require_io();
         drop(datagram);
         Err(crate::net::tcp::stream::escape(
             "UnixDatagram::from_std on a real socket",

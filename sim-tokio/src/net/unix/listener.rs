@@ -33,6 +33,7 @@ impl UnixListener {
     where
         P: AsRef<Path>,
     {
+        crate::util::require_io();
         with_net(|net| net.unix_listen(path.as_ref(), sim_net::tcp::BACKLOG_DEFAULT))
             .map(UnixListener::from_id)
     }
@@ -56,7 +57,9 @@ impl UnixListener {
     ///
     /// # Errors
     /// Always, naming the escape.
+    #[track_caller]
     pub fn from_std(listener: std::os::unix::net::UnixListener) -> io::Result<UnixListener> {
+        crate::util::require_io();
         drop(listener);
         Err(crate::net::tcp::stream::escape(
             "UnixListener::from_std on a real listener",

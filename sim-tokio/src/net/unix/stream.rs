@@ -57,7 +57,9 @@ impl UnixStream {
     ///
     /// # Errors
     /// Always, naming the escape.
+    #[track_caller]
     pub fn from_std(stream: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
+        crate::util::require_io();
         drop(stream);
         Err(crate::net::tcp::stream::escape(
             "UnixStream::from_std on a real socket",

@@ -96,6 +96,7 @@ impl<T: ?Sized> RwLock<T> {
     where
         T: Sized,
     {
+        assert!(max_reads != 0, "a RwLock may not be created with 0 readers");
         let max_reads = if max_reads > MAX_READS {
             MAX_READS
         } else {
