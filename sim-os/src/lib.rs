@@ -121,6 +121,28 @@ impl OsLayer for Layer {
         }
     }
 
+    fn block_in_background(
+        &self,
+        future: Pin<&mut dyn Future<Output = ()>>,
+    ) -> Option<Result<(), String>> {
+        #[cfg(all(
+            simulation,
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        return threads::block_in_background(future);
+        #[cfg(not(all(
+            simulation,
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        )))]
+        {
+            // Never polled: no simulation runs without the interposition.
+            let _unpolled: Pin<&mut dyn Future<Output = ()>> = future;
+            None
+        }
+    }
+
     fn run_on_thread(&self, thread: u64, call: &mut dyn FnMut()) -> bool {
         #[cfg(all(
             simulation,

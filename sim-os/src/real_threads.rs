@@ -18,23 +18,27 @@ thread_local! {
 
 /// A real thread is being started (by its parent, so that the count is
 /// right before the parent goes on).
+#[cfg(simulation)]
 pub(crate) fn starting() {
     ALIVE.fetch_add(1, Ordering::AcqRel);
 }
 
 /// Its start failed.
+#[cfg(simulation)]
 pub(crate) fn not_started() {
     ALIVE.fetch_sub(1, Ordering::AcqRel);
 }
 
 /// What a counted thread runs: its start routine, and the count given back
 /// when it returns (or unwinds).
+#[cfg(simulation)]
 pub(crate) struct Start {
     pub(crate) start: extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
     pub(crate) arg: *mut libc::c_void,
 }
 
 /// The start routine of a counted real thread.
+#[cfg(simulation)]
 pub(crate) extern "C" fn trampoline(start: *mut libc::c_void) -> *mut libc::c_void {
     struct Gone;
     impl Drop for Gone {

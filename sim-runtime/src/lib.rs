@@ -59,7 +59,7 @@ pub mod watch;
 pub use config::SimConfig;
 pub use events::EventKey;
 pub use executor::context;
-pub use executor::{Core, RuntimeHooks, TASK_BUDGET};
+pub use executor::{block_in_background, Core, RuntimeHooks, TASK_BUDGET};
 pub use launch::launch;
 pub use scopes::{Flavor, RuntimeOptions};
 pub use summary::{last_run, RunSummary};

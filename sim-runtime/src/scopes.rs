@@ -67,6 +67,10 @@ pub(crate) struct Scopes {
     multi: Cell<bool>,
     /// How many scopes have a home thread (0 keeps polls on the fast path).
     homes: Cell<u32>,
+    /// The simulation runs in the background of a thread blocked outside
+    /// `block_on`: no runtime is blocked on, so only `multi_thread`
+    /// runtimes' tasks (and threads) run, and the scheduler checks.
+    background: Cell<bool>,
 }
 
 impl Scopes {
@@ -84,6 +88,7 @@ impl Scopes {
             }]),
             multi: Cell::new(false),
             homes: Cell::new(0),
+            background: Cell::new(false),
         }
     }
 
@@ -163,7 +168,22 @@ impl Scopes {
     /// Whether more than one runtime shares the simulation.
     #[inline]
     pub(crate) fn multi(&self) -> bool {
-        self.multi.get()
+        self.multi.get() || self.background.get()
+    }
+
+    /// Marks a drive in the background (see `background`); returns what it
+    /// was.
+    pub(crate) fn set_background(&self, background: bool) -> bool {
+        self.background.replace(background)
+    }
+
+    /// Whether some live runtime is `multi_thread` (its tasks run in the
+    /// background of a thread blocked outside `block_on`).
+    pub(crate) fn has_live_multi_thread(&self) -> bool {
+        self.list
+            .borrow()
+            .iter()
+            .any(|s| !s.shut_down && s.options.flavor == Flavor::MultiThread)
     }
 
     /// Per scope: whether its tasks may run now (a `multi_thread` runtime's

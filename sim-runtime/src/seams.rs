@@ -98,6 +98,16 @@ pub trait OsLayer: Sync {
     /// Sleeps for `duration` of real time (the interposed sleeps are
     /// virtual during a run).
     fn real_sleep(&self, duration: std::time::Duration);
+    /// On the thread that built a live runtime, outside its `block_on`,
+    /// with work that runs without one (a `multi_thread` runtime's tasks,
+    /// simulated threads): blocks until `future` completes while the
+    /// simulation runs in the background (`Core::drive_background`).
+    /// `None`, without polling it, on any other thread; `Some(Err)` with a
+    /// report when it can never complete.
+    fn block_in_background(
+        &self,
+        future: Pin<&mut dyn Future<Output = ()>>,
+    ) -> Option<Result<(), String>>;
 }
 
 static OS_LAYER: OnceLock<&'static dyn OsLayer> = OnceLock::new();
@@ -109,7 +119,7 @@ pub fn install_os_layer(layer: &'static dyn OsLayer) {
 
 /// The installed OS layer, if any.
 #[inline]
-pub(crate) fn os_layer() -> Option<&'static dyn OsLayer> {
+pub fn os_layer() -> Option<&'static dyn OsLayer> {
     OS_LAYER.get().copied()
 }
 

@@ -45,22 +45,74 @@ pub(crate) fn note_wait(
     }
 }
 
-/// Runs `future` to completion on a private, throwaway simulation: what the
-/// `blocking_*` methods do when called outside any runtime (tokio parks the
-/// thread; here the value must already be there or arrive from this thread).
+/// A tokio blocking call (`blocking_recv`, `blocking_lock`, ...) outside
+/// an asynchronous context: the thread waits until `future` completes, as
+/// tokio parks it. Who completes it depends on the thread:
+/// - inside a blocking section of a task (`spawn_blocking`,
+///   `block_in_place`), the runtime runs on meanwhile, as its other
+///   workers would;
+/// - on a simulated thread, the simulation runs on while it waits;
+/// - on the thread that built a live runtime, outside its `block_on`, the
+///   simulation runs in the background (a `multi_thread` runtime's tasks,
+///   the threads);
+/// - on a real thread, another real thread or a simulation elsewhere may
+///   complete it: the thread parks for real.
 ///
 /// # Panics
-/// Inside a runtime, with tokio's message.
+/// Inside a runtime's asynchronous context, with tokio's message; when
+/// nothing could ever complete the future.
 #[track_caller]
 pub(crate) fn block_outside_runtime<F: std::future::Future>(future: F) -> F::Output {
-    if sim_runtime::context::with_current(|_| ()).is_some() {
-        panic!(
-            "Cannot block the current thread from within a runtime. This happens because a \
-             function attempted to block the current thread while the thread is being used to \
-             drive asynchronous tasks."
-        );
+    let in_run = sim_runtime::context::with_current(|core| core.in_block_on());
+    if in_run == Some(true) {
+        if !sim_runtime::context::in_blocking_section() {
+            panic!(
+                "Cannot block the current thread from within a runtime. This happens because \
+                 a function attempted to block the current thread while the thread is being \
+                 used to drive asynchronous tasks."
+            );
+        }
+        let core = sim_runtime::context::current_id()
+            .and_then(sim_runtime::context::lookup)
+            .expect("a runtime is current");
+        return core.block_on(future);
+    }
+    let on_sim_thread = sim_runtime::seams::os_layer().is_some_and(|os| os.on_sim_thread());
+    if on_sim_thread {
+        if let Some(core) = sim_runtime::context::thread_core() {
+            return core.block_on(future);
+        }
+    }
+    let mut future = std::pin::pin!(future);
+    if let Some(output) = sim_runtime::block_in_background(future.as_mut()) {
+        return output;
+    }
+    let others = sim_runtime::seams::os_layer().map_or(0, |os| os.other_real_threads());
+    if others > 0 {
+        return park_until_ready(future);
     }
     poll_here(future)
+}
+
+/// Polls `future` until it completes, parking the (real) thread between
+/// polls until its waker unparks it.
+fn park_until_ready<F: std::future::Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    // Bounded by the thread that wakes it, as tokio's park.
+    loop {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        std::thread::park();
+    }
 }
 
 /// Polls `future` on this thread until it completes, again each time it

@@ -159,6 +159,7 @@ mod overrides {
             let r = &*request;
             let ns = r.tv_sec as u64 * 1_000_000_000 + r.tv_nsec as u64;
             if crate::threads::sleep_until(|core| core.now_ns() + ns).is_some()
+                || crate::threads::background_sleep(|core| core.now_ns() + ns).is_some()
                 || crate::threads::simulator_sleep(|core| core.now_ns() + ns).is_some()
             {
                 if !remain.is_null() {
@@ -199,6 +200,7 @@ mod overrides {
                 }
             };
             let slept = crate::threads::sleep_until(deadline)
+                .or_else(|| crate::threads::background_sleep(deadline))
                 .or_else(|| crate::threads::simulator_sleep(deadline));
             if slept.is_some() {
                 return 0;

@@ -18,11 +18,31 @@ pub unsafe extern "C" fn pthread_create(
 ) -> libc::c_int {
     // During a run, a thread runs one at a time with the simulation
     // (`threads/`), unless real, parallel threads were asked for.
-    let simulated = sim_runtime::context::with_simulation(|core| {
+    // The thread that drives a simulation in the background: a plain one.
+    if crate::threads::starting_driver() {
+        let Some(real) = libc_fn!(
+            c"pthread_create",
+            fn(
+                *mut libc::pthread_t,
+                *const libc::pthread_attr_t,
+                extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
+                *mut libc::c_void,
+            ) -> libc::c_int
+        ) else {
+            return libc::EAGAIN;
+        };
+        return real(thread, attr, start, arg);
+    }
+    // Outside a `block_on`, a thread started by the thread that built a
+    // live runtime belongs to that runtime's simulation too: it runs while
+    // the runtime is blocked on, or driven in the background.
+    let spawn = |core: &sim_runtime::Core| {
         (!core.config().allow_threads)
             .then(|| crate::threads::spawn(core, thread, attr, start, arg))
-    })
-    .flatten();
+    };
+    let simulated = sim_runtime::context::with_simulation(spawn)
+        .or_else(|| sim_runtime::context::thread_core().map(|core| spawn(&core)))
+        .flatten();
     if let Some(rc) = simulated {
         return rc;
     }
@@ -117,7 +137,7 @@ pub unsafe extern "C" fn pthread_setname_np(
 /// As libc's.
 #[no_mangle]
 pub unsafe extern "C" fn sched_yield() -> libc::c_int {
-    if crate::threads::yield_now() {
+    if crate::threads::yield_now() || crate::threads::yield_in_background() {
         return 0;
     }
     real!(c"sched_yield", fn() -> libc::c_int)

@@ -72,6 +72,20 @@ pub(crate) fn block_on<F: Future>(core: &Rc<Core>, future: F) -> F::Output {
             return output;
         }
         wait_in_block_on(&thread, &driving_scope);
+        if thread.free.load(std::sync::atomic::Ordering::SeqCst) {
+            stay_parked();
+        }
+    }
+}
+
+/// The simulation this thread blocks on ended while it waited (its
+/// runtime was dropped): its `block_on` cannot go on, and does not return.
+/// The thread waits, without spinning, until the process ends; what it
+/// holds of the simulation is not touched again, since it now runs beside
+/// the simulator's thread.
+fn stay_parked() -> ! {
+    loop {
+        std::thread::park();
     }
 }
 

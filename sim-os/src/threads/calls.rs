@@ -82,7 +82,7 @@ pub(super) fn simulator_waits(
 
 /// A short real wait: on the lock word (a release from a thread outside
 /// the run wakes it), or a plain pause.
-fn kernel_pause(word: Option<(&AtomicU32, u32)>) {
+pub(super) fn kernel_pause(word: Option<(&AtomicU32, u32)>) {
     let pause = libc::timespec {
         tv_sec: 0,
         tv_nsec: IDLE_WAIT_NS,
@@ -105,10 +105,13 @@ pub(crate) unsafe fn futex(
     val: u32,
     timeout: *const libc::timespec,
 ) -> Option<libc::c_long> {
-    if !active() {
+    let cmd = op & libc::FUTEX_CMD_MASK;
+    let waits = matches!(cmd, libc::FUTEX_WAIT | libc::FUTEX_WAIT_BITSET);
+    // Past the fast path: simulated threads or background waits alive, or
+    // the thread that built a runtime waits outside its `block_on`.
+    if !(active() || waits && super::background::core().is_some()) {
         return None;
     }
-    let cmd = op & libc::FUTEX_CMD_MASK;
     match cmd {
         libc::FUTEX_WAIT | libc::FUTEX_WAIT_BITSET => {
             let word = &*uaddr;
@@ -122,7 +125,7 @@ pub(crate) unsafe fn futex(
             } else {
                 let t = &*timeout;
                 let ns = t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
-                sim_runtime::context::with_simulation(|core| {
+                sim_runtime::context::with_thread_clock(|core| {
                     if cmd == libc::FUTEX_WAIT {
                         core.now_ns() + ns
                     } else {
@@ -133,6 +136,11 @@ pub(crate) unsafe fn futex(
             match me() {
                 Some(thread) => Some(thread_wait(&thread, uaddr as usize, deadline)),
                 None => {
+                    // The thread that built a runtime, outside its
+                    // `block_on`: the simulation runs meanwhile.
+                    if let Some(core) = super::background::core() {
+                        return Some(background_futex_wait(&core, word, val, deadline));
+                    }
                     // The simulator's thread, while its threads live; any
                     // other waits in the kernel.
                     let core_id = sim_runtime::context::current_id()?;
@@ -152,6 +160,9 @@ pub(crate) unsafe fn futex(
         }
         libc::FUTEX_WAKE | libc::FUTEX_WAKE_BITSET => {
             let woken = wake(uaddr as usize, val as usize);
+            // A background wait on the word ends too; it may also be
+            // pausing in the kernel, woken below with the rest.
+            super::background::wake(uaddr as usize);
             // Also whoever waits in the kernel (a thread outside the run).
             let rest = (val as usize).saturating_sub(woken);
             let kernel = if rest > 0 {
@@ -168,6 +179,46 @@ pub(crate) unsafe fn futex(
             Some((woken + kernel) as libc::c_long)
         }
         _ => None,
+    }
+}
+
+/// A futex wait of the thread that built a runtime, outside its
+/// `block_on`: the simulation runs in the background until a wake of the
+/// word, a change of it, or the deadline (in virtual ns).
+fn background_futex_wait(
+    core: &std::rc::Rc<Core>,
+    word: &AtomicU32,
+    val: u32,
+    deadline: Option<u64>,
+) -> libc::c_long {
+    let key = word.as_ptr() as usize;
+    let timed_out = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let timer = deadline.map(|at| {
+        let flag = timed_out.clone();
+        core.schedule(
+            at,
+            "thread timeout",
+            Box::new(move || {
+                flag.store(true, Ordering::SeqCst);
+                super::background::wake(key);
+            }),
+        )
+    });
+    let changed = || word.load(Ordering::SeqCst) != val;
+    let result = super::background::wait(
+        core,
+        key,
+        &changed,
+        Some((word, val)),
+        "a std lock or channel",
+    );
+    if let Some(key) = timer {
+        core.event_cancel(key);
+    }
+    match result {
+        Ok(()) if timed_out.load(Ordering::SeqCst) && !changed() => fail(libc::ETIMEDOUT),
+        Ok(()) => 0,
+        Err(report) => fatal(&report),
     }
 }
 
@@ -346,6 +397,32 @@ pub(crate) fn simulator_sleep(deadline_ns: impl FnOnce(&Core) -> u64) -> Option<
     Some(())
 }
 
+/// `nanosleep`/`clock_nanosleep` of the thread that built a runtime,
+/// outside its `block_on`: the simulation runs in the background until the
+/// virtual deadline (as the runtime's workers and the other threads run on
+/// tokio while it sleeps). `None` when the caller is not such a thread.
+pub(crate) fn background_sleep(deadline_ns: impl FnOnce(&Core) -> u64) -> Option<()> {
+    let core = super::background::core()?;
+    let deadline = deadline_ns(&core);
+    // The key: an address of this call's own, unique while it waits.
+    let anchor = 0u8;
+    let key = std::ptr::addr_of!(anchor) as usize;
+    let timer = core.schedule(
+        deadline,
+        "thread sleep",
+        Box::new(move || {
+            super::background::wake(key);
+        }),
+    );
+    let reached = || core.now_ns() >= deadline;
+    let result = super::background::wait(&core, key, &reached, None, "a sleep");
+    core.event_cancel(timer);
+    if let Err(report) = result {
+        fatal(&report);
+    }
+    Some(())
+}
+
 /// `sched_yield` on a simulated thread: a scheduling point.
 pub(crate) fn yield_now() -> bool {
     let Some(thread) = me() else {
@@ -362,6 +439,10 @@ pub(crate) fn yield_now() -> bool {
 pub(crate) fn join(os: libc::pthread_t, retval: *mut *mut libc::c_void) -> Option<i32> {
     let target = lock(&THREADS).get(&os).cloned()?;
     let ended = || lock(&target.inner).reaped;
+    if target.free.load(Ordering::SeqCst) {
+        // Released (its simulation ended while it ran): a real join.
+        reap(&target);
+    }
     match me() {
         Some(thread) => {
             // Bounded by the target's end: each pass waits for a wake.
@@ -382,17 +463,26 @@ pub(crate) fn join(os: libc::pthread_t, retval: *mut *mut libc::c_void) -> Optio
             }
         }
         None => {
-            if let Err(report) = simulator_waits(
-                || {
-                    let exited = lock(&target.inner).exited;
-                    if exited {
-                        reap(&target);
-                    }
-                    ended()
-                },
-                None,
-                "a thread's end (join)",
-            ) {
+            let ended_now = || {
+                let exited = lock(&target.inner).exited;
+                if exited {
+                    reap(&target);
+                }
+                ended()
+            };
+            // The thread that built a runtime, outside its `block_on`: the
+            // simulation runs meanwhile; inside, only its threads do.
+            let waited = match super::background::core() {
+                Some(core) => super::background::wait(
+                    &core,
+                    Arc::as_ptr(&target) as usize,
+                    &ended_now,
+                    None,
+                    "a thread's end (join)",
+                ),
+                None => simulator_waits(ended_now, None, "a thread's end (join)"),
+            };
+            if let Err(report) = waited {
                 // std turns the error into a panic of the joining code; the
                 // report says why.
                 report_failure(&report);

@@ -23,12 +23,38 @@
 //!
 //! `SIM_ALLOW_THREADS=1` starts real, parallel threads instead.
 
+mod background;
 mod block_on;
 mod calls;
+mod driver;
 
 use block_on::Request;
 pub(crate) use block_on::{block_on, current_token, run_on_thread};
-pub(crate) use calls::{detach, futex, join, simulator_sleep, sleep_until, yield_now};
+pub(crate) use driver::starting as starting_driver;
+
+/// `OsLayer::block_in_background`: `None` when the calling thread drives no
+/// simulation in the background.
+pub(crate) fn block_in_background(
+    future: Pin<&mut dyn Future<Output = ()>>,
+) -> Option<Result<(), String>> {
+    let core = background::core()?;
+    Some(background::block_on(&core, future, "a tokio blocking call"))
+}
+
+/// `sched_yield` of the thread that built a runtime, outside its
+/// `block_on`: the simulation takes a turn. False for any other thread.
+pub(crate) fn yield_in_background() -> bool {
+    let Some(core) = background::core() else {
+        return false;
+    };
+    if let Err(report) = background::yield_now(&core) {
+        calls::fatal(&report);
+    }
+    true
+}
+pub(crate) use calls::{
+    background_sleep, detach, futex, join, simulator_sleep, sleep_until, yield_now,
+};
 
 use sim_runtime::Core;
 use sim_runtime::TaskMeta;
@@ -37,7 +63,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
@@ -62,6 +88,9 @@ pub(crate) struct SimThread {
     turn: AtomicU32,
     /// Set when the thread hands the turn back; the giver waits on it.
     back: AtomicU32,
+    /// Its simulation ended while it ran: it goes on as a real thread
+    /// (`release`).
+    free: AtomicBool,
     inner: Mutex<Inner>,
     /// A poll the simulator's thread hands over (`run_on_thread`).
     request: Mutex<Option<Request>>,
@@ -174,12 +203,30 @@ impl SimThread {
         restore_current(saved);
     }
 
-    /// The thread's side: hands the turn back and waits for the next.
+    /// The thread's side: hands the turn back and waits for the next. A
+    /// thread released meanwhile returns at once, as a real thread.
     fn pause(&self) {
+        if self.free.load(Ordering::SeqCst) {
+            return;
+        }
         let saved = save_current();
         give(&self.back);
         take(&self.turn);
+        if self.free.load(Ordering::SeqCst) {
+            leave_simulation();
+            return;
+        }
         restore_current(saved);
+    }
+
+    /// The simulator's side, when the thread's task is dropped before the
+    /// thread ended (its simulation ended: the runtime was dropped): the
+    /// thread goes on as a real thread, as it would on tokio.
+    fn release(&self) {
+        if lock(&self.inner).exited || self.free.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        give(&self.turn);
     }
 
     /// Makes the thread runnable: its task is woken.
@@ -195,6 +242,13 @@ impl SimThread {
     }
 }
 
+/// The calling (released) thread leaves its simulation: from now on its
+/// calls are real ones.
+fn leave_simulation() {
+    let _ = ME.try_with(|m| m.borrow_mut().take());
+    sim_runtime::context::release_adopted();
+}
+
 fn me() -> Option<Arc<SimThread>> {
     ME.try_with(|m| m.borrow().clone()).ok().flatten()
 }
@@ -202,7 +256,7 @@ fn me() -> Option<Arc<SimThread>> {
 /// Whether simulated threads are in play for this call: some are alive, and
 /// the calling thread is one or runs a simulation.
 fn active() -> bool {
-    LIVE.load(Ordering::Relaxed) > 0
+    LIVE.load(Ordering::Relaxed) > 0 || background::waiting()
 }
 
 // ----- creation ------------------------------------------------------------------
@@ -220,6 +274,12 @@ extern "C" fn trampoline(boot: *mut libc::c_void) -> *mut libc::c_void {
     let thread = boot.thread.clone();
     ME.with(|m| *m.borrow_mut() = Some(thread.clone()));
     take(&thread.turn);
+    if thread.free.load(Ordering::SeqCst) {
+        // Released before its first turn: a real thread from the start (the
+        // core's count stays leaked; see `release_adopted`).
+        leave_simulation();
+        return (boot.start)(boot.arg);
+    }
     // SAFETY: `spawn` leaked one strong count for this thread; the core is
     // only touched while this thread holds the turn.
     let core = unsafe { Rc::from_raw(boot.core) };
@@ -229,6 +289,11 @@ extern "C" fn trampoline(boot: *mut libc::c_void) -> *mut libc::c_void {
         // std thread may.
         sim_runtime::context::blocking_section(|| (boot.start)(boot.arg))
     };
+    if sim_runtime::context::is_released() {
+        // Released while it ran: it ends as a real thread.
+        std::mem::forget(core);
+        return retval;
+    }
     drop(core);
     {
         let mut inner = lock(&thread.inner);
@@ -261,6 +326,7 @@ pub(crate) unsafe fn spawn(
         number: NUMBER.fetch_add(1, Ordering::Relaxed) as u64,
         turn: AtomicU32::new(0),
         back: AtomicU32::new(0),
+        free: AtomicBool::new(false),
         inner: Mutex::new(Inner {
             core_id: core.id(),
             waker: None,
@@ -398,6 +464,13 @@ struct ThreadTask {
     thread: Arc<SimThread>,
 }
 
+impl Drop for ThreadTask {
+    fn drop(&mut self) {
+        // Dropped before the thread ended: its simulation ended.
+        self.thread.release();
+    }
+}
+
 impl Future for ThreadTask {
     type Output = ();
 
@@ -457,9 +530,14 @@ fn reap(thread: &Arc<SimThread>) {
         fn(libc::pthread_t, *mut *mut libc::c_void) -> libc::c_int
     );
     if let Some(real) = real {
-        let mut ignored = std::ptr::null_mut();
+        let mut retval = std::ptr::null_mut();
         // SAFETY: libc's pthread_join, called once on a live thread.
-        unsafe { real(os, &mut ignored) };
+        unsafe { real(os, &mut retval) };
+        if thread.free.load(Ordering::SeqCst) {
+            // A released thread ended as a real one: its value is the
+            // real thread's.
+            lock(&thread.inner).retval = retval as usize;
+        }
     }
     LIVE.fetch_sub(1, Ordering::Relaxed);
     if lock(&thread.inner).released {
@@ -469,6 +547,7 @@ fn reap(thread: &Arc<SimThread>) {
     for j in joiners {
         j.notify();
     }
+    background::wake(Arc::as_ptr(thread) as usize);
 }
 
 /// Whether the core `core_id` runs simulated threads that have not ended.

@@ -56,6 +56,9 @@ impl Core {
             polling_slot: Cell::new(NOT_POLLING),
             workers: Cell::new(false),
             in_block_on: Cell::new(false),
+            background: Cell::new(false),
+            background_idle: Cell::new(false),
+            finish_waiters: RefCell::new(Vec::new()),
             shut_down: Cell::new(false),
             steps: Cell::new(0),
             steps_at_instant: Cell::new(0),
@@ -126,6 +129,11 @@ impl Core {
         let actions = self.time.clear();
         drop(actions);
         self.scheduler.borrow_mut().clear_ready();
+        // Outputs a join handle has yet to read outlive the runtime.
+        let unread = self.tasks.borrow_mut().take_unread_outputs();
+        for (id, cell) in unread {
+            crate::task::orphans::keep(self.id, id, cell);
+        }
         let cells: Vec<Box<dyn TaskCell>> = self.tasks.borrow_mut().take_cells();
         drop(cells);
         self.trace(EventKind::End, 0, Label::None);

@@ -39,6 +39,20 @@ pub fn with_simulation<R>(f: impl FnOnce(&Core) -> R) -> Option<R> {
     Some(f(unsafe { &*ptr }))
 }
 
+/// The simulation of this thread's runtimes: the current one, else the
+/// newest runtime built on this thread and still alive (outside any
+/// `block_on`, a thread that blocks drives it in the background; see
+/// `Core::drive_background`).
+pub fn thread_core() -> Option<Rc<Core>> {
+    if let Some(core) = current_id().and_then(lookup) {
+        return Some(core);
+    }
+    REGISTRY
+        .try_with(|r| r.borrow().iter().rev().find(|c| !c.is_shut_down()).cloned())
+        .ok()
+        .flatten()
+}
+
 /// As [`with_simulation`], and outside any `block_on`, the newest runtime
 /// built on this thread and still alive: its clock is the thread's clock
 /// (a program that reads `Instant::now()` before `block_on` and again after
@@ -59,7 +73,7 @@ pub fn with_thread_clock<R>(f: impl FnOnce(&Core) -> R) -> Option<R> {
 /// While alive, this (simulated OS) thread belongs to `core`: the core is
 /// in its registry (handles work) and answers [`with_simulation`].
 pub struct Adopted {
-    core: Rc<Core>,
+    core: std::mem::ManuallyDrop<Rc<Core>>,
 }
 
 impl Adopted {
@@ -67,16 +81,47 @@ impl Adopted {
     pub fn new(core: Rc<Core>) -> Adopted {
         ADOPTED.with(|c| c.set(Rc::as_ptr(&core)));
         REGISTRY.with(|r| r.borrow_mut().push(core.clone()));
-        Adopted { core }
+        Adopted {
+            core: std::mem::ManuallyDrop::new(core),
+        }
     }
 }
 
 impl Drop for Adopted {
     fn drop(&mut self) {
+        if RELEASED.try_with(Cell::get).unwrap_or(true) {
+            // Released: the count stays (see `release_adopted`).
+            return;
+        }
         let id = self.core.id();
         let _ = REGISTRY.try_with(|r| r.borrow_mut().retain(|c| c.id() != id));
         let _ = ADOPTED.try_with(|c| c.set(std::ptr::null()));
+        // SAFETY: dropped once, here; the field is not used again.
+        unsafe { std::mem::ManuallyDrop::drop(&mut self.core) };
     }
+}
+
+thread_local! {
+    /// This simulated OS thread was released from its simulation.
+    static RELEASED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A simulated OS thread whose simulation ended while it ran goes on as a
+/// real thread: it leaves the simulation here. The counts it holds on the
+/// core are leaked, never dropped: the core's counts are not atomic, and
+/// the thread now runs beside the simulator's thread.
+pub fn release_adopted() {
+    let _ = RELEASED.try_with(|r| r.set(true));
+    let _ = ADOPTED.try_with(|c| c.set(std::ptr::null()));
+    let held = REGISTRY
+        .try_with(|r| std::mem::take(&mut *r.borrow_mut()))
+        .unwrap_or_default();
+    std::mem::forget(held);
+}
+
+/// Whether this thread was released from its simulation.
+pub fn is_released() -> bool {
+    RELEASED.try_with(Cell::get).unwrap_or(false)
 }
 
 thread_local! {

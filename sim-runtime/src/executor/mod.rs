@@ -19,6 +19,7 @@
 //! (failure reports), `waker.rs` (wakers) and `context.rs` (which
 //! simulation a thread is in).
 
+mod background;
 mod build;
 pub mod context;
 mod draws;
@@ -28,6 +29,7 @@ mod spawn;
 mod timers;
 mod waker;
 
+pub use background::block_in_background;
 pub use run::ScopeDriving;
 
 use crate::config::SimConfig;
@@ -109,6 +111,14 @@ pub struct Core {
     /// Whether some runtime of the simulation has workers (`scheduler`).
     workers: Cell<bool>,
     in_block_on: Cell<bool>,
+    /// The loop runs in the background of a thread blocked outside
+    /// `block_on` (`background.rs`).
+    background: Cell<bool>,
+    /// Set when that drive found nothing in the simulation to do.
+    background_idle: Cell<bool>,
+    /// Woken when any task finishes (a shutdown waiting for the blocking
+    /// pool's closures).
+    finish_waiters: RefCell<Vec<std::task::Waker>>,
     shut_down: Cell<bool>,
     /// Polls so far (the step limit).
     steps: Cell<u64>,
@@ -507,6 +517,12 @@ impl Core {
     /// How many tasks (and the root future) are queued to run.
     pub fn ready_count(&self) -> usize {
         self.scheduler.borrow().ready_len()
+    }
+
+    /// How many turns the loop took so far (polls of tasks and of the root
+    /// future, and idle turns).
+    pub fn steps(&self) -> u64 {
+        self.steps.get()
     }
 
     /// How many tasks are alive (spawned, not yet finished and freed).

@@ -18,7 +18,7 @@ use super::{Core, TASK_BUDGET};
 use crate::events::{Action, FETCH_AHEAD_EVENTS_MIN};
 use crate::failure::{set_failure_class, FailureClass};
 use crate::seams::os_layer;
-use crate::task::{ABORT, DONE, QUEUED, ROOT_SLOT, RUNNING};
+use crate::task::{ABORT, DONE, QUEUED, ROOT_SLOT, RUNNING, THREAD};
 use crate::trace::{EventKind, Label};
 use crate::watch;
 use std::cell::Cell;
@@ -53,7 +53,7 @@ impl Core {
             }
             return output.expect("a thread's block_on returns once its future completed");
         }
-        self.block_on_here(future)
+        self.block_on_here(future, true)
     }
 
     /// Blocks on `future` as the runtime `scope`: the root future runs in
@@ -76,8 +76,14 @@ impl Core {
         panic!("{message}");
     }
 
-    /// [`Core::block_on`] on the simulator's own thread.
-    fn block_on_here<F: Future>(self: &Rc<Self>, future: F) -> F::Output {
+    /// [`Core::block_on`] on the simulator's own thread. `drive_scope`: the
+    /// current scope's runtime is blocked on (its `current_thread` tasks
+    /// may run); false for a drive in the background (`background.rs`).
+    pub(super) fn block_on_here<F: Future>(
+        self: &Rc<Self>,
+        future: F,
+        drive_scope: bool,
+    ) -> F::Output {
         // Inside a blocking section (block_in_place, spawn_blocking) a
         // runtime may be blocked on, this one included, as in tokio.
         if context::with_current(|c| c.in_block_on()).unwrap_or(false)
@@ -96,7 +102,7 @@ impl Core {
         let _driving = context::Driving::new();
         // The current scope's runtime is blocked on: its `current_thread`
         // tasks may run (see `Scheduler::next`).
-        let _scope_driving = ScopeDriving::new(self);
+        let _scope_driving = drive_scope.then(|| ScopeDriving::new(self));
         // Re-entered from a blocking section of one of its own tasks: this
         // call's future is the root until it returns; the outer root is
         // queued again then (a spare wake is harmless).
@@ -233,7 +239,13 @@ impl Core {
         let tasks = self.tasks.borrow();
         let tasks = &*tasks;
         let runs = running.as_ref().map(|running| {
-            move |slot: u32| slot == ROOT_SLOT || running[usize::from(tasks.slot(slot).scope)]
+            move |slot: u32| {
+                if slot == ROOT_SLOT {
+                    return true;
+                }
+                let task = tasks.slot(slot);
+                running[usize::from(task.scope)] || task.flags & THREAD != 0
+            }
         });
         let runs = runs.as_ref().map(|r| r as &dyn Fn(u32) -> bool);
         if !deciding {
@@ -263,6 +275,9 @@ impl Core {
         let advanced = self.advance_to_next_event();
         if let Some(unpark) = &hooks.on_unpark {
             unpark();
+        }
+        if !advanced && self.background_idles() {
+            return;
         }
         if !advanced && !self.wake_from_real_threads() {
             let report = self.deadlock_report();

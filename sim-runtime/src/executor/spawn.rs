@@ -64,6 +64,7 @@ impl Core {
     /// read its output.
     pub(super) fn finish(&self, slot: u32, cell: Box<dyn TaskCell>) {
         let mut tasks = self.tasks.borrow_mut();
+        tasks.finished(slot);
         let task = tasks.slot_mut(slot);
         task.flags = (task.flags | DONE) & !(RUNNING | crate::task::QUEUED);
         let join_waker = task.join_waker.take();
@@ -85,6 +86,11 @@ impl Core {
             self.drop_output(id, cell);
         }
         if let Some(waker) = join_waker {
+            waker.wake();
+        }
+        // A shutdown waiting for the blocking pool's closures looks again.
+        let waiters = std::mem::take(&mut *self.finish_waiters.borrow_mut());
+        for waker in waiters {
             waker.wake();
         }
     }

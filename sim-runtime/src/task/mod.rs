@@ -2,6 +2,7 @@
 //! and the table of slots (`table::Tasks`, a part of the core), with
 //! what each pending task waits on ([`wait`]).
 
+pub mod orphans;
 pub(crate) mod table;
 pub mod wait;
 
@@ -193,6 +194,10 @@ pub(crate) const OUTPUT_TAKEN: u8 = 32;
 /// The task's entry in the table's waits holds a note (so a poll that
 /// notes nothing need not touch the entry, which lies apart, to clear it).
 pub(crate) const NOTED: u8 = 64;
+/// A simulated OS thread's task (kind `thread`): it runs whenever the
+/// simulation runs, whichever runtime scope spawned it, as an OS thread
+/// runs whether or not a runtime is blocked on.
+pub(crate) const THREAD: u8 = 128;
 
 /// One task's place in the runtime's slab.
 pub(crate) struct TaskSlot {

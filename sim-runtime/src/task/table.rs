@@ -7,7 +7,10 @@
 //! a slot, marks it, and frees it.
 
 use super::wait::WaitNote;
-use super::{RawTask, TaskCell, TaskMeta, TaskSlot, DONE, NOTED, QUEUED, ROOT_SLOT, SLOT_MASK};
+use super::{
+    RawTask, TaskCell, TaskMeta, TaskSlot, DETACHED, DONE, NOTED, OUTPUT_TAKEN, QUEUED, ROOT_SLOT,
+    SLOT_MASK, THREAD,
+};
 
 /// The task table.
 pub(crate) struct Tasks {
@@ -18,6 +21,8 @@ pub(crate) struct Tasks {
     metas: Vec<Option<TaskMeta>>,
     free: Vec<u32>,
     live: usize,
+    /// Unfinished tasks with the `THREAD` flag.
+    unscoped_unfinished: usize,
     next_id: u64,
     /// What each pending task (by slot) waits on, and how many more waits
     /// its last poll noted.
@@ -44,6 +49,7 @@ impl Tasks {
             metas: Vec::new(),
             free: Vec::new(),
             live: 0,
+            unscoped_unfinished: 0,
             next_id: 1,
             waits: Vec::new(),
         }
@@ -82,7 +88,14 @@ impl Tasks {
         let task = &mut self.slots[slot as usize];
         debug_assert!(task.id == 0 && task.cell.is_none(), "a free slot is empty");
         task.id = id;
-        task.flags = QUEUED;
+        // OS threads and the blocking pool's closures run off the
+        // runtime's own tasks: whether or not it is blocked on.
+        task.flags = if meta.kind == "thread" || meta.kind == "blocking" {
+            self.unscoped_unfinished += 1;
+            QUEUED | THREAD
+        } else {
+            QUEUED
+        };
         task.owner = owner;
         task.node = node;
         task.scope = scope;
@@ -215,6 +228,36 @@ impl Tasks {
     }
 
     /// How many unfinished tasks `which` selects.
+    /// How many unfinished tasks run off the runtime's own tasks (flag
+    /// `THREAD`: threads and `spawn_blocking` closures).
+    #[inline]
+    pub(crate) fn unscoped_unfinished(&self) -> usize {
+        self.unscoped_unfinished
+    }
+
+    /// The task in `slot` finished (or was cancelled): counted off.
+    #[inline]
+    pub(crate) fn finished(&mut self, slot: u32) {
+        if self.slots[slot as usize].flags & THREAD != 0 {
+            self.unscoped_unfinished -= 1;
+        }
+    }
+
+    /// How many unfinished tasks of runtime scope `scope` are of `kind`
+    /// (`TaskMeta::kind`).
+    pub(crate) fn count_unfinished_kind(&self, scope: u16, kind: &str) -> usize {
+        self.slots
+            .iter()
+            .zip(&self.metas)
+            .filter(|(t, meta)| {
+                t.id != 0
+                    && t.flags & DONE == 0
+                    && t.scope == scope
+                    && meta.as_ref().is_some_and(|m| m.kind == kind)
+            })
+            .count()
+    }
+
     pub(crate) fn count_unfinished(&self, which: impl Fn(&TaskSlot) -> bool) -> usize {
         self.slots
             .iter()
@@ -258,6 +301,18 @@ impl Tasks {
         self.slots
             .iter_mut()
             .filter_map(|t| t.cell.take())
+            .collect()
+    }
+
+    /// Takes the cells of finished tasks whose output a live join handle
+    /// has yet to read, with their ids (see `orphans`).
+    pub(crate) fn take_unread_outputs(&mut self) -> Vec<(u64, Box<dyn TaskCell>)> {
+        self.slots
+            .iter_mut()
+            .filter(|t| {
+                t.id != 0 && t.flags & DONE != 0 && t.flags & (OUTPUT_TAKEN | DETACHED) == 0
+            })
+            .filter_map(|t| Some((t.id, t.cell.take()?)))
             .collect()
     }
 }

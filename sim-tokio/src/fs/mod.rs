@@ -76,6 +76,12 @@ use std::io;
 /// One disk operation on the current host: its latency in virtual time,
 /// then `f` on the disk.
 pub(crate) async fn on_disk<R>(f: impl FnOnce(&mut Disk) -> io::Result<R>) -> io::Result<R> {
+    // On a runtime that shut down, tokio's blocking pool refuses the
+    // operation, and the error says so in tokio's words.
+    let shut_down = sim_runtime::context::with_current(|core| core.is_shut_down()).unwrap_or(false);
+    if shut_down {
+        return Err(io::Error::other("background task failed"));
+    }
     let node = sim_fs::current_node();
     sim_fs::delay_on(node).await;
     sim_fs::with_disk_on(node, f)

@@ -273,8 +273,9 @@ impl Handle {
             drop(future);
             return crate::task::JoinHandle::cancelled(self.core_id);
         };
+        let location = std::panic::Location::caller();
         core.with_scope(self.scope, || {
-            crate::task::spawn_on_core(&core, future, None, "task", 0)
+            crate::task::spawn_at(&core, future, None, "task", 0, location)
         })
     }
 
@@ -285,14 +286,20 @@ impl Handle {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        let core = self.core();
+        // After a shutdown, as in tokio: the task is cancelled at once.
+        let Some(core) = self.try_core() else {
+            drop(func);
+            return crate::task::JoinHandle::cancelled(self.core_id);
+        };
+        let location = std::panic::Location::caller();
         core.with_scope(self.scope, || {
-            crate::task::spawn_on_core(
+            crate::task::spawn_at(
                 &core,
                 crate::task::BlockingTask::new(func),
                 None,
                 "blocking",
                 0,
+                location,
             )
         })
     }
@@ -305,6 +312,9 @@ impl Handle {
     /// When called from inside a runtime.
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        // Its future may call `block_in_place`, whatever the flavor, as in
+        // tokio.
+        let future = crate::task::AllowBlockInPlace::new(future);
         match self.try_core() {
             Some(core) => {
                 super::runtime::assert_may_block();

@@ -84,15 +84,26 @@ impl LocalRuntime {
         self.handle.enter()
     }
 
-    /// Shuts down, cancelling every task at once.
+    /// Shuts down: cancels every task, then waits for the closures of
+    /// its blocking pool to finish, at most `duration` of virtual time.
     pub fn shutdown_timeout(self, duration: Duration) {
-        let _ = duration;
-        drop(self);
+        let limit_ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+        self.shut_down(Some(limit_ns));
     }
 
-    /// Shuts down at once, cancelling every task.
+    /// Shuts down at once, cancelling every task, without waiting for the
+    /// blocking pool's closures.
     pub fn shutdown_background(self) {
-        drop(self);
+        self.shut_down(Some(0));
+    }
+
+    fn shut_down(self, wait_limit_ns: Option<u64>) {
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: read once from a value that is never used or dropped again.
+        let handle = unsafe { std::ptr::read(&this.handle) };
+        if std::thread::current().id() == handle.thread() {
+            super::runtime::close(&handle, wait_limit_ns);
+        }
     }
 
     /// What the runtime can tell about itself.
@@ -111,7 +122,7 @@ impl Drop for LocalRuntime {
     fn drop(&mut self) {
         // Cancels every task and reports the run, as a Runtime's drop does.
         if std::thread::current().id() == self.handle.thread() {
-            super::runtime::close(&self.handle);
+            super::runtime::close(&self.handle, None);
         }
     }
 }

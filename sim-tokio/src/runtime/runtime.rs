@@ -96,26 +96,28 @@ impl Runtime {
         self.handle.enter()
     }
 
-    /// Shuts down: cancels every task at once. Nothing in a simulation
-    /// blocks, so the timeout is never waited for.
+    /// Shuts down: cancels every task, then waits for the closures of
+    /// its blocking pool (`spawn_blocking`) to finish, at most `duration` of
+    /// virtual time, while the simulation runs on.
     pub fn shutdown_timeout(self, duration: Duration) {
-        let _ = duration;
-        self.shut_down();
+        let limit_ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+        self.shut_down(Some(limit_ns));
     }
 
-    /// Shuts down at once, cancelling every task.
+    /// Shuts down at once, cancelling every task, without waiting for the
+    /// blocking pool's closures.
     pub fn shutdown_background(self) {
-        self.shut_down();
+        self.shut_down(Some(0));
     }
 
     /// Shuts down without the check a drop makes: a shutdown that does not
     /// wait is allowed inside an asynchronous context, as in tokio.
-    fn shut_down(self) {
+    fn shut_down(self, wait_limit_ns: Option<u64>) {
         let this = std::mem::ManuallyDrop::new(self);
         // SAFETY: read once from a value that is never used or dropped again.
         let handle = unsafe { std::ptr::read(&this.handle) };
         if std::thread::current().id() == handle.thread() {
-            close(&handle);
+            close(&handle, wait_limit_ns);
         }
     }
 
@@ -140,7 +142,8 @@ impl Drop for Runtime {
             );
         }
         if std::thread::current().id() == self.handle.thread() {
-            close(&self.handle);
+            // As tokio's drop, it waits for the blocking pool's closures.
+            close(&self.handle, None);
         }
         // Dropped on another thread: the simulation stays with its thread
         // and is dropped when that thread ends.
@@ -164,7 +167,14 @@ pub(crate) fn assert_may_block() {
 
 /// Shuts down the runtime of `handle`: its tasks only, while other
 /// runtimes share its simulation; the whole simulation when it is the last.
-pub(crate) fn close(handle: &Handle) {
+/// First it waits for its blocking pool's closures, at most
+/// `wait_limit_ns` of virtual time (`None`: while they run).
+pub(crate) fn close(handle: &Handle, wait_limit_ns: Option<u64>) {
+    if let Some(core) = sim_runtime::context::lookup(handle.core_id()) {
+        if !core.scope_shut_down(handle.scope()) {
+            core.wait_for_blocking_pool(handle.scope(), wait_limit_ns);
+        }
+    }
     match sim_runtime::context::lookup(handle.core_id()) {
         Some(core) if core.live_scopes() > 1 => core.shutdown_scope(handle.scope()),
         _ => sim_runtime::Core::close(handle.core_id()),

@@ -1,4 +1,5 @@
 use super::JoinHandle;
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -153,7 +154,8 @@ where
     // On a current_thread runtime, or in a LocalSet's task, as in tokio.
     let in_local =
         sim_runtime::context::with_current(|core| core.current_local() != 0).unwrap_or(false);
-    if flavor == Some(sim_runtime::Flavor::CurrentThread) || in_local {
+    let refused = flavor == Some(sim_runtime::Flavor::CurrentThread) || in_local;
+    if refused && !ALLOWED.with(Cell::get) {
         panic!("can call blocking only when running on the multi-threaded runtime");
     }
     // A blocking section has no budget, as in tokio; the task's comes back
@@ -170,4 +172,40 @@ where
         core.set_unconstrained(true)
     }));
     sim_runtime::context::blocking_section(f)
+}
+
+thread_local! {
+    /// A future of `Handle::block_on` is being polled: `block_in_place`
+    /// runs its closure there whatever the runtime's flavor, as in tokio.
+    static ALLOWED: Cell<bool> = const { Cell::new(false) };
+}
+
+pin_project_lite::pin_project! {
+    /// The future of a `Handle::block_on`: `block_in_place` is allowed
+    /// while it is polled.
+    pub(crate) struct AllowBlockInPlace<F> {
+        #[pin]
+        future: F,
+    }
+}
+
+impl<F> AllowBlockInPlace<F> {
+    pub(crate) fn new(future: F) -> AllowBlockInPlace<F> {
+        AllowBlockInPlace { future }
+    }
+}
+
+impl<F: Future> Future for AllowBlockInPlace<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        struct Restore(bool);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                ALLOWED.with(|a| a.set(self.0));
+            }
+        }
+        let _restore = Restore(ALLOWED.with(|a| a.replace(true)));
+        self.project().future.poll(cx)
+    }
 }

@@ -80,26 +80,38 @@ impl<T> JoinHandle<T> {
         let raw = self.raw;
         let mut output: Output<T> = None;
         let dst = &mut output as *mut Output<T> as *mut ();
-        // SAFETY: this handle was made by the spawn of a future whose
-        // output is `T`.
-        let polled = sim_runtime::context::with_core(raw.core, |core| unsafe {
-            core.poll_join(raw, cx, dst)
-        });
+        // A runtime that shut down answers as one that is gone.
+        let polled = sim_runtime::context::with_core(raw.core, |core| {
+            (!core.is_shut_down()).then(|| {
+                // SAFETY: this handle was made by the spawn of a future
+                // whose output is `T`.
+                unsafe { core.poll_join(raw, cx, dst) }
+            })
+        })
+        .flatten();
         match polled {
             Some(Poll::Pending) => {
                 crate::util::note_wait("JoinHandle", sim_runtime::WaitDetail::Task(raw.id), None);
                 Poll::Pending
             }
-            // Ready with nothing read: the task is gone with its runtime.
-            Some(Poll::Ready(())) | None => Poll::Ready(match output {
-                Some(Ok(value)) => Ok(value),
-                Some(Err(Failure::Panic(payload))) => {
-                    Err(JoinError::panic(Id::from_raw(raw.id), payload))
-                }
-                Some(Err(Failure::Cancelled)) | None => {
-                    Err(JoinError::cancelled(Id::from_raw(raw.id)))
-                }
-            }),
+            // The runtime is gone: it may have kept the task's output.
+            None => {
+                // SAFETY: as above: `dst` is the `Output<T>` of the task.
+                unsafe { sim_runtime::task::orphans::take_output(raw, dst) };
+                Poll::Ready(Self::result(raw, output))
+            }
+            Some(Poll::Ready(())) => Poll::Ready(Self::result(raw, output)),
+        }
+    }
+
+    /// The handle's result from the output read (none: cancelled).
+    fn result(raw: RawTask, output: Output<T>) -> Result<T, JoinError> {
+        match output {
+            Some(Ok(value)) => Ok(value),
+            Some(Err(Failure::Panic(payload))) => {
+                Err(JoinError::panic(Id::from_raw(raw.id), payload))
+            }
+            Some(Err(Failure::Cancelled)) | None => Err(JoinError::cancelled(Id::from_raw(raw.id))),
         }
     }
 }
@@ -119,7 +131,9 @@ impl<T> Future for JoinHandle<T> {
 impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
         let raw = self.raw;
-        sim_runtime::context::with_core(raw.core, |core| core.join_drop(raw));
+        if sim_runtime::context::with_core(raw.core, |core| core.join_drop(raw)).is_none() {
+            sim_runtime::task::orphans::forget(raw);
+        }
     }
 }
 

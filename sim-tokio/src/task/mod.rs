@@ -31,8 +31,8 @@ pub use spawn::spawn;
 pub use task_local::{AccessError, LocalKey};
 pub use yield_now::yield_now;
 
-pub(crate) use blocking::BlockingTask;
-pub(crate) use spawn::spawn_on_core;
+pub(crate) use blocking::{AllowBlockInPlace, BlockingTask};
+pub(crate) use spawn::{spawn_at, spawn_on_core};
 
 /// Futures returned by this module's functions.
 pub mod futures {

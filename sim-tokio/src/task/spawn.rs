@@ -58,11 +58,11 @@ pub(crate) fn spawn_at<F>(
 where
     F: Future + 'static,
 {
-    assert!(
-        !core.is_shut_down(),
-        "{}",
-        crate::runtime::is_rt_shutdown_message()
-    );
+    // After a shutdown, as in tokio: the task is cancelled at once.
+    if core.is_shut_down() || core.scope_shut_down(core.current_scope()) {
+        drop(future);
+        return JoinHandle::cancelled(core.id());
+    }
     let meta = TaskMeta {
         name: name.map(Box::from),
         location,

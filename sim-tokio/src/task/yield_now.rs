@@ -18,8 +18,12 @@ pub async fn yield_now() {
                 return Poll::Ready(());
             }
             self.yielded = true;
-            let queued =
-                sim_runtime::context::with_current(|core| core.yield_task(cx.waker())).is_some();
+            // A runtime that shut down runs nothing again: the wake is now.
+            let queued = sim_runtime::context::with_current(|core| {
+                (!core.is_shut_down()).then(|| core.yield_task(cx.waker()))
+            })
+            .flatten()
+            .is_some();
             if !queued {
                 cx.waker().wake_by_ref();
             }

@@ -122,15 +122,18 @@ impl Sleep {
         let entry = this.entry;
         let site = *this.site;
         let polled = sim_runtime::context::with_core(*this.core, |core| {
+            if core.is_shut_down() {
+                return None;
+            }
             if core.poll_budget(cx).is_pending() {
-                return Poll::Pending;
+                return Some(Poll::Pending);
             }
             let fire = super::fire_ns(core, deadline);
             if core.now_ns() >= fire {
                 if let Some((key, _)) = entry.take() {
                     core.event_cancel(key);
                 }
-                return Poll::Ready(());
+                return Some(Poll::Ready(()));
             }
             match *entry {
                 Some((key, at)) if at == fire && core.timer_set_waker(key, cx.waker()) => {}
@@ -146,10 +149,12 @@ impl Sleep {
                 detail: sim_runtime::WaitDetail::UntilNs(fire),
                 site: Some(site),
             });
-            Poll::Pending
+            Some(Poll::Pending)
         });
         // The runtime is gone: tokio reports a shutdown timer by panicking.
-        polled.unwrap_or_else(|| panic!("A Tokio 1.x context was found, but it is being shutdown."))
+        polled
+            .flatten()
+            .unwrap_or_else(|| panic!("{}", crate::runtime::is_rt_shutdown_message()))
     }
 }
 
