@@ -132,3 +132,14 @@ fn block_in_place_runs_in_a_handle_block_on_of_a_current_thread_runtime() {
         .block_on(async { tokio::task::block_in_place(|| 3) });
     assert_eq!(value, 3);
 }
+
+#[test]
+fn a_thread_outlives_the_runtime_that_was_alive_when_it_started() {
+    let rt = multi_thread();
+    let thread = std::thread::spawn(|| {
+        std::thread::sleep(Duration::from_millis(5));
+        42
+    });
+    drop(rt);
+    assert_eq!(thread.join().unwrap(), 42);
+}

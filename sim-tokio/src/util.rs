@@ -55,8 +55,9 @@ pub(crate) fn note_wait(
 /// - on the thread that built a live runtime, outside its `block_on`, the
 ///   simulation runs in the background (a `multi_thread` runtime's tasks,
 ///   the threads);
-/// - on a real thread, another real thread or a simulation elsewhere may
-///   complete it: the thread parks for real.
+/// - on a real thread, another thread (real, or running a simulation) may
+///   complete it: the thread parks for real, unless it is the process's
+///   only thread.
 ///
 /// # Panics
 /// Inside a runtime's asynchronous context, with tokio's message; when
@@ -87,11 +88,24 @@ pub(crate) fn block_outside_runtime<F: std::future::Future>(future: F) -> F::Out
     if let Some(output) = sim_runtime::block_in_background(future.as_mut()) {
         return output;
     }
-    let others = sim_runtime::seams::os_layer().map_or(0, |os| os.other_real_threads());
-    if others > 0 {
+    if process_threads() > 1 {
         return park_until_ready(future);
     }
     poll_here(future)
+}
+
+/// How many threads the process has (Linux's `/proc/self/status`; 2 when
+/// it cannot tell, so that a blocking call parks rather than fails).
+fn process_threads() -> usize {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("Threads:"))
+                .and_then(|n| n.trim().parse().ok())
+        })
+        .unwrap_or(2)
 }
 
 /// Polls `future` until it completes, parking the (real) thread between
