@@ -113,6 +113,7 @@ thread_local! {
 pub fn release_adopted() {
     let _ = RELEASED.try_with(|r| r.set(true));
     let _ = ADOPTED.try_with(|c| c.set(std::ptr::null()));
+    let _ = CURRENT.try_with(|c| c.set(std::ptr::null()));
     let held = REGISTRY
         .try_with(|r| std::mem::take(&mut *r.borrow_mut()))
         .unwrap_or_default();
@@ -309,7 +310,7 @@ pub fn with_core<R>(id: u16, f: impl FnOnce(&Core) -> R) -> Option<R> {
 /// While alive, the current thread is inside `core`.
 pub struct Enter {
     previous: *const Core,
-    _core: Rc<Core>,
+    core: std::mem::ManuallyDrop<Rc<Core>>,
 }
 
 impl Enter {
@@ -318,14 +319,21 @@ impl Enter {
         let previous = CURRENT.with(|c| c.replace(Rc::as_ptr(&core)));
         Enter {
             previous,
-            _core: core,
+            core: std::mem::ManuallyDrop::new(core),
         }
     }
 }
 
 impl Drop for Enter {
     fn drop(&mut self) {
+        if is_released() {
+            // Released from its simulation: it stays out of it, and its
+            // count stays (see `release_adopted`).
+            return;
+        }
         let _ = CURRENT.try_with(|c| c.set(self.previous));
+        // SAFETY: dropped once, here; the field is not used again.
+        unsafe { std::mem::ManuallyDrop::drop(&mut self.core) };
     }
 }
 

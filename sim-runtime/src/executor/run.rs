@@ -307,9 +307,21 @@ impl Core {
         false
     }
 
+    /// Runs `f` (a poll or cancel of a task of `scope`) where the task runs:
+    /// a runtime's task on its home thread (`on_home_thread`); a thread's or
+    /// the blocking pool's task (`unscoped`, flag `THREAD`) here, as a
+    /// thread of its own, never on a runtime's home thread.
+    fn on_own_thread<R>(&self, scope: u16, unscoped: bool, f: impl FnOnce() -> R) -> R {
+        if unscoped {
+            f()
+        } else {
+            self.on_home_thread(scope, f)
+        }
+    }
+
     /// Polls the task in `slot` (or cancels it, when it was aborted).
     pub(super) fn poll_task(&self, slot: u32) {
-        let (mut cell, id, generation, abort, node, scope, site) = {
+        let (mut cell, id, generation, abort, node, scope, site, unscoped) = {
             let mut tasks = self.tasks.borrow_mut();
             let task = tasks.slot_mut(slot);
             task.flags &= !QUEUED;
@@ -325,6 +337,7 @@ impl Core {
                 task.node,
                 task.scope,
                 task.site,
+                task.flags & THREAD != 0,
             )
         };
         let _restore_node = RestoreNode(self, self.hosts.set_current(node));
@@ -334,7 +347,7 @@ impl Core {
         if abort {
             self.trace(EventKind::Cancel, id, Label::None);
             let previous = self.current_task.replace(id);
-            self.on_home_thread(scope, || cell.cancel());
+            self.on_own_thread(scope, unscoped, || cell.cancel());
             self.current_task.set(previous);
             self.finish(slot, cell);
             return;
@@ -359,7 +372,7 @@ impl Core {
         // LocalSet's task) notes for its own task, then the outer's go on.
         self.tasks.borrow_mut().clear_wait(slot);
         let outer_slot = self.polling_slot.replace(slot);
-        let result = self.on_home_thread(scope, || cell.poll(&mut cx));
+        let result = self.on_own_thread(scope, unscoped, || cell.poll(&mut cx));
         self.polling_slot.set(outer_slot);
         watch::poll_finished();
         self.current_task.set(previous);

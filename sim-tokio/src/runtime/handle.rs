@@ -80,13 +80,20 @@ impl Drop for OrderCheck {
 
 /// Puts the entered core's previous runtime scope back.
 struct ScopeRestore {
-    core: Rc<sim_runtime::Core>,
+    core: std::mem::ManuallyDrop<Rc<sim_runtime::Core>>,
     previous: u16,
 }
 
 impl Drop for ScopeRestore {
     fn drop(&mut self) {
+        // A thread released from its simulation no longer touches it (see
+        // `sim_runtime::context::release_adopted`): its count stays.
+        if sim_runtime::context::is_released() {
+            return;
+        }
         self.core.set_scope(self.previous);
+        // SAFETY: dropped once, here; the field is not used again.
+        unsafe { std::mem::ManuallyDrop::drop(&mut self.core) };
     }
 }
 
@@ -255,7 +262,10 @@ impl Handle {
         let previous = core.set_scope(self.scope);
         EnterGuard {
             _order: OrderCheck { depth },
-            _scope: ScopeRestore { core, previous },
+            _scope: ScopeRestore {
+                core: std::mem::ManuallyDrop::new(core),
+                previous,
+            },
             _enter: enter,
             _handle: PhantomData,
         }
