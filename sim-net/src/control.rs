@@ -143,6 +143,7 @@ impl Network {
                             && end.unix.is_none() =>
                     {
                         let id = SocketId {
+                            net: st.net,
                             index: index as u32,
                             generation: slot.generation,
                         };

@@ -16,6 +16,8 @@
 //!   the socket slab holds and what travels between sockets.
 //! - [`tcp`]: connections (reliable, ordered, with flow control).
 //! - [`udp`]: datagrams (dropped, duplicated, reordered by link rates).
+//! - [`std_net`]: `std::net`'s TCP sockets during a run, as sockets of this
+//!   network (the hooks `sim-os`'s interposed socket calls ask).
 //! - [`control`]: scripted controls (hold after N bytes, resets by
 //!   predicate, silent ports, throttled readers, DNS delays, routes).
 
@@ -30,6 +32,7 @@ mod ports;
 pub mod signal;
 mod socket;
 mod state;
+pub mod std_net;
 pub mod tcp;
 pub mod udp;
 pub mod unix;
@@ -37,6 +40,6 @@ pub mod unix;
 pub use control::{ConnEnds, ConnPredicate};
 pub use link::LinkConfig;
 pub use net::{
-    try_with_net, try_with_socket_net, with_net, with_socket_net, ConnectPolicy, HostId, Network,
-    SocketId,
+    release_socket, try_with_net, try_with_socket, try_with_socket_net, with_net, with_socket,
+    with_socket_net, ConnectPolicy, Gone, HostId, Network, SocketId, SHUTDOWN_MESSAGE,
 };

@@ -70,6 +70,84 @@ pub fn try_with_socket_net<R>(f: impl FnOnce(&Rc<Network>) -> R) -> Option<R> {
     Some(f(&net))
 }
 
+/// tokio's error for I/O on a resource whose runtime is shutting down or
+/// gone (`tokio::runtime::is_rt_shutdown_err` recognizes it).
+pub const SHUTDOWN_MESSAGE: &str = "A Tokio 1.x context was found, but it is being shutdown.";
+
+/// What a socket call answers when its runtime is gone (shut down,
+/// dropped, or not reachable from this thread): tokio's shutdown error.
+pub trait Gone {
+    /// The answer.
+    fn gone() -> Self;
+}
+
+fn shutdown_error() -> io::Error {
+    io::Error::other(SHUTDOWN_MESSAGE)
+}
+
+impl<T> Gone for io::Result<T> {
+    fn gone() -> Self {
+        Err(shutdown_error())
+    }
+}
+
+impl<T> Gone for std::task::Poll<io::Result<T>> {
+    fn gone() -> Self {
+        std::task::Poll::Ready(Err(shutdown_error()))
+    }
+}
+
+impl<T> Gone for Option<T> {
+    fn gone() -> Self {
+        None
+    }
+}
+
+impl Gone for () {
+    fn gone() -> Self {}
+}
+
+/// Runs `f` on the network that holds socket `id`: the current runtime's,
+/// or the runtime of `id` alive on this thread (a socket used outside its
+/// runtime's context, as tokio allows while the runtime lives). When that
+/// runtime is shut down or gone, `f` does not run and the answer is
+/// tokio's shutdown error ([`Gone`]).
+pub fn with_socket<R: Gone>(id: SocketId, f: impl FnOnce(&Rc<Network>) -> R) -> R {
+    try_with_socket(id, f).unwrap_or_else(R::gone)
+}
+
+/// Closes socket `id` (a drop): as [`try_with_socket`], also after its
+/// runtime shut down, while the simulation lives (a runtime's shutdown
+/// drops its tasks, and the sockets they held close, as their descriptors
+/// do on tokio).
+pub fn release_socket<R>(id: SocketId, f: impl FnOnce(&Rc<Network>) -> R) -> Option<R> {
+    let core = if sim_runtime::context::current_id() == Some(id.net) {
+        None
+    } else {
+        Some(sim_runtime::context::lookup(id.net).filter(|core| !core.is_shut_down())?)
+    };
+    let _enter = core.map(sim_runtime::context::Enter::new);
+    try_with_net(f)
+}
+
+/// As [`with_socket`]; `None` when the socket's runtime is gone.
+pub fn try_with_socket<R>(id: SocketId, f: impl FnOnce(&Rc<Network>) -> R) -> Option<R> {
+    let core = if sim_runtime::context::current_id() == Some(id.net) {
+        None
+    } else {
+        Some(sim_runtime::context::lookup(id.net).filter(|core| !core.is_shut_down())?)
+    };
+    let _enter = core.clone().map(sim_runtime::context::Enter::new);
+    let net = sim_runtime::context::with_current(|core| core.extension(|| Network::new(core)))?;
+    // A socket of a runtime that was shut down (another runtime of the
+    // same simulation may be the current one).
+    let scope = net.state.borrow().scope_of(id);
+    if scope.is_some_and(|scope| with_core(|core| core.scope_shut_down(scope))) {
+        return None;
+    }
+    Some(f(&net))
+}
+
 /// The least latency a message over `from -> to` can have (loopback's is
 /// 0): how late a delivery was is counted from it.
 pub(crate) fn least_latency_ns(from: u32, to: u32, config: &crate::LinkConfig) -> u64 {
@@ -104,6 +182,7 @@ impl Network {
             .unwrap_or(false)
         });
         let mut state = NetState {
+            net: core.id(),
             hosts: Vec::new(),
             names: BTreeMap::new(),
             failing_names: std::collections::BTreeSet::new(),
@@ -421,6 +500,7 @@ impl Network {
                         _ => false,
                     };
                     owned.then_some(SocketId {
+                        net: st.net,
                         index: index as u32,
                         generation: slot.generation,
                     })

@@ -8,11 +8,22 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::task::Waker;
 
-/// A socket of the network: a slab index and its generation.
+/// A socket of the network: the runtime whose network holds it, a slab
+/// index and its generation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SocketId {
+    /// The id of the runtime (core) whose network holds it: a socket used
+    /// from another runtime, or after its own shut down, is found gone.
+    pub(crate) net: u16,
     pub(crate) index: u32,
     pub(crate) generation: u32,
+}
+
+impl SocketId {
+    /// The id of the runtime whose network holds the socket.
+    pub fn runtime_id(&self) -> u16 {
+        self.net
+    }
 }
 
 // ----- TCP (and Unix streams, which are TCP ends without a network) -----------

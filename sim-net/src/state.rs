@@ -68,6 +68,9 @@ pub(crate) enum Socket {
 pub(crate) struct Slot {
     pub(crate) generation: u32,
     pub(crate) socket: Option<Socket>,
+    /// The runtime (scope of the simulation) that made the socket: once
+    /// it shuts down, the socket's calls fail with tokio's shutdown error.
+    pub(crate) scope: u16,
 }
 
 /// Something waiting on a link that is partitioned or held.
@@ -88,6 +91,8 @@ pub(crate) struct Link {
 }
 
 pub(crate) struct NetState {
+    /// The runtime (core) id of this network, in every `SocketId`.
+    pub(crate) net: u16,
     pub(crate) hosts: Vec<Host>,
     pub(crate) names: BTreeMap<String, u32>,
     /// Names whose resolution fails (a scripted DNS fault).
@@ -117,6 +122,32 @@ pub(crate) struct NetState {
 pub struct Network {
     pub(crate) state: RefCell<NetState>,
     pub(crate) signals: RefCell<Signals>,
+}
+
+impl Drop for Network {
+    /// The network ends with its runtime: whoever waits on one of its
+    /// sockets (a task of another runtime, a future polled by hand) is
+    /// woken, and its next call fails with tokio's shutdown error, as
+    /// tokio's I/O driver wakes its resources when it shuts down.
+    fn drop(&mut self) {
+        let mut woken = Vec::new();
+        for slot in self.state.get_mut().sockets.iter_mut() {
+            match slot.socket.as_mut() {
+                Some(Socket::Listener(l)) => woken.append(&mut l.wakers),
+                Some(Socket::Tcp(end)) => {
+                    woken.extend(end.read_waker.take());
+                    woken.extend(end.write_waker.take());
+                }
+                Some(Socket::Udp(u)) => woken.extend(u.waker.take()),
+                Some(Socket::UnixDatagram(d)) => {
+                    woken.extend(d.read_waker.take());
+                    woken.append(&mut d.send_wakers);
+                }
+                None => {}
+            }
+        }
+        woken.into_iter().for_each(Waker::wake);
+    }
 }
 
 /// The first synthetic address: hosts get `10.0.0.1`, `10.0.0.2`, ...
@@ -166,6 +197,7 @@ impl NetState {
                 self.sockets.push(Slot {
                     generation: 0,
                     socket: None,
+                    scope: 0,
                 });
                 self.sockets.len() as u32 - 1
             }
@@ -173,13 +205,32 @@ impl NetState {
         let slot = &mut self.sockets[index as usize];
         debug_assert!(slot.socket.is_none(), "a free slot is empty");
         slot.socket = Some(socket);
+        slot.scope = sim_runtime::context::with_current(|core| core.current_scope()).unwrap_or(0);
         SocketId {
+            net: self.net,
             index,
             generation: slot.generation,
         }
     }
 
+    /// The runtime scope that made socket `id` (see [`Slot::scope`]).
+    pub(crate) fn scope_of(&self, id: SocketId) -> Option<u16> {
+        self.get(id)?;
+        Some(self.sockets[id.index as usize].scope)
+    }
+
+    /// Makes `id` a socket of `scope` (an accepted connection is its
+    /// listener's runtime's, whichever runtime ran the handshake).
+    pub(crate) fn set_scope(&mut self, id: SocketId, scope: u16) {
+        if self.get(id).is_some() {
+            self.sockets[id.index as usize].scope = scope;
+        }
+    }
+
     pub(crate) fn get(&self, id: SocketId) -> Option<&Socket> {
+        if id.net != self.net {
+            return None;
+        }
         self.sockets
             .get(id.index as usize)
             .filter(|s| s.generation == id.generation)
@@ -187,6 +238,9 @@ impl NetState {
     }
 
     pub(crate) fn get_mut(&mut self, id: SocketId) -> Option<&mut Socket> {
+        if id.net != self.net {
+            return None;
+        }
         self.sockets
             .get_mut(id.index as usize)
             .filter(|s| s.generation == id.generation)

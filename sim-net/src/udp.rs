@@ -293,7 +293,14 @@ impl Network {
             let mut waker = None;
             if let Some(index) = sender {
                 let generation = st.sockets[index as usize].generation;
-                if let Some(Socket::Udp(u)) = st.get_mut(SocketId { index, generation }) {
+                if let Some(Socket::Udp(u)) = {
+                    let id = SocketId {
+                        net: st.net,
+                        index,
+                        generation,
+                    };
+                    st.get_mut(id)
+                } {
                     if u.peer == Some(d.dst) {
                         u.refused = true;
                         u.arrivals += 1;
@@ -309,7 +316,12 @@ impl Network {
             return;
         };
         let generation = st.sockets[index as usize].generation;
-        let Some(Socket::Udp(u)) = st.get_mut(SocketId { index, generation }) else {
+        let id = SocketId {
+            net: st.net,
+            index,
+            generation,
+        };
+        let Some(Socket::Udp(u)) = st.get_mut(id) else {
             return;
         };
         if u.peer
@@ -329,7 +341,12 @@ impl Network {
         // The send line has the addresses: the message number pairs them.
         self.note_message("deliver udp", d.msg, None, None);
         let mut st = self.state.borrow_mut();
-        let Some(Socket::Udp(u)) = st.get_mut(SocketId { index, generation }) else {
+        let id = SocketId {
+            net: st.net,
+            index,
+            generation,
+        };
+        let Some(Socket::Udp(u)) = st.get_mut(id) else {
             return;
         };
         u.queue.push_back((d.data, d.src));

@@ -56,6 +56,7 @@ impl Network {
         let st = self.state.borrow();
         let index = *st.hosts[host as usize].unix_paths.get(path)?;
         Some(SocketId {
+            net: st.net,
             index,
             generation: st.sockets[index as usize].generation,
         })
@@ -416,13 +417,18 @@ impl Network {
 
 /// The private name of an unnamed socket of a pair.
 fn pair_path(id: SocketId) -> PathBuf {
-    PathBuf::from(format!("\0sim-pair-{}-{}", id.index, id.generation))
+    PathBuf::from(format!(
+        "\0sim-pair-{}-{}-{}",
+        id.net, id.index, id.generation
+    ))
 }
 
 fn parse_pair_path(path: &Path) -> Option<SocketId> {
     let s = path.to_str()?.strip_prefix("\0sim-pair-")?;
-    let (index, generation) = s.split_once('-')?;
+    let (net, rest) = s.split_once('-')?;
+    let (index, generation) = rest.split_once('-')?;
     Some(SocketId {
+        net: net.parse().ok()?,
         index: index.parse().ok()?,
         generation: generation.parse().ok()?,
     })

@@ -713,31 +713,28 @@ fn quickack_on_the_server_releases_the_held_body() {
     sim.run();
 }
 
-/// A connect refused in the simulation while a real socket of the process
-/// (a `std::net::TcpListener`) listens on that port says why: the kernel's
-/// network is outside the simulation.
+/// A real listener made before the runtime (a `std::net::TcpListener` of a
+/// plain test) joins the simulation when the simulation connects to it: the
+/// connect reaches it, and its blocking accept and reads are simulated.
 #[test]
-fn a_connect_to_a_port_only_a_real_listener_holds_names_the_escape() {
+fn a_real_listener_made_before_the_runtime_joins_the_simulation() {
+    use std::io::Read;
     let real = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = real.local_addr().unwrap().port();
+    let addr = real.local_addr().unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build_with(SimConfig::with_seed(5));
-    let err = runtime
-        .block_on(async move { TcpStream::connect(("127.0.0.1", port)).await })
-        .expect_err("nothing in the simulation listens there");
-    assert_eq!(err.kind(), ErrorKind::ConnectionRefused);
-    let message = err.to_string();
-    assert!(
-        message.contains(&format!(
-            "a real socket of this process (std::net::TcpListener) listens on port {port}"
-        )),
-        "{message}"
-    );
-    assert!(
-        message.contains("Listen with tokio::net::TcpListener"),
-        "{message}"
-    );
+    runtime.block_on(async move {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(b"hi").await.unwrap();
+        let (mut accepted, peer) = real.accept().unwrap();
+        assert_eq!(peer, stream.local_addr().unwrap());
+        let mut buf = [0u8; 2];
+        accepted.read_exact(&mut buf).unwrap();
+        assert_eq!(&buf, b"hi");
+        // The listener still answers the address the program saw.
+        assert_eq!(real.local_addr().unwrap(), addr);
+    });
     // A port no real socket holds keeps the plain refusal.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -749,5 +746,4 @@ fn a_connect_to_a_port_only_a_real_listener_holds_names_the_escape() {
         err.to_string(),
         "Connection refused: nothing listens on 127.0.0.1:1"
     );
-    drop(real);
 }

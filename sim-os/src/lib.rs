@@ -10,6 +10,8 @@
 //!   installs).
 //! - `threads`: deterministic OS threads (`std::thread::spawn` during a
 //!   run), each a task of the run that holds the turn in the seed's order.
+//! - [`sockets`]: `std::net` during a run is the simulated network (through
+//!   [`sockets::SocketHooks`], which `sim-net` installs).
 //! - [`logs`]: the service's `tracing` events in the trace file
 //!   (`SIM_TRACE_LOGS`).
 //! - `raw`: the real libc beneath the interposition, and `symbols`: the one
@@ -24,6 +26,7 @@ pub mod logs;
 mod raw;
 pub mod real_sockets;
 mod real_threads;
+pub mod sockets;
 mod symbols;
 #[cfg(all(
     simulation,

@@ -1,15 +1,16 @@
 //! Real sockets beside the simulated network (simulation builds): a
 //! `std::net::TcpListener` is the kernel's, and no simulated connection
 //! reaches it. The interposed `listen` notes the ports real sockets listen
-//! on, so a simulated connect refused on such a port can say why, instead
-//! of a bare "connection refused".
+//! on and by which descriptor, so that the simulation can adopt such a
+//! listener when it touches it (see `sockets`), and a connect refused on
+//! such a port can say why, instead of a bare "connection refused".
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-/// Ports real sockets of this process listened on (bounded: the first
-/// ones explain a refusal).
-static PORTS: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+/// Ports real sockets of this process listened on, with the descriptor
+/// that last did (bounded: the first ones explain a refusal).
+static PORTS: Mutex<BTreeMap<u16, i32>> = Mutex::new(BTreeMap::new());
 
 /// How many ports are kept.
 #[cfg(simulation)]
@@ -21,14 +22,42 @@ pub fn listened_on(port: u16) -> bool {
     PORTS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .contains(&port)
+        .contains_key(&port)
 }
 
-/// Notes the port of `fd`, a socket that now listens.
-#[cfg(simulation)]
-fn note(fd: libc::c_int) {
-    // SAFETY: getsockname into a zeroed storage of its full size.
-    let port = unsafe {
+/// The descriptor of a real socket of this process that listens on
+/// `port` now (checked: a descriptor noted once may have closed since).
+pub fn listener_on(port: u16) -> Option<i32> {
+    let fd = *PORTS.lock().unwrap_or_else(|e| e.into_inner()).get(&port)?;
+    (listener_addr(fd)?.port() == port).then_some(fd)
+}
+
+/// The local address of `fd` when it is a real TCP socket that listens.
+pub fn listener_addr(fd: libc::c_int) -> Option<std::net::SocketAddr> {
+    // SAFETY: getsockopt and getsockname into zeroed buffers of their full
+    // sizes.
+    unsafe {
+        let mut listening: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        let rc = libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_ACCEPTCONN,
+            (&mut listening as *mut libc::c_int).cast(),
+            &mut len,
+        );
+        if rc != 0 || listening == 0 {
+            return None;
+        }
+        local_addr(fd)
+    }
+}
+
+/// `getsockname` of a real socket, for IPv4 and IPv6.
+fn local_addr(fd: libc::c_int) -> Option<std::net::SocketAddr> {
+    // SAFETY: getsockname into a zeroed storage of its full size; the
+    // storage is read as the family it says it holds.
+    unsafe {
         let mut storage: libc::sockaddr_storage = std::mem::zeroed();
         let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
         if libc::getsockname(
@@ -37,44 +66,38 @@ fn note(fd: libc::c_int) {
             &mut len,
         ) != 0
         {
-            return;
+            return None;
         }
         match libc::c_int::from(storage.ss_family) {
             libc::AF_INET => {
-                let addr =
-                    &*(&storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>();
-                u16::from_be(addr.sin_port)
+                let a = &*(&storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>();
+                let ip = std::net::Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr));
+                Some(std::net::SocketAddr::new(
+                    ip.into(),
+                    u16::from_be(a.sin_port),
+                ))
             }
             libc::AF_INET6 => {
-                let addr =
-                    &*(&storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>();
-                u16::from_be(addr.sin6_port)
+                let a = &*(&storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>();
+                let ip = std::net::Ipv6Addr::from(a.sin6_addr.s6_addr);
+                Some(std::net::SocketAddr::new(
+                    ip.into(),
+                    u16::from_be(a.sin6_port),
+                ))
             }
-            _ => return,
+            _ => None,
         }
-    };
-    let mut ports = PORTS.lock().unwrap_or_else(|e| e.into_inner());
-    if ports.len() < PORTS_MAX {
-        ports.insert(port);
     }
 }
 
-/// libc's `listen`, which also notes the socket's port.
-///
-/// # Safety
-/// As libc's.
+/// Notes the port of `fd`, a real socket that now listens.
 #[cfg(simulation)]
-#[no_mangle]
-pub unsafe extern "C" fn listen(fd: libc::c_int, backlog: libc::c_int) -> libc::c_int {
-    let Some(real) =
-        crate::symbols::libc_fn!(c"listen", fn(libc::c_int, libc::c_int) -> libc::c_int)
-    else {
-        *libc::__errno_location() = libc::ENOSYS;
-        return -1;
+pub(crate) fn note(fd: libc::c_int) {
+    let Some(addr) = local_addr(fd) else {
+        return;
     };
-    let rc = real(fd, backlog);
-    if rc == 0 {
-        note(fd);
+    let mut ports = PORTS.lock().unwrap_or_else(|e| e.into_inner());
+    if ports.len() < PORTS_MAX || ports.contains_key(&addr.port()) {
+        ports.insert(addr.port(), fd);
     }
-    rc
 }

@@ -7,6 +7,7 @@ use crate::state::{ConnectPolicy, HostId, Network, Socket, SocketId};
 use std::io;
 use std::net::SocketAddr;
 use std::rc::Rc;
+use std::task::Waker;
 
 /// Linux's initial retransmission timeout for a SYN (`TCP_TIMEOUT_INIT`).
 pub const SYN_RTO_INITIAL_NS: u64 = 1_000_000_000;
@@ -97,6 +98,7 @@ impl Network {
                                 && !end.closed =>
                         {
                             Some(SocketId {
+                                net: st.net,
                                 index: index as u32,
                                 generation: slot.generation,
                             })
@@ -141,10 +143,12 @@ impl Network {
             self.syn_ack(&segment, server, dst);
             return;
         }
+        let mut woken = Vec::new();
         let accepted = {
             let mut st = self.state.borrow_mut();
             let host = &st.hosts[segment.to_host as usize];
             let listener_id = host.tcp_ports.get(&dst.port()).map(|index| SocketId {
+                net: st.net,
                 index: *index,
                 generation: st.sockets[*index as usize].generation,
             });
@@ -163,15 +167,19 @@ impl Network {
                 let mut end = TcpEnd::new(segment.to_host, dst, segment.src, Phase::Established);
                 end.peer_id = Some(segment.from);
                 let server = st.insert(Socket::Tcp(end));
+                if let Some(scope) = st.scope_of(listener_id) {
+                    st.set_scope(server, scope);
+                }
                 if let Some(Socket::Listener(l)) = st.get_mut(listener_id) {
                     l.backlog.push_back((server, segment.src));
-                    for w in std::mem::take(&mut l.wakers) {
-                        w.wake();
-                    }
+                    woken = std::mem::take(&mut l.wakers);
                 }
                 server
             })
         };
+        // Woken with the state released: a wake may drop the last handle
+        // of the accepting task, and with it the listener, which closes.
+        woken.into_iter().for_each(Waker::wake);
         match accepted {
             Some(server) => self.syn_ack(&segment, server, dst),
             None => self.reply_rst(&segment),

@@ -122,10 +122,6 @@ impl Network {
         }
     }
 
-    /// Pauses or resumes the TCP listener of `host` on `port`: while paused,
-    /// connections complete into its backlog (up to its size) but `accept`
-    /// waits, as with a server too busy to accept. Returns false when the
-    /// host has no listener there.
     /// Whether `host` has a TCP listener on `port`.
     pub fn tcp_is_listening(&self, host: HostId, port: u16) -> bool {
         let st = self.state.borrow();
@@ -135,7 +131,10 @@ impl Network {
         matches!(st.sockets[index as usize].socket, Some(Socket::Listener(_)))
     }
 
-    /// Pauses or resumes `host`'s listener on `port`; false if it has none.
+    /// Pauses or resumes the TCP listener of `host` on `port`: while paused,
+    /// connections complete into its backlog (up to its size) but `accept`
+    /// waits, as with a server too busy to accept. Returns false when the
+    /// host has no listener there.
     pub fn tcp_pause_listener(&self, host: HostId, port: u16, paused: bool) -> bool {
         let waker = {
             let mut st = self.state.borrow_mut();
@@ -143,6 +142,7 @@ impl Network {
                 return false;
             };
             let id = SocketId {
+                net: st.net,
                 index,
                 generation: st.sockets[index as usize].generation,
             };
@@ -165,6 +165,22 @@ impl Network {
             waker.wake();
         }
         true
+    }
+
+    /// Whether a listener has a connection to accept; if not, `waker` (if
+    /// any) is woken when one comes.
+    pub fn tcp_accept_ready(&self, id: SocketId, waker: Option<&Waker>) -> bool {
+        let mut st = self.state.borrow_mut();
+        let Some(Socket::Listener(listener)) = st.get_mut(id) else {
+            return true;
+        };
+        if !listener.paused && !listener.backlog.is_empty() {
+            return true;
+        }
+        if let Some(waker) = waker {
+            add_waker(&mut listener.wakers, waker);
+        }
+        false
     }
 
     /// Takes an established connection from a listener's backlog.
@@ -220,6 +236,14 @@ impl Network {
                     dst.ip()
                 ),
             ));
+        };
+        let dst = if to_host == host && !self.tcp_is_listening(host, dst.port()) {
+            // A real listener of this process made before any runtime joins
+            // the simulation when the simulation first connects to it.
+            let core = crate::net::with_core(|core| core.id());
+            SocketAddr::new(dst.ip(), crate::std_net::connect_port(core, dst.port()))
+        } else {
+            dst
         };
         let (id, local) = {
             let mut st = self.state.borrow_mut();

@@ -16,6 +16,10 @@ fn io_result(r: Result<usize, i32>) -> isize {
 /// libc's contract.
 #[no_mangle]
 pub unsafe extern "C" fn read(fd: i32, buf: *mut libc::c_void, n: usize) -> isize {
+    if crate::sockets::sim_fd(fd).is_some() {
+        // SAFETY: the caller's arguments, passed on.
+        return unsafe { crate::sockets::recv(fd, buf, n, 0) };
+    }
     if let Some(hooks) = fd_hooks(fd) {
         // SAFETY: the caller's buffer.
         let buf = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), n) };
@@ -54,6 +58,10 @@ pub unsafe extern "C" fn pread64(fd: i32, buf: *mut libc::c_void, n: usize, at: 
 /// libc's contract.
 #[no_mangle]
 pub unsafe extern "C" fn write(fd: i32, buf: *const libc::c_void, n: usize) -> isize {
+    if crate::sockets::sim_fd(fd).is_some() {
+        // SAFETY: the caller's arguments, passed on.
+        return unsafe { crate::sockets::send(fd, buf, n, 0) };
+    }
     if let Some(hooks) = fd_hooks(fd) {
         // SAFETY: the caller's buffer.
         let buf = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), n) };
@@ -80,20 +88,71 @@ pub unsafe extern "C" fn pwrite64(fd: i32, buf: *const libc::c_void, n: usize, a
     )
 }
 
+/// `readv`: a simulated socket reads into the first buffer that has room
+/// (a short read, as a stream socket may give).
+///
+/// # Safety
+/// libc's contract.
+#[no_mangle]
+pub unsafe extern "C" fn readv(fd: i32, iov: *const libc::iovec, count: i32) -> isize {
+    if let Some(sockets) = crate::sockets::sim_fd(fd) {
+        for i in 0..count.max(0) as usize {
+            // SAFETY: the caller's iovec array of `count` entries.
+            let v = unsafe { &*iov.add(i) };
+            if v.iov_len > 0 {
+                // SAFETY: each iovec points at `iov_len` writable bytes (libc's contract).
+                let buf =
+                    unsafe { std::slice::from_raw_parts_mut(v.iov_base.cast::<u8>(), v.iov_len) };
+                return io_result(sockets.recv(fd, buf, 0));
+            }
+        }
+        return 0;
+    }
+    if let Some(hooks) = fd_hooks(fd) {
+        for i in 0..count.max(0) as usize {
+            // SAFETY: as above.
+            let v = unsafe { &*iov.add(i) };
+            if v.iov_len > 0 {
+                // SAFETY: as above.
+                let buf =
+                    unsafe { std::slice::from_raw_parts_mut(v.iov_base.cast::<u8>(), v.iov_len) };
+                return io_result(hooks.read(fd, buf, None));
+            }
+        }
+        return 0;
+    }
+    real!(
+        c"readv",
+        fn(fd: i32, iov: *const libc::iovec, count: i32) -> isize
+    )
+}
+
 /// `writev`: a simulated descriptor takes the buffers one by one.
 ///
 /// # Safety
 /// libc's contract.
 #[no_mangle]
 pub unsafe extern "C" fn writev(fd: i32, iov: *const libc::iovec, count: i32) -> isize {
-    if let Some(hooks) = fd_hooks(fd) {
+    let sockets = crate::sockets::sim_fd(fd);
+    let files = if sockets.is_none() {
+        fd_hooks(fd)
+    } else {
+        None
+    };
+    if sockets.is_some() || files.is_some() {
         let mut total = 0usize;
         for i in 0..count.max(0) as usize {
             // SAFETY: the caller's iovec array of `count` entries.
             let v = unsafe { &*iov.add(i) };
             // SAFETY: each iovec of the caller's array points at `iov_len` readable bytes (libc's contract).
             let buf = unsafe { std::slice::from_raw_parts(v.iov_base.cast::<u8>(), v.iov_len) };
-            match hooks.write(fd, buf, None) {
+            let wrote = match (sockets, files) {
+                // After the first buffer, a socket takes only what fits now.
+                (Some(s), _) => s.send(fd, buf, if total == 0 { 0 } else { libc::MSG_DONTWAIT }),
+                (_, Some(f)) => f.write(fd, buf, None),
+                _ => unreachable!("one of the two is set"),
+            };
+            match wrote {
                 Ok(n) => {
                     total += n;
                     if n < buf.len() {

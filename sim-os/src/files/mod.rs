@@ -171,8 +171,6 @@ mod directories;
 mod names;
 #[cfg(simulation)]
 mod open;
-#[cfg(simulation)]
-mod sockets;
 
 #[cfg(simulation)]
-pub use {attributes::*, data::*, directories::*, names::*, open::*, sockets::*};
+pub use {attributes::*, data::*, directories::*, names::*, open::*};

@@ -86,6 +86,9 @@ open_family!(at openat64, c"openat64");
 /// libc's contract.
 #[no_mangle]
 pub unsafe extern "C" fn close(fd: i32) -> i32 {
+    if let Some(sockets) = crate::sockets::sim_fd(fd) {
+        return to_c_int(sockets.close(fd));
+    }
     if let Some(hooks) = fd_hooks(fd) {
         return to_c_int(hooks.close(fd));
     }
@@ -98,6 +101,9 @@ pub unsafe extern "C" fn close(fd: i32) -> i32 {
 /// libc's contract.
 #[no_mangle]
 pub unsafe extern "C" fn dup(fd: i32) -> i32 {
+    if let Some(sockets) = crate::sockets::sim_fd(fd) {
+        return sockets.dup(fd).unwrap_or_else(fail);
+    }
     if let Some(hooks) = fd_hooks(fd) {
         return hooks.dup(fd).unwrap_or_else(fail);
     }
@@ -111,6 +117,22 @@ pub unsafe extern "C" fn dup(fd: i32) -> i32 {
 /// libc's contract (the third argument is read as an integer).
 #[no_mangle]
 pub unsafe extern "C" fn fcntl(fd: i32, cmd: i32, arg: libc::c_long) -> i32 {
+    if let Some(sockets) = crate::sockets::sim_fd(fd) {
+        return match cmd {
+            libc::F_DUPFD | libc::F_DUPFD_CLOEXEC => sockets.dup(fd).unwrap_or_else(fail),
+            libc::F_GETFD => libc::FD_CLOEXEC,
+            libc::F_SETFD => 0,
+            libc::F_GETFL => match sockets.nonblocking(fd) {
+                Ok(true) => libc::O_RDWR | libc::O_NONBLOCK,
+                Ok(false) => libc::O_RDWR,
+                Err(e) => fail(e),
+            },
+            libc::F_SETFL => {
+                to_c_int(sockets.set_nonblocking(fd, arg as i32 & libc::O_NONBLOCK != 0))
+            }
+            _ => fail(libc::EINVAL),
+        };
+    }
     if let Some(hooks) = fd_hooks(fd) {
         return match cmd {
             libc::F_DUPFD | libc::F_DUPFD_CLOEXEC => hooks.dup(fd).unwrap_or_else(fail),

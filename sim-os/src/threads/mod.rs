@@ -82,8 +82,13 @@ thread_local! {
 
 /// One simulated OS thread.
 pub(crate) struct SimThread {
-    /// Creation order within the process: picks and reports are sorted by it.
+    /// Creation order within the process: picks are sorted by it, and the
+    /// caller's handle is made of it.
     number: u64,
+    /// Creation order within its simulation, from 0: its name in traces and
+    /// reports (a process-wide count would name the threads of a seed
+    /// differently in a fresh process, and its replay would differ).
+    ordinal: u64,
     /// Set when the thread may run; it waits on it.
     turn: AtomicU32,
     /// Set when the thread hands the turn back; the giver waits on it.
@@ -138,6 +143,17 @@ static THREADS: Mutex<BTreeMap<u64, Arc<SimThread>>> = Mutex::new(BTreeMap::new(
 static WAITERS: Mutex<BTreeMap<usize, VecDeque<Arc<SimThread>>>> = Mutex::new(BTreeMap::new());
 
 static NUMBER: AtomicUsize = AtomicUsize::new(0);
+
+/// The count of threads a simulation started (a per-run extension of the
+/// core).
+struct Ordinals(std::cell::Cell<u64>);
+
+fn next_ordinal(core: &Core) -> u64 {
+    let ordinals = core.extension(|| Ordinals(std::cell::Cell::new(0)));
+    let n = ordinals.0.get();
+    ordinals.0.set(n + 1);
+    n
+}
 
 // ----- raw futexes (the turn), past the interposed `syscall` -------------------
 
@@ -324,6 +340,7 @@ pub(crate) unsafe fn spawn(
     };
     let sim = Arc::new(SimThread {
         number: NUMBER.fetch_add(1, Ordering::Relaxed) as u64,
+        ordinal: next_ordinal(core),
         turn: AtomicU32::new(0),
         back: AtomicU32::new(0),
         free: AtomicBool::new(false),
@@ -379,7 +396,7 @@ pub(crate) unsafe fn spawn(
     lock(&THREADS).insert(handle, sim.clone());
     LIVE.fetch_add(1, Ordering::Relaxed);
     let meta = TaskMeta {
-        name: Some(format!("thread {}", sim.number).into_boxed_str()),
+        name: Some(format!("thread {}", sim.ordinal).into_boxed_str()),
         location: std::panic::Location::caller(),
         kind: "thread",
     };
@@ -455,7 +472,7 @@ fn describe(thread: &SimThread) -> String {
     let inner = lock(&thread.inner);
     match &inner.name {
         Some(name) => format!("thread '{name}' (task {})", inner.task),
-        None => format!("thread {} (task {})", thread.number, inner.task),
+        None => format!("thread {} (task {})", thread.ordinal, inner.task),
     }
 }
 

@@ -20,10 +20,12 @@ impl Placeholder {
                 } else {
                     libc_dep::SOCK_DGRAM
                 };
+                // A real socket, not a simulated one (`outside`): it only
+                // holds options.
                 // SAFETY: a plain socket(2) call; the result is checked.
-                let fd = unsafe {
+                let fd = sim_runtime::outside::outside(|| unsafe {
                     libc_dep::socket(libc_dep::AF_INET, kind | libc_dep::SOCK_CLOEXEC, 0)
-                };
+                });
                 assert!(
                     fd >= 0,
                     "sim: cannot create a placeholder descriptor for a simulated socket: {}",
@@ -33,5 +35,17 @@ impl Placeholder {
                 unsafe { OwnedFd::from_raw_fd(fd) }
             })
             .as_raw_fd()
+    }
+}
+
+/// tokio's debug builds refuse a socket in blocking mode in `from_std`
+/// (its reads would block the runtime's thread); so does the facade's.
+#[track_caller]
+pub(crate) fn check_nonblocking(nonblocking: bool) {
+    if cfg!(debug_assertions) && !nonblocking {
+        panic!(
+            "sim: from_std was given a socket in blocking mode, which tokio refuses in debug \
+             builds: call set_nonblocking(true) on it first"
+        );
     }
 }

@@ -406,7 +406,7 @@ macro_rules! stream_halves {
             fn drop(&mut self) {
                 if self.shutdown_on_drop {
                     let id = self.inner.id;
-                    sim_net::try_with_socket_net(|net| net.tcp_shutdown_write(id));
+                    sim_net::release_socket(id, |net| net.tcp_shutdown_write(id));
                 }
             }
         }

@@ -16,9 +16,8 @@ macro_rules! stream_io {
             ) -> Poll<io::Result<usize>> {
                 ready!(crate::sync::budget(cx));
                 let dst = buf.initialize_unfilled();
-                let n = ready!(with_socket_net(
-                    |net| net.tcp_poll_read(self.id, cx, dst, true)
-                ))?;
+                let n =
+                    ready!(with_socket(self.id, |net| net.tcp_poll_read(self.id, cx, dst, true)))?;
                 buf.advance(n);
                 Poll::Ready(Ok(n))
             }
@@ -28,7 +27,7 @@ macro_rules! stream_io {
                 interest: Interest,
                 cx: &mut Context<'_>,
             ) -> Poll<io::Result<Ready>> {
-                with_socket_net(|net| {
+                with_socket(self.id, |net| {
                     let mut ready = Ready::EMPTY;
                     if interest.is_readable() && net.tcp_read_ready(self.id) {
                         ready |= Ready::READABLE;
@@ -77,7 +76,9 @@ macro_rules! stream_io {
             /// `WouldBlock`, `ConnectionReset`, or `NotConnected`.
             pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
                 let mut cx = Context::from_waker(Waker::noop());
-                match with_socket_net(|net| net.tcp_poll_read(self.id, &mut cx, buf, false)) {
+                match with_socket(self.id, |net| {
+                    net.tcp_poll_read(self.id, &mut cx, buf, false)
+                }) {
                     Poll::Ready(result) => result,
                     Poll::Pending => Err(would_block()),
                 }
@@ -134,7 +135,7 @@ macro_rules! stream_io {
             /// `WouldBlock`, `BrokenPipe`, or `NotConnected`.
             pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
                 let mut cx = Context::from_waker(Waker::noop());
-                match with_socket_net(|net| net.tcp_poll_write(self.id, &mut cx, buf)) {
+                match with_socket(self.id, |net| net.tcp_poll_write(self.id, &mut cx, buf)) {
                     Poll::Ready(result) => result,
                     Poll::Pending => Err(would_block()),
                 }
@@ -162,7 +163,7 @@ macro_rules! stream_io {
                     |cx| self.poll_ready_interest(interest, cx),
                     f,
                     || {
-                        with_socket_net(|net| {
+                        with_socket(self.id, |net| {
                             net.tcp_clear_ready(
                                 self.id,
                                 interest.is_readable(),
@@ -192,7 +193,7 @@ macro_rules! stream_io {
             pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
                 std::future::poll_fn(|cx| {
                     ready!(crate::sync::budget(cx));
-                    with_socket_net(|net| net.tcp_poll_read(self.id, cx, buf, true))
+                    with_socket(self.id, |net| net.tcp_poll_read(self.id, cx, buf, true))
                 })
                 .await
             }
@@ -204,9 +205,8 @@ macro_rules! stream_io {
             ) -> Poll<io::Result<()>> {
                 ready!(crate::sync::budget(cx));
                 let dst = buf.initialize_unfilled();
-                let n = ready!(with_socket_net(
-                    |net| net.tcp_poll_read(self.id, cx, dst, false)
-                ))?;
+                let n =
+                    ready!(with_socket(self.id, |net| net.tcp_poll_read(self.id, cx, dst, false)))?;
                 buf.advance(n);
                 Poll::Ready(Ok(()))
             }
@@ -217,11 +217,11 @@ macro_rules! stream_io {
                 buf: &[u8],
             ) -> Poll<io::Result<usize>> {
                 ready!(crate::sync::budget(cx));
-                with_socket_net(|net| net.tcp_poll_write(self.id, cx, buf))
+                with_socket(self.id, |net| net.tcp_poll_write(self.id, cx, buf))
             }
 
             pub(crate) fn shutdown_std(&self) -> io::Result<()> {
-                with_socket_net(|net| net.tcp_shutdown_write(self.id))
+                with_socket(self.id, |net| net.tcp_shutdown_write(self.id))
             }
         }
 

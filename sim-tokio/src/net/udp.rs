@@ -5,7 +5,7 @@ use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::net::fd::Placeholder;
 use crate::net::readiness::{self, would_block};
 use bytes_dep::BufMut;
-use sim_net::{with_net, with_socket_net, SocketId};
+use sim_net::{with_net, with_socket, SocketId};
 use std::fmt;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -90,7 +90,7 @@ impl UdpSocket {
     /// # Errors
     /// When the socket is gone.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        with_socket_net(|net| net.udp_local_addr(self.id))
+        with_socket(self.id, |net| net.udp_local_addr(self.id))
     }
 
     /// The connected address.
@@ -98,7 +98,7 @@ impl UdpSocket {
     /// # Errors
     /// `NotConnected` when not connected.
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        with_socket_net(|net| net.udp_peer_addr(self.id))
+        with_socket(self.id, |net| net.udp_peer_addr(self.id))
     }
 
     /// Connects: `send` goes to the first resolved address, and only its
@@ -108,7 +108,7 @@ impl UdpSocket {
     /// When the address does not resolve.
     pub async fn connect<A: ToSocketAddrs>(&self, addr: A) -> io::Result<()> {
         each_addr(addr, |addr| async move {
-            with_socket_net(|net| net.udp_connect(self.id, addr))
+            with_socket(self.id, |net| net.udp_connect(self.id, addr))
         })
         .await
     }
@@ -118,7 +118,7 @@ impl UdpSocket {
         interest: Interest,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<Ready>> {
-        with_socket_net(|net| {
+        with_socket(self.id, |net| {
             let mut ready = Ready::EMPTY;
             if interest.is_readable() && net.udp_read_ready(self.id) {
                 ready |= Ready::READABLE;
@@ -300,7 +300,7 @@ impl UdpSocket {
     /// # Errors
     /// A datagram over 65507 bytes.
     pub fn try_send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
-        with_socket_net(|net| net.udp_send_to(self.id, buf, target))
+        with_socket(self.id, |net| net.udp_send_to(self.id, buf, target))
     }
 
     /// Waits for a datagram and its sender. A datagram longer than `buf` is
@@ -311,7 +311,9 @@ impl UdpSocket {
     pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         std::future::poll_fn(|cx| {
             ready!(crate::sync::budget(cx));
-            with_socket_net(|net| net.udp_poll_recv_from(self.id, cx, buf, false))
+            with_socket(self.id, |net| {
+                net.udp_poll_recv_from(self.id, cx, buf, false)
+            })
         })
         .await
     }
@@ -324,9 +326,8 @@ impl UdpSocket {
     ) -> Poll<io::Result<SocketAddr>> {
         ready!(crate::sync::budget(cx));
         let dst = buf.initialize_unfilled();
-        let (n, from) = ready!(with_socket_net(
-            |net| net.udp_poll_recv_from(self.id, cx, dst, false)
-        ))?;
+        let (n, from) = ready!(with_socket(self.id, |net| net
+            .udp_poll_recv_from(self.id, cx, dst, false)))?;
         buf.advance(n);
         Poll::Ready(Ok(from))
     }
@@ -337,7 +338,9 @@ impl UdpSocket {
     /// `WouldBlock` when nothing is waiting.
     pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         let mut cx = Context::from_waker(Waker::noop());
-        match with_socket_net(|net| net.udp_poll_recv_from(self.id, &mut cx, buf, false)) {
+        match with_socket(self.id, |net| {
+            net.udp_poll_recv_from(self.id, &mut cx, buf, false)
+        }) {
             Poll::Ready(result) => result,
             Poll::Pending => Err(would_block()),
         }
@@ -358,7 +361,7 @@ impl UdpSocket {
             f,
             || {
                 if interest.is_readable() {
-                    with_socket_net(|net| net.udp_clear_read(self.id));
+                    with_socket(self.id, |net| net.udp_clear_read(self.id));
                 }
             },
         )
@@ -382,7 +385,9 @@ impl UdpSocket {
     /// When the socket is gone.
     pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         std::future::poll_fn(|cx| {
-            with_socket_net(|net| net.udp_poll_recv_from(self.id, cx, buf, true))
+            with_socket(self.id, |net| {
+                net.udp_poll_recv_from(self.id, cx, buf, true)
+            })
         })
         .await
     }
@@ -394,9 +399,8 @@ impl UdpSocket {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<SocketAddr>> {
         let dst = buf.initialize_unfilled();
-        let (n, from) = ready!(with_socket_net(
-            |net| net.udp_poll_recv_from(self.id, cx, dst, true)
-        ))?;
+        let (n, from) = ready!(with_socket(self.id, |net| net
+            .udp_poll_recv_from(self.id, cx, dst, true)))?;
         buf.advance(n);
         Poll::Ready(Ok(from))
     }
@@ -407,7 +411,9 @@ impl UdpSocket {
     /// `WouldBlock` when nothing is waiting.
     pub fn try_peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         let mut cx = Context::from_waker(Waker::noop());
-        match with_socket_net(|net| net.udp_poll_recv_from(self.id, &mut cx, buf, true)) {
+        match with_socket(self.id, |net| {
+            net.udp_poll_recv_from(self.id, &mut cx, buf, true)
+        }) {
             Poll::Ready(result) => result,
             Poll::Pending => Err(would_block()),
         }
@@ -425,8 +431,10 @@ impl UdpSocket {
     /// Polls for the sender of the next datagram.
     pub fn poll_peek_sender(&self, cx: &mut Context<'_>) -> Poll<io::Result<SocketAddr>> {
         let mut empty = [0u8; 0];
-        with_socket_net(|net| net.udp_poll_recv_from(self.id, cx, &mut empty, true))
-            .map_ok(|(_, a)| a)
+        with_socket(self.id, |net| {
+            net.udp_poll_recv_from(self.id, cx, &mut empty, true)
+        })
+        .map_ok(|(_, a)| a)
     }
 
     /// The sender of a waiting datagram; `WouldBlock` if none.
@@ -443,7 +451,7 @@ impl UdpSocket {
     /// # Errors
     /// When the socket is gone.
     pub fn broadcast(&self) -> io::Result<bool> {
-        with_socket_net(|net| net.udp_broadcast(self.id))
+        with_socket(self.id, |net| net.udp_broadcast(self.id))
     }
 
     /// Sets `SO_BROADCAST` (recorded; broadcast addresses reach no host).
@@ -451,7 +459,7 @@ impl UdpSocket {
     /// # Errors
     /// When the socket is gone.
     pub fn set_broadcast(&self, on: bool) -> io::Result<()> {
-        with_socket_net(|net| net.udp_set_broadcast(self.id, on))
+        with_socket(self.id, |net| net.udp_set_broadcast(self.id, on))
     }
 
     /// `IP_MULTICAST_LOOP`.
@@ -510,7 +518,7 @@ impl UdpSocket {
     /// # Errors
     /// When the socket is gone.
     pub fn ttl(&self) -> io::Result<u32> {
-        with_socket_net(|net| net.udp_ttl(self.id))
+        with_socket(self.id, |net| net.udp_ttl(self.id))
     }
 
     /// Sets `IP_TTL` (recorded).
@@ -518,7 +526,7 @@ impl UdpSocket {
     /// # Errors
     /// When the socket is gone.
     pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
-        with_socket_net(|net| net.udp_set_ttl(self.id, ttl))
+        with_socket(self.id, |net| net.udp_set_ttl(self.id, ttl))
     }
 
     /// `IP_TOS`.
@@ -655,14 +663,16 @@ impl UdpSocket {
 impl Drop for UdpSocket {
     fn drop(&mut self) {
         let id = self.id;
-        sim_net::try_with_socket_net(|net| net.udp_close(id));
+        sim_net::release_socket(id, |net| net.udp_close(id));
     }
 }
 
 impl fmt::Debug for UdpSocket {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("UdpSocket");
-        if let Some(Ok(local)) = sim_net::try_with_socket_net(|net| net.udp_local_addr(self.id)) {
+        if let Some(Ok(local)) =
+            sim_net::try_with_socket(self.id, |net| net.udp_local_addr(self.id))
+        {
             d.field("local", &local);
         }
         d.finish()

@@ -191,5 +191,4 @@ pub(crate) fn is_rt_shutdown_message() -> &'static str {
     SHUTDOWN_MESSAGE
 }
 
-pub(crate) const SHUTDOWN_MESSAGE: &str =
-    "A Tokio 1.x context was found, but it is being shutdown.";
+pub(crate) const SHUTDOWN_MESSAGE: &str = sim_net::SHUTDOWN_MESSAGE;

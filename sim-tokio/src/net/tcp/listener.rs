@@ -2,7 +2,7 @@ use super::stream::escape;
 use super::TcpStream;
 use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::net::fd::Placeholder;
-use sim_net::{with_net, with_socket_net, SocketId};
+use sim_net::{with_net, with_socket, SocketId};
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
@@ -54,34 +54,61 @@ impl TcpListener {
     /// Polls for the next connection.
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
         ready!(crate::sync::budget(cx));
-        let (id, peer) = ready!(with_socket_net(|net| net.tcp_poll_accept(self.id, cx)))?;
+        let (id, peer) = ready!(with_socket(self.id, |net| net.tcp_poll_accept(self.id, cx)))?;
         Poll::Ready(Ok((TcpStream::from_id(id), peer)))
     }
 
-    /// Refused: a real listener is outside the simulation.
+    /// Takes a `std::net::TcpListener` made in the simulation (or a real
+    /// one made before any runtime, which joins the simulation at its
+    /// address). It should be in non-blocking mode, as tokio requires.
     ///
     /// # Errors
-    /// Always, naming the escape.
+    /// For a socket that is not listening.
+    ///
+    /// # Panics
+    /// Outside a runtime with I/O enabled; in a debug build, for a
+    /// listener in blocking mode, as tokio's debug builds do.
     #[track_caller]
     pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
         crate::util::require_io();
-        let addr = listener
-            .local_addr()
-            .map(|a| a.to_string())
-            .unwrap_or_default();
-        Err(escape(&format!(
-            "TcpListener::from_std on a real listener at {addr}"
-        )))
+        let fd = listener.as_raw_fd();
+        if !sim_net::std_net::is_sim(fd) && !sim_net::std_net::adopt_real_listener(fd) {
+            let addr = listener
+                .local_addr()
+                .map(|a| a.to_string())
+                .unwrap_or_default();
+            return Err(escape(&format!(
+                "TcpListener::from_std on a real listener at {addr}"
+            )));
+        }
+        let fd = std::os::unix::io::IntoRawFd::into_raw_fd(listener);
+        match sim_net::std_net::take(fd) {
+            Some((sim_net::std_net::Phase::Listening(id), nonblocking)) => {
+                crate::net::fd::check_nonblocking(nonblocking);
+                Ok(TcpListener::from_id(id))
+            }
+            _ => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "TcpListener::from_std: the socket is not listening",
+            )),
+        }
     }
 
-    /// Refused: a simulated listener has no real socket to become.
+    /// The listener as a `std::net::TcpListener` of the simulation (in
+    /// non-blocking mode, as tokio's is): its blocking calls wait in
+    /// virtual time.
     ///
     /// # Errors
-    /// Always, naming the escape.
+    /// With no descriptor left.
     pub fn into_std(self) -> io::Result<std::net::TcpListener> {
-        Err(escape(
-            "TcpListener::into_std would hand a simulated listener to real code",
-        ))
+        let id = self.id;
+        let fd = sim_net::std_net::give(sim_net::std_net::Phase::Listening(id))?;
+        // The socket lives on under the descriptor: this handle must not
+        // close it.
+        let mut this = std::mem::ManuallyDrop::new(self);
+        drop(std::mem::take(&mut this.fd));
+        // SAFETY: `give` made `fd` for this listener and hands it over.
+        Ok(unsafe { std::os::unix::io::FromRawFd::from_raw_fd(fd) })
     }
 
     /// The bound address.
@@ -89,7 +116,7 @@ impl TcpListener {
     /// # Errors
     /// When the listener is gone (its host crashed).
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        with_socket_net(|net| net.tcp_local_addr(self.id))
+        with_socket(self.id, |net| net.tcp_local_addr(self.id))
     }
 
     /// `IP_TTL`.
@@ -121,14 +148,16 @@ impl TryFrom<std::net::TcpListener> for TcpListener {
 impl Drop for TcpListener {
     fn drop(&mut self) {
         let id = self.id;
-        sim_net::try_with_socket_net(|net| net.tcp_close(id));
+        sim_net::release_socket(id, |net| net.tcp_close(id));
     }
 }
 
 impl fmt::Debug for TcpListener {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("TcpListener");
-        if let Some(Ok(local)) = sim_net::try_with_socket_net(|net| net.tcp_local_addr(self.id)) {
+        if let Some(Ok(local)) =
+            sim_net::try_with_socket(self.id, |net| net.tcp_local_addr(self.id))
+        {
             d.field("local", &local);
         }
         d.finish()

@@ -437,5 +437,5 @@ fn real_linger(stream: &std::net::TcpStream) -> Option<Duration> {
 }
 
 fn with_net_linger(stream: &TcpStream, linger: Option<Duration>) -> io::Result<()> {
-    sim_net::with_socket_net(|net| net.tcp_set_linger(stream.id, linger))
+    sim_net::with_socket(stream.id, |net| net.tcp_set_linger(stream.id, linger))
 }

@@ -4,7 +4,7 @@ use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::net::fd::Placeholder;
 use crate::net::readiness::would_block;
 use bytes_dep::BufMut;
-use sim_net::{with_net, with_socket_net, SocketId};
+use sim_net::{with_net, with_socket, SocketId};
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
@@ -57,34 +57,63 @@ impl TcpStream {
         // Dropping this (an error, or the connect future cancelled) closes
         // the attempt.
         let stream = TcpStream::from_id(id);
-        std::future::poll_fn(|cx| with_socket_net(|net| net.tcp_poll_connect(id, cx))).await?;
+        std::future::poll_fn(|cx| with_socket(id, |net| net.tcp_poll_connect(id, cx))).await?;
         Ok(stream)
     }
 
-    /// Refused: a real `std::net::TcpStream` is outside the simulation.
+    /// Takes a `std::net::TcpStream` connected in the simulation. It should
+    /// be in non-blocking mode, as tokio requires.
     ///
     /// # Errors
-    /// Always, naming the escape.
+    /// For a real connection (its traffic is outside the simulation: an
+    /// escape) or a socket that is not connected.
+    ///
+    /// # Panics
+    /// Outside a runtime with I/O enabled; in a debug build, for a
+    /// stream in blocking mode, as tokio's debug builds do.
     #[track_caller]
     pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
         crate::util::require_io();
-        let what = match stream.peer_addr() {
-            Ok(peer) => format!("TcpStream::from_std on a real connection to {peer}"),
-            Err(_) => "TcpStream::from_std on a real, unconnected socket (connect with \
-                       TcpSocket::from_std_stream(..).connect(..) instead)"
-                .to_string(),
-        };
-        Err(escape(&what))
+        if !sim_net::std_net::is_sim(stream.as_raw_fd()) {
+            let what = match stream.peer_addr() {
+                Ok(peer) => format!("TcpStream::from_std on a real connection to {peer}"),
+                Err(_) => "TcpStream::from_std on a real, unconnected socket (connect with \
+                           TcpSocket::from_std_stream(..).connect(..) instead)"
+                    .to_string(),
+            };
+            return Err(escape(&what));
+        }
+        let fd = std::os::unix::io::IntoRawFd::into_raw_fd(stream);
+        match sim_net::std_net::take(fd) {
+            Some((
+                sim_net::std_net::Phase::Connected(id) | sim_net::std_net::Phase::Connecting(id),
+                nonblocking,
+            )) => {
+                crate::net::fd::check_nonblocking(nonblocking);
+                Ok(TcpStream::from_id(id))
+            }
+            _ => Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "TcpStream::from_std: the socket is not connected",
+            )),
+        }
     }
 
-    /// Refused: a simulated connection has no real socket to become.
+    /// The connection as a `std::net::TcpStream` of the simulation (in
+    /// non-blocking mode, as tokio's is): its blocking calls wait in
+    /// virtual time.
     ///
     /// # Errors
-    /// Always, naming the escape.
+    /// With no descriptor left.
     pub fn into_std(self) -> io::Result<std::net::TcpStream> {
-        Err(escape(
-            "TcpStream::into_std would hand a simulated connection to real code",
-        ))
+        let id = self.id;
+        let fd = sim_net::std_net::give(sim_net::std_net::Phase::Connected(id))?;
+        // The connection lives on under the descriptor: this handle must
+        // not close it.
+        let mut this = std::mem::ManuallyDrop::new(self);
+        drop(std::mem::take(&mut this.fd));
+        // SAFETY: `give` made `fd` for this connection and hands it over.
+        Ok(unsafe { std::os::unix::io::FromRawFd::from_raw_fd(fd) })
     }
 
     /// The local address.
@@ -92,7 +121,7 @@ impl TcpStream {
     /// # Errors
     /// When the socket is gone.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        with_socket_net(|net| net.tcp_local_addr(self.id))
+        with_socket(self.id, |net| net.tcp_local_addr(self.id))
     }
 
     /// Pending socket errors: none are kept in a simulation.
@@ -108,7 +137,7 @@ impl TcpStream {
     /// # Errors
     /// When not connected.
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        with_socket_net(|net| net.tcp_peer_addr(self.id))
+        with_socket(self.id, |net| net.tcp_peer_addr(self.id))
     }
 
     /// `TCP_NODELAY`.
@@ -116,7 +145,7 @@ impl TcpStream {
     /// # Errors
     /// When the socket is gone.
     pub fn nodelay(&self) -> io::Result<bool> {
-        with_socket_net(|net| net.tcp_nodelay(self.id))
+        with_socket(self.id, |net| net.tcp_nodelay(self.id))
     }
 
     /// Sets `TCP_NODELAY`. Off (the default), Nagle's algorithm holds a
@@ -126,7 +155,7 @@ impl TcpStream {
     /// # Errors
     /// When the socket is gone.
     pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
-        with_socket_net(|net| net.tcp_set_nodelay(self.id, nodelay))
+        with_socket(self.id, |net| net.tcp_set_nodelay(self.id, nodelay))
     }
 
     /// `TCP_QUICKACK`: whether the connection acknowledges at once rather
@@ -135,7 +164,7 @@ impl TcpStream {
     /// # Errors
     /// When the socket is gone.
     pub fn quickack(&self) -> io::Result<bool> {
-        with_socket_net(|net| net.tcp_quickack(self.id))
+        with_socket(self.id, |net| net.tcp_quickack(self.id))
     }
 
     /// Sets `TCP_QUICKACK`: on, owed ACKs leave now and the next ones are
@@ -145,7 +174,7 @@ impl TcpStream {
     /// # Errors
     /// When the socket is gone.
     pub fn set_quickack(&self, quickack: bool) -> io::Result<()> {
-        with_socket_net(|net| net.tcp_set_quickack(self.id, quickack))
+        with_socket(self.id, |net| net.tcp_set_quickack(self.id, quickack))
     }
 
     /// `SO_LINGER`.
@@ -153,7 +182,7 @@ impl TcpStream {
     /// # Errors
     /// When the socket is gone.
     pub fn linger(&self) -> io::Result<Option<Duration>> {
-        with_socket_net(|net| net.tcp_linger(self.id))
+        with_socket(self.id, |net| net.tcp_linger(self.id))
     }
 
     /// Sets `SO_LINGER` (recorded). Deprecated in tokio too: a lingering
@@ -163,7 +192,7 @@ impl TcpStream {
     /// When the socket is gone.
     #[deprecated = "`SO_LINGER` causes the socket to block the thread on drop"]
     pub fn set_linger(&self, dur: Option<Duration>) -> io::Result<()> {
-        with_socket_net(|net| net.tcp_set_linger(self.id, dur))
+        with_socket(self.id, |net| net.tcp_set_linger(self.id, dur))
     }
 
     /// Sets `SO_LINGER` to zero: dropping the stream then resets the
@@ -172,7 +201,9 @@ impl TcpStream {
     /// # Errors
     /// When the socket is gone.
     pub fn set_zero_linger(&self) -> io::Result<()> {
-        with_socket_net(|net| net.tcp_set_linger(self.id, Some(Duration::ZERO)))
+        with_socket(self.id, |net| {
+            net.tcp_set_linger(self.id, Some(Duration::ZERO))
+        })
     }
 
     /// `IP_TTL`.
@@ -180,7 +211,7 @@ impl TcpStream {
     /// # Errors
     /// When the socket is gone.
     pub fn ttl(&self) -> io::Result<u32> {
-        with_socket_net(|net| net.tcp_ttl(self.id))
+        with_socket(self.id, |net| net.tcp_ttl(self.id))
     }
 
     /// Sets `IP_TTL` (recorded).
@@ -188,7 +219,7 @@ impl TcpStream {
     /// # Errors
     /// When the socket is gone.
     pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
-        with_socket_net(|net| net.tcp_set_ttl(self.id, ttl))
+        with_socket(self.id, |net| net.tcp_set_ttl(self.id, ttl))
     }
 
     /// Borrowed read and write halves, usable at the same time.
@@ -207,17 +238,20 @@ crate::net::stream_io::stream_io!(TcpStream);
 impl Drop for TcpStream {
     fn drop(&mut self) {
         let id = self.id;
-        sim_net::try_with_socket_net(|net| net.tcp_close(id));
+        sim_net::release_socket(id, |net| net.tcp_close(id));
     }
 }
 
 impl fmt::Debug for TcpStream {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("TcpStream");
-        if let Some(Ok(local)) = sim_net::try_with_socket_net(|net| net.tcp_local_addr(self.id)) {
+        if let Some(Ok(local)) =
+            sim_net::try_with_socket(self.id, |net| net.tcp_local_addr(self.id))
+        {
             d.field("local", &local);
         }
-        if let Some(Ok(peer)) = sim_net::try_with_socket_net(|net| net.tcp_peer_addr(self.id)) {
+        if let Some(Ok(peer)) = sim_net::try_with_socket(self.id, |net| net.tcp_peer_addr(self.id))
+        {
             d.field("peer", &peer);
         }
         d.finish()

@@ -3,7 +3,7 @@ use crate::io::{Interest, ReadBuf, Ready};
 use crate::net::fd::Placeholder;
 use crate::net::readiness::{self, would_block};
 use bytes_dep::BufMut;
-use sim_net::{with_net, with_socket_net, SocketId};
+use sim_net::{with_net, with_socket, SocketId};
 use std::fmt;
 use std::io;
 use std::net::Shutdown;
@@ -35,7 +35,7 @@ impl UnixDatagram {
         interest: Interest,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<Ready>> {
-        with_socket_net(|net| {
+        with_socket(self.id, |net| {
             let mut ready = Ready::EMPTY;
             if interest.is_readable() && net.unix_dgram_read_ready(self.id) {
                 ready |= Ready::READABLE;
@@ -145,12 +145,16 @@ impl UnixDatagram {
     /// # Errors
     /// `NotFound` when nothing is bound there.
     pub fn connect<P: AsRef<Path>>(&self, path: P) -> io::Result<()> {
-        with_socket_net(|net| net.unix_dgram_connect(self.id, path.as_ref()))
+        with_socket(self.id, |net| {
+            net.unix_dgram_connect(self.id, path.as_ref())
+        })
     }
 
     fn try_send_inner(&self, buf: &[u8], to: Option<&Path>) -> io::Result<usize> {
         let mut cx = Context::from_waker(Waker::noop());
-        match with_socket_net(|net| net.unix_dgram_poll_send(self.id, &mut cx, buf, to)) {
+        match with_socket(self.id, |net| {
+            net.unix_dgram_poll_send(self.id, &mut cx, buf, to)
+        }) {
             Poll::Ready(result) => result,
             Poll::Pending => Err(would_block()),
         }
@@ -255,7 +259,9 @@ impl UnixDatagram {
     pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         std::future::poll_fn(|cx| {
             ready!(crate::sync::budget(cx));
-            with_socket_net(|net| net.unix_dgram_poll_recv(self.id, cx, buf, false))
+            with_socket(self.id, |net| {
+                net.unix_dgram_poll_recv(self.id, cx, buf, false)
+            })
         })
         .await
         .map(|(n, from)| (n, addr(from)))
@@ -269,9 +275,8 @@ impl UnixDatagram {
     ) -> Poll<io::Result<SocketAddr>> {
         ready!(crate::sync::budget(cx));
         let dst = buf.initialize_unfilled();
-        let (n, from) = ready!(with_socket_net(
-            |net| net.unix_dgram_poll_recv(self.id, cx, dst, false)
-        ))?;
+        let (n, from) = ready!(with_socket(self.id, |net| net
+            .unix_dgram_poll_recv(self.id, cx, dst, false)))?;
         buf.advance(n);
         Poll::Ready(Ok(addr(from)))
     }
@@ -287,13 +292,17 @@ impl UnixDatagram {
         P: AsRef<Path>,
     {
         ready!(crate::sync::budget(cx));
-        with_socket_net(|net| net.unix_dgram_poll_send(self.id, cx, buf, Some(path.as_ref())))
+        with_socket(self.id, |net| {
+            net.unix_dgram_poll_send(self.id, cx, buf, Some(path.as_ref()))
+        })
     }
 
     /// Polls a send to the connected peer.
     pub fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         ready!(crate::sync::budget(cx));
-        with_socket_net(|net| net.unix_dgram_poll_send(self.id, cx, buf, None))
+        with_socket(self.id, |net| {
+            net.unix_dgram_poll_send(self.id, cx, buf, None)
+        })
     }
 
     /// Polls for a datagram from the connected peer.
@@ -307,7 +316,9 @@ impl UnixDatagram {
     /// `WouldBlock` when nothing is waiting.
     pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         let mut cx = Context::from_waker(Waker::noop());
-        match with_socket_net(|net| net.unix_dgram_poll_recv(self.id, &mut cx, buf, false)) {
+        match with_socket(self.id, |net| {
+            net.unix_dgram_poll_recv(self.id, &mut cx, buf, false)
+        }) {
             Poll::Ready(result) => result.map(|(n, from)| (n, addr(from))),
             Poll::Pending => Err(would_block()),
         }
@@ -328,7 +339,7 @@ impl UnixDatagram {
             f,
             || {
                 if interest.is_readable() {
-                    with_socket_net(|net| net.unix_dgram_clear_read(self.id));
+                    with_socket(self.id, |net| net.unix_dgram_clear_read(self.id));
                 }
             },
         )
@@ -351,7 +362,7 @@ impl UnixDatagram {
     /// # Errors
     /// When the socket is gone.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        with_socket_net(|net| net.unix_local_path(self.id)).map(addr)
+        with_socket(self.id, |net| net.unix_local_path(self.id)).map(addr)
     }
 
     /// The connected address.
@@ -359,7 +370,7 @@ impl UnixDatagram {
     /// # Errors
     /// `NotConnected` when not connected.
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        let path = with_socket_net(|net| net.unix_peer_path(self.id))?;
+        let path = with_socket(self.id, |net| net.unix_peer_path(self.id))?;
         // The peers of a pair are unnamed.
         Ok(addr(path.filter(|p| {
             !p.as_os_str().as_encoded_bytes().starts_with(b"\0")
@@ -384,14 +395,14 @@ impl UnixDatagram {
             Shutdown::Write => (false, true),
             Shutdown::Both => (true, true),
         };
-        with_socket_net(|net| net.unix_dgram_shutdown(self.id, read, write))
+        with_socket(self.id, |net| net.unix_dgram_shutdown(self.id, read, write))
     }
 }
 
 impl Drop for UnixDatagram {
     fn drop(&mut self) {
         let id = self.id;
-        sim_net::try_with_socket_net(|net| net.unix_dgram_close(id));
+        sim_net::release_socket(id, |net| net.unix_dgram_close(id));
     }
 }
 

@@ -1,6 +1,6 @@
 use super::{SocketAddr, UnixStream};
 use crate::net::fd::Placeholder;
-use sim_net::{with_net, with_socket_net, SocketId};
+use sim_net::{with_net, with_socket, SocketId};
 use std::fmt;
 use std::io;
 use std::os::unix::io::{AsFd, AsRawFd, BorrowedFd, RawFd};
@@ -81,7 +81,7 @@ impl UnixListener {
     /// # Errors
     /// When the listener is gone.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        let path = with_socket_net(|net| net.unix_local_path(self.id))?;
+        let path = with_socket(self.id, |net| net.unix_local_path(self.id))?;
         Ok(SocketAddr::from_path(path.as_deref()))
     }
 
@@ -104,7 +104,7 @@ impl UnixListener {
     /// Polls for the next connection.
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(UnixStream, SocketAddr)>> {
         ready!(crate::sync::budget(cx));
-        let (id, _) = ready!(with_socket_net(|net| net.tcp_poll_accept(self.id, cx)))?;
+        let (id, _) = ready!(with_socket(self.id, |net| net.tcp_poll_accept(self.id, cx)))?;
         // The connecting side is unnamed, as a client usually is.
         Poll::Ready(Ok((UnixStream::from_id(id), SocketAddr::from_path(None))))
     }
@@ -121,7 +121,7 @@ impl TryFrom<std::os::unix::net::UnixListener> for UnixListener {
 impl Drop for UnixListener {
     fn drop(&mut self) {
         let id = self.id;
-        sim_net::try_with_socket_net(|net| net.tcp_close(id));
+        sim_net::release_socket(id, |net| net.tcp_close(id));
     }
 }
 

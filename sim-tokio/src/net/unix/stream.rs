@@ -4,7 +4,7 @@ use crate::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
 use crate::net::fd::Placeholder;
 use crate::net::readiness::would_block;
 use bytes_dep::BufMut;
-use sim_net::{with_net, with_socket_net, SocketId};
+use sim_net::{with_net, with_socket, SocketId};
 use std::fmt;
 use std::io;
 use std::os::unix::io::{AsFd, AsRawFd, BorrowedFd, RawFd};
@@ -90,7 +90,7 @@ impl UnixStream {
     /// # Errors
     /// When the socket is gone.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        let path = with_socket_net(|net| net.unix_local_path(self.id))?;
+        let path = with_socket(self.id, |net| net.unix_local_path(self.id))?;
         Ok(SocketAddr::from_path(path.as_deref()))
     }
 
@@ -99,7 +99,7 @@ impl UnixStream {
     /// # Errors
     /// When the socket is gone.
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        let path = with_socket_net(|net| net.unix_peer_path(self.id))?;
+        let path = with_socket(self.id, |net| net.unix_peer_path(self.id))?;
         Ok(SocketAddr::from_path(path.as_deref()))
     }
 
@@ -135,7 +135,7 @@ crate::net::stream_io::stream_io!(UnixStream);
 impl Drop for UnixStream {
     fn drop(&mut self) {
         let id = self.id;
-        sim_net::try_with_socket_net(|net| net.tcp_close(id));
+        sim_net::release_socket(id, |net| net.tcp_close(id));
     }
 }
 

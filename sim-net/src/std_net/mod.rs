@@ -1,0 +1,605 @@
+//! `std::net` on the simulated network: the [`SocketHooks`] that `sim-os`'s
+//! interposed socket calls ask (see `sim_os::sockets`).
+//!
+//! A descriptor maps to a [`Sock`]: which simulation it belongs to (by
+//! runtime id), where it is in its life (fresh, bound, listening,
+//! connecting, connected) and its options. `dup` shares the `Sock`; the
+//! socket closes with its last descriptor. A blocking call waits through
+//! [`wait`], in virtual time.
+//!
+//! `tokio::net`'s `from_std` takes a simulated descriptor's socket with
+//! [`take`], and `into_std` gives a socket a descriptor with [`give`].
+
+mod options;
+mod wait;
+
+use crate::net::{try_with_socket_net, Network, SocketId};
+use sim_os::sockets::SocketHooks;
+use sim_runtime::Core;
+use std::collections::BTreeMap;
+use std::io;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+/// Where a simulated socket is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Made, maybe bound (`bind` picks the port at once).
+    Fresh(Option<SocketAddr>),
+    /// `listen`ed.
+    Listening(SocketId),
+    /// A non-blocking `connect` under way.
+    Connecting(SocketId),
+    /// A connection (connected or accepted).
+    Connected(SocketId),
+    /// Its connect failed (the errno, for `SO_ERROR` once), or its
+    /// simulation ended.
+    Failed(i32),
+}
+
+/// One simulated socket, shared by its descriptors.
+#[derive(Debug)]
+pub(crate) struct Sock {
+    /// The runtime whose network holds it.
+    core: u16,
+    phase: Phase,
+    ipv6: bool,
+    nonblocking: bool,
+    read_shut: bool,
+    read_timeout: Option<Duration>,
+    write_timeout: Option<Duration>,
+    /// The address `getsockname` answers, when not the simulated one (an
+    /// adopted listener's real address).
+    shown: Option<SocketAddr>,
+    /// Options kept as set and read back (`SO_REUSEADDR`, `SO_KEEPALIVE`,
+    /// ...): the simulated network has no behaviour for them.
+    kept: BTreeMap<(i32, i32), Vec<u8>>,
+}
+
+type Shared = Arc<Mutex<Sock>>;
+
+/// Simulated socket descriptors of the process. Process-wide: a listener
+/// made on the test's thread is accepted on by a simulated thread.
+static TABLE: Mutex<BTreeMap<i32, Shared>> = Mutex::new(BTreeMap::new());
+
+fn table() -> MutexGuard<'static, BTreeMap<i32, Shared>> {
+    TABLE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn lock(sock: &Shared) -> MutexGuard<'_, Sock> {
+    sock.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn get(fd: i32) -> Result<Shared, i32> {
+    table().get(&fd).cloned().ok_or(libc::EBADF)
+}
+
+/// The errno for an `io::Error` of the simulated network.
+pub(crate) fn errno_of(e: &io::Error) -> i32 {
+    if let Some(code) = e.raw_os_error() {
+        return code;
+    }
+    use io::ErrorKind::*;
+    match e.kind() {
+        ConnectionRefused => libc::ECONNREFUSED,
+        ConnectionReset => libc::ECONNRESET,
+        ConnectionAborted => libc::ECONNABORTED,
+        BrokenPipe => libc::EPIPE,
+        NotConnected => libc::ENOTCONN,
+        AddrInUse => libc::EADDRINUSE,
+        AddrNotAvailable => libc::EADDRNOTAVAIL,
+        WouldBlock => libc::EAGAIN,
+        TimedOut => libc::ETIMEDOUT,
+        InvalidInput => libc::EINVAL,
+        Unsupported => libc::EOPNOTSUPP,
+        _ => libc::EIO,
+    }
+}
+
+/// Reserves a descriptor number with a real `/dev/null` descriptor, opened
+/// by a raw syscall so that no interposed `open` sees it.
+fn reserve_fd() -> Result<i32, i32> {
+    // SAFETY: a plain openat(2) of a constant path.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat,
+            libc::AT_FDCWD,
+            c"/dev/null".as_ptr(),
+            libc::O_RDWR | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(libc::EMFILE);
+    }
+    Ok(fd as i32)
+}
+
+/// Files `sock` under a new descriptor.
+fn register(sock: Shared) -> Result<i32, i32> {
+    let fd = reserve_fd()?;
+    table().insert(fd, sock);
+    sim_os::sockets::count_sim_fd(true);
+    Ok(fd)
+}
+
+/// Drops descriptor `fd`'s entry and its reservation; the socket itself
+/// when no other descriptor shares it.
+fn unregister(fd: i32) -> Option<Shared> {
+    let sock = table().remove(&fd)?;
+    sim_os::sockets::count_sim_fd(false);
+    // SAFETY: closes the reservation made by `reserve_fd`.
+    unsafe { libc::syscall(libc::SYS_close, fd) };
+    Some(sock)
+}
+
+fn new_sock(core: u16, phase: Phase, ipv6: bool, nonblocking: bool) -> Shared {
+    Arc::new(Mutex::new(Sock {
+        core,
+        phase,
+        ipv6,
+        nonblocking,
+        read_shut: false,
+        read_timeout: None,
+        write_timeout: None,
+        shown: None,
+        kept: BTreeMap::new(),
+    }))
+}
+
+/// The runtime of the calling thread's simulation: the current one, a
+/// simulated thread's, or the newest alive on the thread.
+fn thread_core() -> Option<Rc<Core>> {
+    sim_runtime::context::thread_core()
+}
+
+/// Runs `f` on the network of `core_id`, which must be the calling
+/// thread's simulation (a socket of an ended or another thread's
+/// simulation fails with `ENOTCONN`).
+fn on_net<R>(core_id: u16, f: impl FnOnce(&Rc<Network>) -> R) -> Result<R, i32> {
+    let core = thread_core().filter(|c| c.id() == core_id);
+    let core = core
+        .or_else(|| sim_runtime::context::lookup(core_id))
+        .filter(|c| !c.is_shut_down())
+        .ok_or(libc::ENOTCONN)?;
+    let _enter = (sim_runtime::context::current_id() != Some(core_id))
+        .then(|| sim_runtime::context::Enter::new(core.clone()));
+    try_with_socket_net(f).ok_or(libc::ENOTCONN)
+}
+
+/// Polls `op` on the network of `core_id` once, or (blocking) until it is
+/// ready or `timeout` of virtual time passed (`EAGAIN`).
+fn drive<R>(
+    core_id: u16,
+    blocking: bool,
+    timeout: Option<Duration>,
+    mut op: impl FnMut(&Rc<Network>, &mut Context<'_>) -> Poll<Result<R, i32>>,
+) -> Result<R, i32> {
+    if !blocking {
+        let mut cx = Context::from_waker(Waker::noop());
+        let done = on_net(core_id, |net| op(net, &mut cx))?;
+        wait::turn_point();
+        return match done {
+            Poll::Ready(r) => r,
+            Poll::Pending => Err(libc::EAGAIN),
+        };
+    }
+    let core = thread_core()
+        .filter(|c| c.id() == core_id)
+        .or_else(|| sim_runtime::context::lookup(core_id))
+        .ok_or(libc::ENOTCONN)?;
+    let future = std::future::poll_fn(|cx| match on_net(core_id, |net| op(net, cx)) {
+        Ok(Poll::Pending) => Poll::Pending,
+        Ok(Poll::Ready(r)) => Poll::Ready(r),
+        Err(e) => Poll::Ready(Err(e)),
+    });
+    wait::wait(&core, future, timeout)
+}
+
+/// A descriptor's socket and what a call needs of it, read under its lock
+/// (never held while a call waits).
+struct View {
+    core: u16,
+    phase: Phase,
+    ipv6: bool,
+    nonblocking: bool,
+    read_shut: bool,
+    read_timeout: Option<Duration>,
+    write_timeout: Option<Duration>,
+}
+
+fn view(fd: i32) -> Result<(Shared, View), i32> {
+    let sock = get(fd)?;
+    let v = {
+        let s = lock(&sock);
+        View {
+            core: s.core,
+            phase: s.phase,
+            ipv6: s.ipv6,
+            nonblocking: s.nonblocking,
+            read_shut: s.read_shut,
+            read_timeout: s.read_timeout,
+            write_timeout: s.write_timeout,
+        }
+    };
+    Ok((sock, v))
+}
+
+/// The connection of a socket, after finishing a connect under way.
+fn connection(fd: i32, sock: &Shared, v: &View) -> Result<SocketId, i32> {
+    match v.phase {
+        Phase::Connected(id) => Ok(id),
+        Phase::Connecting(id) => {
+            let done = drive(v.core, !v.nonblocking, None, |net, cx| {
+                net.tcp_poll_connect(id, cx)
+                    .map(|r| r.map_err(|e| errno_of(&e)))
+            });
+            let mut s = lock(sock);
+            match done {
+                Ok(()) => {
+                    s.phase = Phase::Connected(id);
+                    Ok(id)
+                }
+                Err(libc::EAGAIN) => Err(libc::EAGAIN),
+                Err(e) => {
+                    s.phase = Phase::Failed(e);
+                    let _ = fd;
+                    Err(e)
+                }
+            }
+        }
+        Phase::Failed(_) | Phase::Fresh(_) | Phase::Listening(_) => Err(libc::ENOTCONN),
+    }
+}
+
+/// The hooks `sim-os` asks.
+struct Hooks;
+
+impl SocketHooks for Hooks {
+    fn socket(&self, domain: i32, kind: i32) -> Option<Result<i32, i32>> {
+        let stream = kind & !(libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC) == libc::SOCK_STREAM;
+        if !stream || (domain != libc::AF_INET && domain != libc::AF_INET6) {
+            return None;
+        }
+        let core = thread_core()?;
+        if core.is_shut_down() {
+            return None;
+        }
+        let nonblocking = kind & libc::SOCK_NONBLOCK != 0;
+        let sock = new_sock(
+            core.id(),
+            Phase::Fresh(None),
+            domain == libc::AF_INET6,
+            nonblocking,
+        );
+        Some(register(sock))
+    }
+
+    fn is_sim(&self, fd: i32) -> bool {
+        table().contains_key(&fd)
+    }
+
+    fn bind(&self, fd: i32, addr: SocketAddr) -> Result<(), i32> {
+        let (sock, v) = view(fd)?;
+        if v.phase != Phase::Fresh(None) {
+            return Err(libc::EINVAL);
+        }
+        let port = match addr.port() {
+            0 => on_net(v.core, |net| net.tcp_pick_port(addr.ip()))?.map_err(|e| errno_of(&e))?,
+            port => port,
+        };
+        lock(&sock).phase = Phase::Fresh(Some(SocketAddr::new(addr.ip(), port)));
+        Ok(())
+    }
+
+    fn listen(&self, fd: i32, backlog: i32) -> Result<(), i32> {
+        let (sock, v) = view(fd)?;
+        let addr = match v.phase {
+            Phase::Listening(_) => return Ok(()),
+            Phase::Fresh(Some(addr)) => addr,
+            Phase::Fresh(None) => unspecified(v.ipv6),
+            _ => return Err(libc::EINVAL),
+        };
+        let backlog = usize::try_from(backlog).unwrap_or(0).clamp(1, 4096);
+        let id = on_net(v.core, |net| net.tcp_listen(addr, backlog))?.map_err(|e| errno_of(&e))?;
+        lock(&sock).phase = Phase::Listening(id);
+        Ok(())
+    }
+
+    fn accept(&self, fd: i32, flags: i32) -> Result<(i32, SocketAddr), i32> {
+        let (sock, v) = view(fd)?;
+        let Phase::Listening(id) = v.phase else {
+            return Err(libc::EINVAL);
+        };
+        let (conn, peer) = drive(v.core, !v.nonblocking, v.read_timeout, |net, cx| {
+            net.tcp_poll_accept(id, cx)
+                .map(|r| r.map_err(|e| errno_of(&e)))
+        })?;
+        let ipv6 = lock(&sock).ipv6;
+        let nonblocking = flags & libc::SOCK_NONBLOCK != 0;
+        let accepted = new_sock(v.core, Phase::Connected(conn), ipv6, nonblocking);
+        Ok((register(accepted)?, peer))
+    }
+
+    fn connect(&self, fd: i32, addr: SocketAddr) -> Result<(), i32> {
+        let (sock, v) = view(fd)?;
+        let bind = match v.phase {
+            Phase::Fresh(bind) => bind,
+            Phase::Connecting(_) => return Err(libc::EALREADY),
+            Phase::Connected(_) => return Err(libc::EISCONN),
+            Phase::Listening(_) | Phase::Failed(_) => return Err(libc::EINVAL),
+        };
+        let id = on_net(v.core, |net| net.tcp_connect(addr, bind))?.map_err(|e| errno_of(&e))?;
+        lock(&sock).phase = Phase::Connecting(id);
+        if v.nonblocking {
+            return Err(libc::EINPROGRESS);
+        }
+        let (_, v) = view(fd)?;
+        connection(fd, &sock, &v).map(drop)
+    }
+
+    fn recv(&self, fd: i32, buf: &mut [u8], flags: i32) -> Result<usize, i32> {
+        let (sock, v) = view(fd)?;
+        let id = connection(fd, &sock, &v)?;
+        if v.read_shut {
+            return Ok(0);
+        }
+        let blocking = !v.nonblocking && flags & libc::MSG_DONTWAIT == 0;
+        let peek = flags & libc::MSG_PEEK != 0;
+        drive(v.core, blocking, v.read_timeout, |net, cx| {
+            net.tcp_poll_read(id, cx, buf, peek)
+                .map(|r| r.map_err(|e| errno_of(&e)))
+        })
+    }
+
+    fn send(&self, fd: i32, buf: &[u8], flags: i32) -> Result<usize, i32> {
+        let (sock, v) = view(fd)?;
+        let id = connection(fd, &sock, &v)?;
+        let blocking = !v.nonblocking && flags & libc::MSG_DONTWAIT == 0;
+        drive(v.core, blocking, v.write_timeout, |net, cx| {
+            net.tcp_poll_write(id, cx, buf)
+                .map(|r| r.map_err(|e| errno_of(&e)))
+        })
+    }
+
+    fn local_addr(&self, fd: i32) -> Result<SocketAddr, i32> {
+        let (sock, v) = view(fd)?;
+        if let Some(shown) = lock(&sock).shown {
+            return Ok(shown);
+        }
+        match v.phase {
+            Phase::Fresh(bound) => Ok(bound.unwrap_or_else(|| unspecified(v.ipv6))),
+            Phase::Listening(id) | Phase::Connecting(id) | Phase::Connected(id) => {
+                on_net(v.core, |net| net.tcp_local_addr(id))?.map_err(|e| errno_of(&e))
+            }
+            Phase::Failed(_) => Err(libc::EINVAL),
+        }
+    }
+
+    fn peer_addr(&self, fd: i32) -> Result<SocketAddr, i32> {
+        let (_, v) = view(fd)?;
+        match v.phase {
+            Phase::Connected(id) => {
+                on_net(v.core, |net| net.tcp_peer_addr(id))?.map_err(|e| errno_of(&e))
+            }
+            _ => Err(libc::ENOTCONN),
+        }
+    }
+
+    fn shutdown(&self, fd: i32, how: i32) -> Result<(), i32> {
+        let (sock, v) = view(fd)?;
+        let Phase::Connected(id) = v.phase else {
+            return Err(libc::ENOTCONN);
+        };
+        if how == libc::SHUT_RD || how == libc::SHUT_RDWR {
+            lock(&sock).read_shut = true;
+        }
+        if how == libc::SHUT_WR || how == libc::SHUT_RDWR {
+            on_net(v.core, |net| net.tcp_shutdown_write(id))?.map_err(|e| errno_of(&e))?;
+        }
+        Ok(())
+    }
+
+    fn set_option(&self, fd: i32, level: i32, name: i32, value: &[u8]) -> Result<(), i32> {
+        options::set(&get(fd)?, level, name, value)
+    }
+
+    fn option(&self, fd: i32, level: i32, name: i32) -> Result<Vec<u8>, i32> {
+        options::get(&get(fd)?, level, name)
+    }
+
+    fn set_nonblocking(&self, fd: i32, on: bool) -> Result<(), i32> {
+        lock(&get(fd)?).nonblocking = on;
+        Ok(())
+    }
+
+    fn nonblocking(&self, fd: i32) -> Result<bool, i32> {
+        Ok(lock(&get(fd)?).nonblocking)
+    }
+
+    fn readable_bytes(&self, fd: i32) -> Result<usize, i32> {
+        let mut buf = vec![0u8; 1 << 16];
+        match self.recv(fd, &mut buf, libc::MSG_PEEK | libc::MSG_DONTWAIT) {
+            Err(libc::EAGAIN) => Ok(0),
+            other => other,
+        }
+    }
+
+    fn poll(&self, fds: &mut [libc::pollfd], timeout_ms: i32) -> Result<usize, i32> {
+        wait::poll(fds, timeout_ms)
+    }
+
+    fn close(&self, fd: i32) -> Result<(), i32> {
+        let sock = unregister(fd).ok_or(libc::EBADF)?;
+        // The last descriptor closes the socket.
+        if let Ok(last) = Arc::try_unwrap(sock) {
+            let s = last.into_inner().unwrap_or_else(|e| e.into_inner());
+            close_phase(s.core, s.phase);
+        }
+        Ok(())
+    }
+
+    fn dup(&self, fd: i32) -> Result<i32, i32> {
+        register(get(fd)?)
+    }
+
+    fn adopt_listener(&self, fd: i32, addr: SocketAddr) -> bool {
+        adopt(fd, addr)
+    }
+}
+
+/// Closes what a socket holds in its network (nothing for a fresh or
+/// failed one, or when its simulation is gone).
+fn close_phase(core: u16, phase: Phase) {
+    if let Phase::Listening(id) | Phase::Connecting(id) | Phase::Connected(id) = phase {
+        let _ = on_net(core, |net| net.tcp_close(id));
+    }
+}
+
+fn unspecified(ipv6: bool) -> SocketAddr {
+    if ipv6 {
+        SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, 0))
+    } else {
+        SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, 0))
+    }
+}
+
+/// Real ports of adopted listeners, by runtime: the simulated port each
+/// listens on instead. The kernel picked the real port, so it differs from
+/// run to run; the simulated one is the host's next ephemeral port, the
+/// same in every replay, and a connect to the real port goes there.
+static ALIASES: Mutex<BTreeMap<(u16, u16), u16>> = Mutex::new(BTreeMap::new());
+
+/// The simulated port that a connect to `port` of the current host in
+/// runtime `core` goes to, when `port` is an adopted listener's real one.
+fn alias(core: u16, port: u16) -> Option<u16> {
+    ALIASES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&(core, port))
+        .copied()
+}
+
+/// A real listener `fd` (made before any runtime) joins the calling
+/// thread's simulation: the simulated network listens on the host's next
+/// ephemeral port (see [`ALIASES`]), and the descriptor's number now names
+/// that listener (its kernel socket is closed, so the real port is free
+/// again). Its `getsockname` still answers the real address, which the
+/// program has already seen.
+fn adopt(fd: i32, addr: SocketAddr) -> bool {
+    let Some(core) = thread_core().filter(|c| !c.is_shut_down()) else {
+        return false;
+    };
+    if table().contains_key(&fd) {
+        return true;
+    }
+    let at = SocketAddr::new(addr.ip(), 0);
+    let Ok(Ok(id)) = on_net(core.id(), |net| net.tcp_listen(at, 128)) else {
+        return false;
+    };
+    // The kernel's socket gives way to a `/dev/null` reservation at the
+    // same number, atomically (dup3 closes what the number named).
+    let Ok(reserve) = reserve_fd() else {
+        let _ = on_net(core.id(), |net| net.tcp_close(id));
+        return false;
+    };
+    // SAFETY: both descriptors are this process's; dup3 replaces `fd`.
+    let rc = unsafe { libc::syscall(libc::SYS_dup3, reserve, fd, libc::O_CLOEXEC) };
+    // SAFETY: closes the temporary reservation.
+    unsafe { libc::syscall(libc::SYS_close, reserve) };
+    if rc < 0 {
+        let _ = on_net(core.id(), |net| net.tcp_close(id));
+        return false;
+    }
+    if let Ok(Ok(local)) = on_net(core.id(), |net| net.tcp_local_addr(id)) {
+        ALIASES
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert((core.id(), addr.port()), local.port());
+    }
+    let sock = new_sock(core.id(), Phase::Listening(id), addr.is_ipv6(), false);
+    lock(&sock).shown = Some(addr);
+    table().insert(fd, sock);
+    sim_os::sockets::count_sim_fd(true);
+    true
+}
+
+/// The port a simulated connect to `port` of the current host goes to: a
+/// real listener of this process on that port (made before any runtime)
+/// joins the simulation first, and the connect goes to the simulated port
+/// it listens on.
+pub(crate) fn connect_port(core: u16, port: u16) -> u16 {
+    if let Some(aliased) = alias(core, port) {
+        return aliased;
+    }
+    if let Some(fd) = sim_os::real_sockets::listener_on(port) {
+        if let Some(addr) = sim_os::real_sockets::listener_addr(fd) {
+            adopt(fd, addr);
+        }
+    }
+    alias(core, port).unwrap_or(port)
+}
+
+/// Whether `fd` is a simulated socket.
+pub fn is_sim(fd: i32) -> bool {
+    table().contains_key(&fd)
+}
+
+/// A real listener `fd` (made outside any simulation) joins the calling
+/// thread's simulation, for `tokio::net::TcpListener::from_std`: true
+/// when `fd` is now a simulated listener.
+pub fn adopt_real_listener(fd: i32) -> bool {
+    sim_os::real_sockets::listener_addr(fd).is_some_and(|addr| adopt(fd, addr))
+}
+
+/// The socket of simulated descriptor `fd`, taken out of it for
+/// `tokio::net`'s `from_std` (the descriptor is closed): the connection or
+/// listener, and whether it was in non-blocking mode. `None` for a
+/// descriptor that is not a simulated socket of this simulation.
+pub fn take(fd: i32) -> Option<(Phase, bool)> {
+    let core = thread_core()?;
+    let sock = get(fd).ok()?;
+    {
+        let s = lock(&sock);
+        if s.core != core.id() {
+            return None;
+        }
+    }
+    let sock = unregister(fd)?;
+    let s = lock(&sock);
+    let phase = s.phase;
+    let nonblocking = s.nonblocking;
+    drop(s);
+    // Another descriptor (a dup) still holds it: it stays shared, and its
+    // close will not close the socket now owned by tokio.
+    lock(&sock).phase = Phase::Failed(libc::EBADF);
+    Some((phase, nonblocking))
+}
+
+/// A descriptor for a socket of the current simulation, for `tokio::net`'s
+/// `into_std` (in non-blocking mode, as tokio's are).
+///
+/// # Errors
+/// Outside a simulation, or with no descriptor left.
+pub fn give(phase: Phase) -> io::Result<i32> {
+    let core =
+        thread_core().ok_or_else(|| io::Error::other("sim: no simulation on this thread"))?;
+    install();
+    let ipv6 = match phase {
+        Phase::Listening(id) | Phase::Connected(id) => {
+            try_with_socket_net(|net| net.tcp_local_addr(id))
+                .and_then(Result::ok)
+                .is_some_and(|a| a.is_ipv6())
+        }
+        _ => false,
+    };
+    register(new_sock(core.id(), phase, ipv6, true)).map_err(io::Error::from_raw_os_error)
+}
+
+/// Installs the hooks (once per process).
+pub fn install() {
+    static HOOKS: Hooks = Hooks;
+    sim_os::sockets::set_socket_hooks(&HOOKS);
+}

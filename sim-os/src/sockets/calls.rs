@@ -1,0 +1,440 @@
+//! The interposed socket calls: a simulated descriptor goes to the
+//! [`SocketHooks`](super::SocketHooks); a real one to libc, except a
+//! blocking call on a simulated thread, which would stop the whole run
+//! (refused, see `threads::refuse_real_block`), and a real listener the
+//! simulation touches (adopted, see the module's documentation).
+
+use super::{addr, hooks, sim_fd};
+use crate::symbols::real;
+
+fn set_errno(code: i32) {
+    // SAFETY: errno is thread-local and always writable.
+    unsafe { *libc::__errno_location() = code };
+}
+
+fn fail<T: From<i8>>(code: i32) -> T {
+    set_errno(code);
+    T::from(-1)
+}
+
+fn to_c_int(r: Result<(), i32>) -> i32 {
+    r.map_or_else(fail, |()| 0)
+}
+
+fn to_isize(r: Result<usize, i32>) -> isize {
+    r.map_or_else(fail, |n| n as isize)
+}
+
+/// `socket`.
+///
+/// # Safety
+/// libc's contract.
+#[no_mangle]
+pub unsafe extern "C" fn socket(domain: i32, kind: i32, protocol: i32) -> i32 {
+    if let Some(made) = hooks().and_then(|h| h.socket(domain, kind)) {
+        return made.unwrap_or_else(fail);
+    }
+    real!(c"socket", fn(domain: i32, kind: i32, protocol: i32) -> i32)
+}
+
+/// `bind`.
+///
+/// # Safety
+/// libc's contract.
+#[no_mangle]
+pub unsafe extern "C" fn bind(fd: i32, at: *const libc::sockaddr, len: libc::socklen_t) -> i32 {
+    if let Some(h) = sim_fd(fd) {
+        // SAFETY: the caller's address of `len` bytes.
+        return match unsafe { addr::read(at, len) } {
+            Some(a) => to_c_int(h.bind(fd, a)),
+            None => fail(libc::EAFNOSUPPORT),
+        };
+    }
+    real!(
+        c"bind",
+        fn(fd: i32, at: *const libc::sockaddr, len: libc::socklen_t) -> i32
+    )
+}
+
+/// `listen`: a real socket's port is noted (see `real_sockets`).
+///
+/// # Safety
+/// libc's contract.
+#[no_mangle]
+pub unsafe extern "C" fn listen(fd: i32, backlog: i32) -> i32 {
+    if let Some(h) = sim_fd(fd) {
+        return to_c_int(h.listen(fd, backlog));
+    }
+    let rc = real!(c"listen", fn(fd: i32, backlog: i32) -> i32);
+    if rc == 0 {
+        crate::real_sockets::note(fd);
+    }
+    rc
+}
+
+/// `accept`.
+///
+/// # Safety
+/// libc's contract.
+#[no_mangle]
+pub unsafe extern "C" fn accept(
+    fd: i32,
+    at: *mut libc::sockaddr,
+    len: *mut libc::socklen_t,
+) -> i32 {
+    // SAFETY: the caller's arguments, passed on.
+    unsafe { accept4(fd, at, len, 0) }
+}
+
+/// `accept4`.
+///
+/// # Safety
+/// libc's contract.
+#[no_mangle]
+pub unsafe extern "C" fn accept4(
+    fd: i32,
+    at: *mut libc::sockaddr,
+    len: *mut libc::socklen_t,
+    flags: i32,
+) -> i32 {
+    if let Some(h) = sim_fd(fd).or_else(|| adopt(fd)) {
+        return match h.accept(fd, flags) {
+            Ok((new, peer)) => {
+                // SAFETY: the caller's buffer of `*len` bytes.
+                unsafe { addr::write(peer, at, len) };
+                new
+            }
+            Err(e) => fail(e),
+        };
+    }
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    if let Some(errno) = crate::threads::refuse_real_block(fd, "accept") {
+        return fail(errno);
+    }
+    real!(
+        c"accept4",
+        fn(fd: i32, at: *mut libc::sockaddr, len: *mut libc::socklen_t, flags: i32) -> i32
+    )
+}
+
+/// A real listener `fd` that a simulated thread accepts on joins the
+/// simulation (see the module's documentation).
+fn adopt(fd: i32) -> Option<&'static dyn super::SocketHooks> {
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    if !crate::threads::on_sim_thread() {
+        return None;
+    }
+    let local = crate::real_sockets::listener_addr(fd)?;
+    let h = hooks()?;
+    h.adopt_listener(fd, local).then_some(h)
+}
+
+/// `connect`.
+///
+/// # Safety
+/// libc's contract.
+#[no_mangle]
+pub unsafe extern "C" fn connect(fd: i32, at: *const libc::sockaddr, len: libc::socklen_t) -> i32 {
+    if let Some(h) = sim_fd(fd) {
+        // SAFETY: the caller's address of `len` bytes.
+        return match unsafe { addr::read(at, len) } {
+            Some(a) => to_c_int(h.connect(fd, a)),
+            None => fail(libc::EAFNOSUPPORT),
+        };
+    }
+    real!(
+        c"connect",
+        fn(fd: i32, at: *const libc::sockaddr, len: libc::socklen_t) -> i32
+    )
+}
+
+/// Defines `getsockname` or `getpeername`.
+macro_rules! name_call {
+    ($name:ident, $cname:literal, $method:ident) => {
+        #[doc = concat!("`", stringify!($name), "`.")]
+        ///
+        /// # Safety
+        /// libc's contract.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            fd: i32,
+            at: *mut libc::sockaddr,
+            len: *mut libc::socklen_t,
+        ) -> i32 {
+            if let Some(h) = sim_fd(fd) {
+                return match h.$method(fd) {
+                    Ok(a) => {
+                        // SAFETY: the caller's buffer of `*len` bytes.
+                        unsafe { addr::write(a, at, len) };
+                        0
+                    }
+                    Err(e) => fail(e),
+                };
+            }
+            real!(
+                $cname,
+                fn(fd: i32, at: *mut libc::sockaddr, len: *mut libc::socklen_t) -> i32
+            )
+        }
+    };
+}
+
+name_call!(getsockname, c"getsockname", local_addr);
+name_call!(getpeername, c"getpeername", peer_addr);
+
+/// `setsockopt`.
+///
+/// # Safety
+/// libc's contract.
+#[no_mangle]
+pub unsafe extern "C" fn setsockopt(
+    fd: i32,
+    level: i32,
+    name: i32,
+    value: *const libc::c_void,
+    len: libc::socklen_t,
+) -> i32 {
+    if let Some(h) = sim_fd(fd) {
+        if value.is_null() {
+            return fail(libc::EFAULT);
+        }
+        // SAFETY: the caller's value of `len` bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(value.cast::<u8>(), len as usize) };
+        return to_c_int(h.set_option(fd, level, name, bytes));
+    }
+    real!(
+        c"setsockopt",
+        fn(fd: i32, level: i32, name: i32, value: *const libc::c_void, len: libc::socklen_t) -> i32
+    )
+}
+
+/// `getsockopt`.
+///
+/// # Safety
+/// libc's contract.
+#[no_mangle]
+pub unsafe extern "C" fn getsockopt(
+    fd: i32,
+    level: i32,
+    name: i32,
+    value: *mut libc::c_void,
+    len: *mut libc::socklen_t,
+) -> i32 {
+    if let Some(h) = sim_fd(fd) {
+        if value.is_null() || len.is_null() {
+            return fail(libc::EFAULT);
+        }
+        return match h.option(fd, level, name) {
+            Ok(bytes) => {
+                // SAFETY: the caller's buffer of `*len` bytes; truncated to it.
+                unsafe {
+                    let n = (*len as usize).min(bytes.len());
+                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), value.cast::<u8>(), n);
+                    *len = n as libc::socklen_t;
+                }
+                0
+            }
+            Err(e) => fail(e),
+        };
+    }
+    real!(
+        c"getsockopt",
+        fn(
+            fd: i32,
+            level: i32,
+            name: i32,
+            value: *mut libc::c_void,
+            len: *mut libc::socklen_t,
+        ) -> i32
+    )
+}
+
+/// `shutdown`.
+///
+/// # Safety
+/// libc's contract.
+#[no_mangle]
+pub unsafe extern "C" fn shutdown(fd: i32, how: i32) -> i32 {
+    if let Some(h) = sim_fd(fd) {
+        return to_c_int(h.shutdown(fd, how));
+    }
+    real!(c"shutdown", fn(fd: i32, how: i32) -> i32)
+}
+
+/// `recv`.
+///
+/// # Safety
+/// libc's contract.
+#[no_mangle]
+pub unsafe extern "C" fn recv(fd: i32, buf: *mut libc::c_void, n: usize, flags: i32) -> isize {
+    if let Some(h) = sim_fd(fd) {
+        // SAFETY: the caller's buffer of `n` bytes.
+        let buf = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), n) };
+        return to_isize(h.recv(fd, buf, flags));
+    }
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    if flags & libc::MSG_DONTWAIT == 0 {
+        if let Some(errno) = crate::threads::refuse_real_block(fd, "recv") {
+            return fail(errno);
+        }
+    }
+    real!(
+        c"recv",
+        fn(fd: i32, buf: *mut libc::c_void, n: usize, flags: i32) -> isize
+    )
+}
+
+/// `recvfrom`: on a simulated (connected) socket, `recv`, and the address
+/// is the peer's.
+///
+/// # Safety
+/// libc's contract.
+#[no_mangle]
+pub unsafe extern "C" fn recvfrom(
+    fd: i32,
+    buf: *mut libc::c_void,
+    n: usize,
+    flags: i32,
+    at: *mut libc::sockaddr,
+    len: *mut libc::socklen_t,
+) -> isize {
+    if let Some(h) = sim_fd(fd) {
+        // SAFETY: the caller's buffer of `n` bytes.
+        let slice = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), n) };
+        let got = h.recv(fd, slice, flags);
+        if let (Ok(_), Ok(peer)) = (&got, h.peer_addr(fd)) {
+            // SAFETY: the caller's buffer of `*len` bytes.
+            unsafe { addr::write(peer, at, len) };
+        }
+        return to_isize(got);
+    }
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    if flags & libc::MSG_DONTWAIT == 0 {
+        if let Some(errno) = crate::threads::refuse_real_block(fd, "recvfrom") {
+            return fail(errno);
+        }
+    }
+    real!(
+        c"recvfrom",
+        fn(
+            fd: i32,
+            buf: *mut libc::c_void,
+            n: usize,
+            flags: i32,
+            at: *mut libc::sockaddr,
+            len: *mut libc::socklen_t,
+        ) -> isize
+    )
+}
+
+/// `send`.
+///
+/// # Safety
+/// libc's contract.
+#[no_mangle]
+pub unsafe extern "C" fn send(fd: i32, buf: *const libc::c_void, n: usize, flags: i32) -> isize {
+    if let Some(h) = sim_fd(fd) {
+        // SAFETY: the caller's buffer of `n` bytes.
+        let buf = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), n) };
+        return to_isize(h.send(fd, buf, flags));
+    }
+    real!(
+        c"send",
+        fn(fd: i32, buf: *const libc::c_void, n: usize, flags: i32) -> isize
+    )
+}
+
+/// `sendto`: on a simulated (connected) socket, `send`; an address is
+/// refused, as Linux refuses it on a connected TCP socket.
+///
+/// # Safety
+/// libc's contract.
+#[no_mangle]
+pub unsafe extern "C" fn sendto(
+    fd: i32,
+    buf: *const libc::c_void,
+    n: usize,
+    flags: i32,
+    at: *const libc::sockaddr,
+    len: libc::socklen_t,
+) -> isize {
+    if let Some(h) = sim_fd(fd) {
+        if !at.is_null() {
+            return fail(libc::EISCONN);
+        }
+        // SAFETY: the caller's buffer of `n` bytes.
+        let buf = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), n) };
+        return to_isize(h.send(fd, buf, flags));
+    }
+    real!(
+        c"sendto",
+        fn(
+            fd: i32,
+            buf: *const libc::c_void,
+            n: usize,
+            flags: i32,
+            at: *const libc::sockaddr,
+            len: libc::socklen_t,
+        ) -> isize
+    )
+}
+
+/// `ioctl`: on a simulated socket, `FIONBIO` and `FIONREAD`.
+///
+/// # Safety
+/// libc's contract (the third argument is read as a pointer).
+#[no_mangle]
+pub unsafe extern "C" fn ioctl(fd: i32, request: libc::c_ulong, arg: *mut libc::c_void) -> i32 {
+    if let Some(h) = sim_fd(fd) {
+        if arg.is_null() {
+            return fail(libc::EFAULT);
+        }
+        return match request {
+            // SAFETY: FIONBIO's argument is an int.
+            libc::FIONBIO => to_c_int(h.set_nonblocking(fd, unsafe { *arg.cast::<i32>() } != 0)),
+            libc::FIONREAD => match h.readable_bytes(fd) {
+                Ok(n) => {
+                    // SAFETY: FIONREAD's argument is an int to fill.
+                    unsafe { *arg.cast::<i32>() = n.min(i32::MAX as usize) as i32 };
+                    0
+                }
+                Err(e) => fail(e),
+            },
+            _ => fail(libc::ENOTTY),
+        };
+    }
+    real!(
+        c"ioctl",
+        fn(fd: i32, request: libc::c_ulong, arg: *mut libc::c_void) -> i32
+    )
+}
+
+/// `poll`: descriptors all simulated wait in virtual time; a mix of
+/// simulated and real ones is refused (`EINVAL`, with a message), as no
+/// single wait covers both.
+///
+/// # Safety
+/// libc's contract.
+#[no_mangle]
+pub unsafe extern "C" fn poll(fds: *mut libc::pollfd, count: libc::nfds_t, timeout_ms: i32) -> i32 {
+    if count > 0 && !fds.is_null() {
+        // SAFETY: the caller's array of `count` entries.
+        let list = unsafe { std::slice::from_raw_parts_mut(fds, count as usize) };
+        let simulated = list.iter().filter(|p| sim_fd(p.fd).is_some()).count();
+        if simulated == list.len() {
+            let h = sim_fd(list[0].fd).expect("checked above");
+            return h.poll(list, timeout_ms).map_or_else(fail, |n| n as i32);
+        }
+        if simulated > 0 {
+            eprintln!(
+                "sim: poll over simulated sockets and real descriptors at once cannot wait for \
+                 both; poll them apart"
+            );
+            return fail(libc::EINVAL);
+        }
+    }
+    real!(
+        c"poll",
+        fn(fds: *mut libc::pollfd, count: libc::nfds_t, timeout_ms: i32) -> i32
+    )
+}
