@@ -388,7 +388,8 @@ pub fn list_tests(binary: &TestBinary, selection: &[String]) -> Result<Vec<Strin
 }
 
 /// Of `packages`, those whose library has doc tests on (`doctest = false`
-/// turns them off; `cargo test --doc -p NAME` would run them regardless).
+/// turns them off; `cargo test --doc -p NAME` would run them regardless),
+/// as `NAME@VERSION` specs.
 pub fn with_doc_tests(sim: &SimBuild, packages: &[&str]) -> Result<Vec<String>, String> {
     let out = sim
         .cargo()
@@ -428,7 +429,14 @@ pub fn with_doc_tests(sim: &SimBuild, packages: &[&str]) -> Result<Vec<String>, 
                 lib && t["doctest"].as_bool().unwrap_or(true)
             });
         if documented {
-            names.push(name.to_string());
+            // With its version: the simulation build's lock may hold a
+            // package of the same name from crates.io too (a workspace
+            // member that benchmarks real tokio against the facade), and a
+            // bare name would be ambiguous to cargo.
+            match package["version"].as_str() {
+                Some(version) => names.push(format!("{name}@{version}")),
+                None => names.push(name.to_string()),
+            }
         }
     }
     Ok(names)

@@ -202,10 +202,19 @@ fn readiness(
         },
         Phase::Connected(id) => {
             let mut events = 0;
-            if net.tcp_read_ready(id) {
+            // poll(2) is level-triggered: readable while a read would
+            // not wait (a peek finds data, the end of stream or an error).
+            let mut probe = [0u8; 1];
+            let waker = if wants_read {
+                cx.waker().clone()
+            } else {
+                std::task::Waker::noop().clone()
+            };
+            if net
+                .tcp_poll_read(id, &mut Context::from_waker(&waker), &mut probe, true)
+                .is_ready()
+            {
                 events |= libc::POLLIN;
-            } else if wants_read {
-                net.tcp_register_read(id, cx.waker());
             }
             if net.tcp_write_ready(id) {
                 events |= libc::POLLOUT;

@@ -417,12 +417,18 @@ impl Network {
         if end.phase != Phase::Established {
             return Poll::Ready(Err(not_connected()));
         }
+        // Not readable until the next read event (see `tcp_read_ready`).
+        end.read_cleared_at = Some(end.read_events);
         end.read_waker = Some(cx.waker().clone());
         wait_on("TcpStream read", end.local, end.peer);
         Poll::Pending
     }
 
-    /// Whether a read would not wait (data, end of stream, or an error).
+    /// Whether the connection is readable, as epoll reports it to tokio:
+    /// from its first read event (data, the end of stream, a reset) until a
+    /// read finds nothing (which clears it), and again from the next event.
+    /// A read that took everything leaves it readable, as on Linux: the
+    /// next read says `WouldBlock`.
     pub fn tcp_read_ready(&self, id: SocketId) -> bool {
         let st = self.state.borrow();
         match st.get(id) {
@@ -433,7 +439,25 @@ impl Network {
                     || st.controls.read_rate.is_empty()
                     || end.read_next_ns <= self.now_ns()
             }
-            Some(Socket::Tcp(end)) => end.reset || end.fin_received,
+            Some(Socket::Tcp(end)) => end.reset || end.fin_received || end.read_events > 0,
+            _ => true,
+        }
+    }
+
+    /// Whether the peer ended its side (a FIN or a reset): epoll's
+    /// `EPOLLRDHUP`, tokio's `Ready::READ_CLOSED`.
+    pub fn tcp_read_closed(&self, id: SocketId) -> bool {
+        match self.state.borrow().get(id) {
+            Some(Socket::Tcp(end)) => end.fin_received || end.reset,
+            _ => true,
+        }
+    }
+
+    /// Whether the connection can no longer send: a reset, or both sides
+    /// ended (epoll's `EPOLLHUP`, tokio's `Ready::WRITE_CLOSED`).
+    pub fn tcp_write_closed(&self, id: SocketId) -> bool {
+        match self.state.borrow().get(id) {
+            Some(Socket::Tcp(end)) => end.reset || (end.write_shut && end.fin_received),
             _ => true,
         }
     }
@@ -483,12 +507,15 @@ impl Network {
         WINDOW_BYTES.saturating_sub(end.in_flight + unread)
     }
 
-    /// Whether a write would not wait.
+    /// Whether the connection is writable, as epoll reports it to tokio:
+    /// from the connect on, until a write finds the peer's window full
+    /// (which clears it), and again from the next write event (the window
+    /// opening, a reset). A write that filled the window only in part
+    /// leaves it writable, as on Linux: the next write says `WouldBlock`.
     pub fn tcp_write_ready(&self, id: SocketId) -> bool {
         let st = self.state.borrow();
         match st.get(id) {
-            Some(Socket::Tcp(end)) if end.write_cleared_at == Some(end.write_events) => false,
-            Some(Socket::Tcp(end)) => end.reset || end.write_shut || Self::window(&st, end) > 0,
+            Some(Socket::Tcp(end)) => end.write_cleared_at != Some(end.write_events),
             _ => true,
         }
     }
@@ -542,6 +569,8 @@ impl Network {
                 return Poll::Ready(Ok(0));
             }
             if window == 0 {
+                // Not writable until the window opens (see `tcp_write_ready`).
+                end.write_cleared_at = Some(end.write_events);
                 end.write_waker = Some(cx.waker().clone());
                 wait_on("TcpStream write (peer's window full)", end.local, end.peer);
                 return Poll::Pending;

@@ -182,6 +182,8 @@ impl Network {
                 end.phase = Phase::Established;
                 end.peer_id = Some(segment.from);
                 end.wake_all();
+                // Established is writable, not readable (no data yet).
+                end.read_cleared_at = Some(end.read_events);
                 if let Some(timer) = end.syn_timer.take() {
                     drop(st);
                     self.cancel(timer);

@@ -39,7 +39,14 @@ impl Core {
         if self.shut_down.get() || self.in_block_on.get() || limit_ns == Some(0) {
             return;
         }
-        self.cancel_live_tasks(|t| t.scope == scope && t.flags & crate::task::THREAD == 0);
+        {
+            // Inside the runtime, as tokio drops a shut-down runtime's tasks
+            // (a future's drop may ask for `Handle::current`).
+            let _enter = super::context::Enter::new(self.clone());
+            self.with_scope(scope, || {
+                self.cancel_live_tasks(|t| t.scope == scope && t.flags & crate::task::THREAD == 0)
+            });
+        }
         let left = || self.tasks.borrow().count_unfinished_kind(scope, "blocking");
         if left() == 0 {
             return;

@@ -110,8 +110,10 @@ impl Core {
             return;
         }
         let _enter = Enter::new(self.clone());
-        // A spawn onto a shut-down runtime is cancelled at once.
-        self.cancel_live_tasks(|t| t.scope == scope);
+        // A spawn onto a shut-down runtime is cancelled at once. The tasks
+        // are dropped in their runtime's scope (a drop may ask for
+        // `Handle::current`).
+        self.with_scope(scope, || self.cancel_live_tasks(|t| t.scope == scope));
     }
 
     /// Cancels every task, drops every pending event, and reports the run.

@@ -35,6 +35,14 @@ macro_rules! stream_io {
                     if interest.is_writable() && net.tcp_write_ready(self.id) {
                         ready |= Ready::WRITABLE;
                     }
+                    // The hang-ups come with the interest they close, as
+                    // tokio reports them.
+                    if interest.is_readable() && net.tcp_read_closed(self.id) {
+                        ready |= Ready::READ_CLOSED;
+                    }
+                    if interest.is_writable() && net.tcp_write_closed(self.id) {
+                        ready |= Ready::WRITE_CLOSED;
+                    }
                     if !ready.is_empty() {
                         return Poll::Ready(Ok(ready));
                     }

@@ -52,6 +52,8 @@ pin_project_lite::pin_project! {
         core: u16,
         // The timer in the event queue and the tick it fires on.
         entry: Option<(EventKey, u64)>,
+        // A poll found the deadline reached (until a reset).
+        fired: bool,
         // Where it was made (`sleep(...)`, `timeout(...)`, `interval(...)`),
         // for the reports of what pending tasks wait on.
         site: &'static std::panic::Location<'static>,
@@ -85,6 +87,7 @@ impl Sleep {
             deadline,
             core,
             entry: None,
+            fired: false,
             site: std::panic::Location::caller(),
             _pinned: PhantomPinned,
         }
@@ -95,12 +98,19 @@ impl Sleep {
         self.deadline
     }
 
-    /// Whether the deadline's tick has been reached.
+    /// Whether the sleep has elapsed: its timer fired (the deadline's tick
+    /// reached after a poll registered it) or a poll completed it. A sleep
+    /// never polled has not elapsed, even past its deadline, as in tokio,
+    /// whose driver fires only registered timers.
     pub fn is_elapsed(&self) -> bool {
-        sim_runtime::context::with_core(self.core, |core| {
-            core.now_ns() >= super::fire_ns(core, self.deadline)
-        })
-        .unwrap_or(true)
+        if self.fired {
+            return true;
+        }
+        self.entry.is_some()
+            && sim_runtime::context::with_core(self.core, |core| {
+                core.now_ns() >= super::fire_ns(core, self.deadline)
+            })
+            .unwrap_or(true)
     }
 
     /// Moves the deadline. A task waiting on this sleep is woken at the new
@@ -108,6 +118,7 @@ impl Sleep {
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
         let this = self.project();
         *this.deadline = deadline;
+        *this.fired = false;
         if let Some((key, _)) = *this.entry {
             *this.entry = sim_runtime::context::with_core(*this.core, |core| {
                 let fire = super::fire_ns(core, deadline);
@@ -120,6 +131,7 @@ impl Sleep {
         let this = self.project();
         let deadline = *this.deadline;
         let entry = this.entry;
+        let fired = this.fired;
         let site = *this.site;
         let polled = sim_runtime::context::with_core(*this.core, |core| {
             if core.is_shut_down() {
@@ -133,6 +145,7 @@ impl Sleep {
                 if let Some((key, _)) = entry.take() {
                     core.event_cancel(key);
                 }
+                *fired = true;
                 return Some(Poll::Ready(()));
             }
             match *entry {

@@ -43,6 +43,39 @@ impl<W: AsyncWrite> BufWriter<W> {
         }
     }
 
+    /// A vectored write for an inner writer that writes one buffer at a
+    /// time: the slices are gathered into the buffer, whole ones only, as
+    /// many as fit, so one call may take more than a single slice; a first
+    /// slice as large as the buffer goes straight through.
+    fn poll_write_gathered(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let mut slices = bufs.iter().filter(|b| !b.is_empty());
+        let Some(first) = slices.next() else {
+            return Poll::Ready(Ok(0));
+        };
+        if self.buf.len() + first.len() > self.buf.capacity() {
+            ready!(self.as_mut().flush_buf(cx))?;
+        }
+        let me = self.project();
+        if first.len() >= me.buf.capacity() {
+            return me.inner.poll_write(cx, first);
+        }
+        me.buf.extend_from_slice(first);
+        let mut taken = first.len();
+        // Bounded by the slices given.
+        for slice in slices {
+            if slice.len() > me.buf.capacity() - me.buf.len() {
+                break;
+            }
+            me.buf.extend_from_slice(slice);
+            taken += slice.len();
+        }
+        Poll::Ready(Ok(taken))
+    }
+
     fn flush_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let mut me = self.project();
         let len = me.buf.len();
@@ -146,6 +179,9 @@ impl<W: AsyncWrite> AsyncWrite for BufWriter<W> {
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
+        if !self.inner.is_write_vectored() {
+            return self.poll_write_gathered(cx, bufs);
+        }
         let total = bufs
             .iter()
             .fold(0usize, |acc, b| acc.saturating_add(b.len()));
