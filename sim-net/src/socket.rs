@@ -69,6 +69,8 @@ pub(crate) struct TcpEnd {
     pub(crate) recv: VecDeque<u8>,
     pub(crate) fin_received: bool,
     pub(crate) reset: bool,
+    /// `SO_ERROR` gave the reset already (it is reported once).
+    pub(crate) reset_reported: bool,
     /// Bytes sent and not yet in the peer's receive buffer.
     pub(crate) in_flight: usize,
     pub(crate) write_shut: bool,
@@ -147,6 +149,7 @@ impl TcpEnd {
             recv: VecDeque::new(),
             fin_received: false,
             reset: false,
+            reset_reported: false,
             in_flight: 0,
             write_shut: false,
             closed: false,

@@ -105,6 +105,15 @@ impl Network {
     /// `NotFound` when nothing is bound there; `ConnectionRefused` when the
     /// path is a datagram socket or the backlog is full.
     pub fn unix_connect(&self, path: &Path) -> io::Result<SocketId> {
+        self.unix_connect_from(path, None)
+    }
+
+    /// Connects to the listener at `path` from a socket bound at `local`
+    /// (`UnixSocket::bind` before `connect`): the peer sees that path.
+    ///
+    /// # Errors
+    /// As [`Network::unix_connect`].
+    pub fn unix_connect_from(&self, path: &Path, local: Option<&Path>) -> io::Result<SocketId> {
         check_path(path)?;
         let host = self.current_host().0;
         let Some(listener) = self.unix_lookup(host, path) else {
@@ -124,13 +133,13 @@ impl Network {
         }
         let client = st.insert(Socket::Tcp(self.unix_end(
             host,
-            None,
+            local.map(Path::to_path_buf),
             Some(path.to_path_buf()),
         )));
         let server = st.insert(Socket::Tcp(self.unix_end(
             host,
             Some(path.to_path_buf()),
-            None,
+            local.map(Path::to_path_buf),
         )));
         if let Some(Socket::Tcp(end)) = st.get_mut(client) {
             end.peer_id = Some(server);
@@ -138,13 +147,14 @@ impl Network {
         if let Some(Socket::Tcp(end)) = st.get_mut(server) {
             end.peer_id = Some(client);
         }
+        let mut woken = Vec::new();
         if let Some(Socket::Listener(l)) = st.get_mut(listener) {
             l.backlog.push_back((server, LOCAL));
-            for w in std::mem::take(&mut l.wakers) {
-                w.wake();
-            }
+            woken = std::mem::take(&mut l.wakers);
         }
         drop(st);
+        // Woken with the state released (a wake may drop the listener).
+        woken.into_iter().for_each(std::task::Waker::wake);
         self.note(&format!("unix-connect {}", path.display()));
         Ok(client)
     }

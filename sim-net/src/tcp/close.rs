@@ -83,6 +83,13 @@ impl Network {
                             st.hosts[host as usize].tcp_ports.remove(&port);
                         }
                     }
+                    // Connections never accepted are reset, as Linux resets
+                    // them when their listener closes.
+                    for &pending in &pending {
+                        if let Some(Socket::Tcp(end)) = st.get_mut(pending) {
+                            end.linger = Some(Duration::ZERO);
+                        }
+                    }
                     st.free_slot(id.index);
                     drop(st);
                     for pending in pending {

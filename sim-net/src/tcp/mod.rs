@@ -444,6 +444,26 @@ impl Network {
         }
     }
 
+    /// `SO_ERROR`: the connection's pending error, once (a reset gives
+    /// `ConnectionReset`; a failed connect its error).
+    pub fn tcp_take_error(&self, id: SocketId) -> io::Result<Option<io::Error>> {
+        let mut st = self.state.borrow_mut();
+        let Some(Socket::Tcp(end)) = st.get_mut(id) else {
+            return Err(not_connected());
+        };
+        if let Phase::Failed(kind) = end.phase {
+            if !end.reset_reported {
+                end.reset_reported = true;
+                return Ok(Some(io::Error::from(kind)));
+            }
+        }
+        if end.reset && !end.reset_reported {
+            end.reset_reported = true;
+            return Ok(Some(io::Error::from_raw_os_error(libc::ECONNRESET)));
+        }
+        Ok(None)
+    }
+
     /// Whether the peer ended its side (a FIN or a reset): epoll's
     /// `EPOLLRDHUP`, tokio's `Ready::READ_CLOSED`.
     pub fn tcp_read_closed(&self, id: SocketId) -> bool {

@@ -29,9 +29,17 @@ pub struct LocalEnterGuard {
     _not_send: PhantomData<*const ()>,
 }
 
+thread_local! {
+    /// The sets entered on this thread outside any runtime (`LocalSet::enter`
+    /// before a runtime is built or entered): `spawn_local` goes to the
+    /// innermost.
+    static ENTERED: std::cell::RefCell<Vec<(Rc<Core>, u32)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl Drop for LocalEnterGuard {
     fn drop(&mut self) {
         self.core.set_current_local(self.previous);
+        let _ = ENTERED.try_with(|e| e.borrow_mut().pop());
     }
 }
 
@@ -74,10 +82,12 @@ impl LocalSet {
             panic!("sim: this LocalSet's runtime was dropped or belongs to another thread");
         }
         // Outside any runtime (as tokio allows), the set binds to the
-        // simulation the next runtime built on this thread will be.
+        // thread's simulation: the one its live runtimes share, or, before
+        // any, the one the next runtime built on this thread will be.
         let core =
             sim_runtime::context::with_current(|core| sim_runtime::context::lookup(core.id()))
                 .flatten()
+                .or_else(sim_runtime::context::thread_core)
                 .unwrap_or_else(crate::runtime::builder::reserved_core);
         let owner = core.local_new();
         self.bound.set(Some((core.id(), owner)));
@@ -94,6 +104,7 @@ impl LocalSet {
     pub fn enter(&self) -> LocalEnterGuard {
         let (core, owner) = self.bind();
         let previous = core.set_current_local(owner);
+        ENTERED.with(|e| e.borrow_mut().push((core.clone(), owner)));
         LocalEnterGuard {
             core,
             previous,
@@ -233,6 +244,7 @@ where
     spawn_local_named(future, None, Location::caller())
 }
 
+#[track_caller]
 pub(crate) fn spawn_local_named<F>(
     future: F,
     name: Option<&str>,
@@ -241,16 +253,26 @@ pub(crate) fn spawn_local_named<F>(
 where
     F: Future + 'static,
 {
+    let mut future = Some(future);
     let spawned = sim_runtime::context::with_current(|core| {
         let owner = core.current_local();
         // A LocalRuntime runs `!Send` tasks itself: every task is on this
         // one thread anyway.
-        (owner != 0 || core.is_local_runtime())
-            .then(|| super::spawn::spawn_at(core, future, name, "local", owner, location))
+        (owner != 0 || core.is_local_runtime()).then(|| {
+            let future = future.take().expect("spawned once");
+            super::spawn::spawn_at(core, future, name, "local", owner, location)
+        })
     })
     .flatten();
-    match spawned {
-        Some(handle) => handle,
+    if let Some(handle) = spawned {
+        return handle;
+    }
+    // Outside any runtime, under a set's `enter` guard: onto that set.
+    match ENTERED.with(|e| e.borrow().last().cloned()) {
+        Some((core, owner)) => {
+            let future = future.take().expect("spawned once");
+            super::spawn::spawn_at(&core, future, name, "local", owner, location)
+        }
         None => panic!(
             "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime`"
         ),

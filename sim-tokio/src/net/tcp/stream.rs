@@ -124,12 +124,13 @@ impl TcpStream {
         with_socket(self.id, |net| net.tcp_local_addr(self.id))
     }
 
-    /// Pending socket errors: none are kept in a simulation.
+    /// `SO_ERROR`: the socket's pending error, once (a reset by the peer,
+    /// a failed connect).
     ///
     /// # Errors
-    /// Never.
+    /// When the socket's runtime is gone.
     pub fn take_error(&self) -> io::Result<Option<io::Error>> {
-        Ok(None)
+        with_socket(self.id, |net| net.tcp_take_error(self.id))
     }
 
     /// The peer's address.

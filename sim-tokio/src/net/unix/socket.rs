@@ -61,7 +61,7 @@ impl UnixSocket {
         if !self.stream {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                "listen() cannot be called on a datagram socket",
+                "listen cannot be called on a datagram socket",
             ));
         }
         let path = self.bound().ok_or_else(|| {
@@ -78,10 +78,14 @@ impl UnixSocket {
         if !self.stream {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                "connect() cannot be called on a datagram socket",
+                "connect cannot be called on a datagram socket",
             ));
         }
-        UnixStream::connect(path).await
+        let local = self.bound();
+        sim_net::with_net(|net| net.unix_connect_from(path.as_ref(), local.as_deref()))
+            .map(UnixStream::from_id)?
+            .connected()
+            .await
     }
 
     /// The datagram socket, bound if `bind` was called.
@@ -92,7 +96,7 @@ impl UnixSocket {
         if self.stream {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                "datagram() cannot be called on a stream socket",
+                "datagram cannot be called on a stream socket",
             ));
         }
         let path = self.bound();

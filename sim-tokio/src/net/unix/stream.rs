@@ -36,7 +36,28 @@ impl UnixStream {
     where
         P: AsRef<Path>,
     {
-        with_net(|net| net.unix_connect(path.as_ref())).map(UnixStream::from_id)
+        let stream = with_net(|net| net.unix_connect(path.as_ref())).map(UnixStream::from_id)?;
+        stream.connected().await
+    }
+
+    /// The end of a connect: as tokio's, it waits for the socket to be
+    /// writable (one turn of the scheduler), then reports its pending
+    /// error (the listener closed before accepting it: a reset).
+    pub(crate) async fn connected(self) -> io::Result<UnixStream> {
+        let mut yielded = false;
+        std::future::poll_fn(|cx| {
+            if yielded {
+                return std::task::Poll::Ready(());
+            }
+            yielded = true;
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        })
+        .await;
+        match self.take_error()? {
+            Some(error) => Err(error),
+            None => Ok(self),
+        }
     }
 
     /// Connects to `socket_addr`.
@@ -111,12 +132,13 @@ impl UnixStream {
         Ok(super::ucred::current())
     }
 
-    /// Pending socket errors: none are kept in a simulation.
+    /// `SO_ERROR`: the socket's pending error, once (a reset by the peer,
+    /// a failed connect).
     ///
     /// # Errors
-    /// Never.
+    /// When the socket's runtime is gone.
     pub fn take_error(&self) -> io::Result<Option<io::Error>> {
-        Ok(None)
+        with_socket(self.id, |net| net.tcp_take_error(self.id))
     }
 
     /// Borrowed read and write halves.
