@@ -21,7 +21,7 @@ mod std_fs;
 
 pub use config::DiskConfig;
 pub use disk::{errno, Disk, Entry, Handle, Ino, Kind, OpenFlags, Skeleton};
-pub use std_fs::install;
+pub use std_fs::{give_descriptor, install, take_descriptor};
 
 use sim_runtime::{Core, EventKind, Label};
 use std::cell::RefCell;

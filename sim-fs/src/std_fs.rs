@@ -272,6 +272,35 @@ impl FileHooks for StdFs {
     }
 }
 
+/// The open file behind simulated descriptor `fd`, taken out of it for
+/// `tokio::fs::File::from_std`: its host, handle and position. The
+/// descriptor is closed; the open file lives on with the caller. `None` for
+/// a descriptor that is not a simulated file.
+pub fn take_descriptor(fd: i32) -> Option<(u32, Handle, u64)> {
+    let d = DESCRIPTORS
+        .try_with(|t| t.borrow_mut().remove(&fd))
+        .ok()
+        .flatten()?;
+    sim_os::files::count_fake_fd(false);
+    release_fd(fd);
+    Some((d.node, d.handle, d.pos.get()))
+}
+
+/// A descriptor for an open file of the simulation, at `pos`, for
+/// `tokio::fs::File::into_std`: `std::fs` calls on it reach the simulated
+/// disk.
+///
+/// # Errors
+/// `EMFILE` when no descriptor is left.
+pub fn give_descriptor(node: u32, handle: Handle, pos: u64) -> Result<i32, i32> {
+    register(Descriptor {
+        node,
+        handle,
+        pos: Rc::new(Cell::new(pos)),
+        path: PathBuf::new(),
+    })
+}
+
 /// Routes `std::fs` under the temporary directory to the simulated disks
 /// (once per process). The runtime builders call it.
 pub fn install() {

@@ -113,13 +113,14 @@ impl File {
         OpenOptions::new()
     }
 
-    /// Refused: a real file is outside the simulation.
+    /// Takes a `std::fs::File` opened in the simulation (on the host's
+    /// simulated disk, as `std::fs` is during a run), at its position.
     ///
     /// # Panics
-    /// Always, naming the escape.
+    /// For a real file (opened outside the simulation), naming the escape.
     pub fn from_std(std: StdFile) -> File {
-        drop(std);
-        escape("File::from_std on a real file")
+        // SAFETY: the descriptor is the std file's, handed over here.
+        unsafe { File::from_raw_fd(std::os::unix::io::IntoRawFd::into_raw_fd(std)) }
     }
 
     async fn op<R>(
@@ -181,20 +182,34 @@ impl File {
         Ok(clone)
     }
 
-    /// Refused: a simulated file has no real file to become.
+    /// The file as a `std::fs::File` of the simulation (see
+    /// [`File::try_into_std`]).
     ///
     /// # Panics
-    /// Always, naming the escape.
+    /// When no descriptor is left.
     pub async fn into_std(self) -> StdFile {
-        escape("File::into_std would hand a simulated file to real code")
+        match self.try_into_std() {
+            Ok(std) => std,
+            Err(_) => panic!("sim: no descriptor left for File::into_std"),
+        }
     }
 
-    /// A simulated file has no real file to become: always `Err(self)`.
+    /// The file as a `std::fs::File` of the simulation, at its position:
+    /// `std::fs` calls on it reach the same simulated file.
     ///
     /// # Errors
-    /// Always, with the file back.
+    /// With the file back, when no descriptor is left.
     pub fn try_into_std(self) -> Result<StdFile, Self> {
-        Err(self)
+        let pos = self.pos.load(Ordering::SeqCst);
+        let Ok(fd) = sim_fs::give_descriptor(self.node, self.handle, pos) else {
+            return Err(self);
+        };
+        // The open file lives on under the descriptor: this handle must not
+        // close it.
+        let mut this = std::mem::ManuallyDrop::new(self);
+        drop(this.placeholder.take());
+        // SAFETY: `give_descriptor` made `fd` for this file and hands it over.
+        Ok(unsafe { StdFile::from_raw_fd(fd) })
     }
 
     /// Sets the file's permission bits.
@@ -398,9 +413,21 @@ impl From<OwnedFd> for File {
 }
 
 impl FromRawFd for File {
-    /// Refused: a real descriptor is outside the simulation.
-    unsafe fn from_raw_fd(_fd: RawFd) -> File {
-        escape("File::from_raw_fd on a real descriptor")
+    /// Takes a descriptor of a file opened in the simulation (`std::fs` on
+    /// the host's simulated disk). A real descriptor is refused.
+    unsafe fn from_raw_fd(fd: RawFd) -> File {
+        match sim_fs::take_descriptor(fd) {
+            Some((node, handle, pos)) => {
+                let file = File::from_handle(node, handle);
+                file.pos.store(pos, Ordering::SeqCst);
+                file
+            }
+            None => {
+                // SAFETY: the caller hands over an open descriptor.
+                drop(unsafe { OwnedFd::from_raw_fd(fd) });
+                escape("File::from_std (or from_raw_fd) on a real file")
+            }
+        }
     }
 }
 
