@@ -448,6 +448,13 @@ impl SocketHooks for Hooks {
     fn adopt_listener(&self, fd: i32, addr: SocketAddr) -> bool {
         adopt(fd, addr)
     }
+
+    fn simulation_listens(&self, port: u16) -> bool {
+        LISTENING
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(&port)
+    }
 }
 
 /// Closes what a socket holds in its network (nothing for a fresh or
@@ -540,6 +547,25 @@ pub(crate) fn connect_port(core: u16, port: u16) -> u16 {
         }
     }
     alias(core, port).unwrap_or(port)
+}
+
+/// Ports the simulations of this process listen on (with how many
+/// listeners): a real connect refused on such a port is explained (see
+/// `SocketHooks::simulation_listens`).
+static LISTENING: Mutex<BTreeMap<u16, u32>> = Mutex::new(BTreeMap::new());
+
+/// Counts a simulated TCP listener on `port` opened (`true`) or closed.
+pub(crate) fn note_listening(port: u16, open: bool) {
+    let mut ports = LISTENING.lock().unwrap_or_else(|e| e.into_inner());
+    let count = ports.entry(port).or_insert(0);
+    if open {
+        *count += 1;
+    } else {
+        *count = count.saturating_sub(1);
+        if *count == 0 {
+            ports.remove(&port);
+        }
+    }
 }
 
 /// Whether `fd` is a simulated socket.

@@ -81,6 +81,7 @@ impl Network {
                         }
                         None => {
                             st.hosts[host as usize].tcp_ports.remove(&port);
+                            crate::std_net::note_listening(port, false);
                         }
                     }
                     // Connections never accepted are reset, as Linux resets

@@ -95,6 +95,7 @@ impl Network {
         }));
         st.hosts[host as usize].tcp_ports.insert(port, id.index);
         drop(st);
+        crate::std_net::note_listening(port, true);
         self.note(&format!("tcp-listen {}", self.describe(&local)));
         Ok(id)
     }

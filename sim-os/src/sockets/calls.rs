@@ -142,10 +142,45 @@ pub unsafe extern "C" fn connect(fd: i32, at: *const libc::sockaddr, len: libc::
             None => fail(libc::EAFNOSUPPORT),
         };
     }
-    real!(
+    let rc = real!(
         c"connect",
         fn(fd: i32, at: *const libc::sockaddr, len: libc::socklen_t) -> i32
-    )
+    );
+    // SAFETY: errno is thread-local and always readable.
+    if rc != 0 && unsafe { *libc::__errno_location() } == libc::ECONNREFUSED {
+        // SAFETY: the caller's address of `len` bytes.
+        if let Some(to) = unsafe { addr::read(at, len) } {
+            explain_refusal(to);
+        }
+    }
+    rc
+}
+
+/// A real connect refused on loopback where a simulation of this process
+/// listens: the kernel's network cannot reach it, and a bare "connection
+/// refused" would not say why. Written on stderr and noted as an escape;
+/// errno is left as it was.
+fn explain_refusal(to: std::net::SocketAddr) {
+    let listens = super::HOOKS
+        .get()
+        .is_some_and(|h| h.simulation_listens(to.port()));
+    if !to.ip().is_loopback() || !listens {
+        return;
+    }
+    // SAFETY: errno is thread-local and always readable/writable.
+    let errno = unsafe { *libc::__errno_location() };
+    let message = format!(
+        "sim: escape refused: a real socket connected to {to}, where a \
+         simulation of this process listens; the kernel's network does not \
+         reach a simulation. This thread is outside it (a thread started before \
+         any runtime, as in a plain #[test] whose server runs on a thread of \
+         its own): connect from inside the simulation, from a thread started \
+         while the server's runtime lives or from the runtime itself."
+    );
+    eprintln!("{message}");
+    sim_runtime::sweep::note_escape(&message);
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = errno };
 }
 
 /// Defines `getsockname` or `getpeername`.

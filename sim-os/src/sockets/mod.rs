@@ -78,9 +78,12 @@ pub trait SocketHooks: Sync {
     /// A real listening socket `fd`, made outside any simulation, joins
     /// the calling thread's simulation: true when it is now simulated.
     fn adopt_listener(&self, fd: i32, addr: SocketAddr) -> bool;
+    /// Whether a simulation of this process listens on TCP `port` (a real
+    /// connect refused there is explained as an escape).
+    fn simulation_listens(&self, port: u16) -> bool;
 }
 
-static HOOKS: OnceLock<&'static dyn SocketHooks> = OnceLock::new();
+pub(crate) static HOOKS: OnceLock<&'static dyn SocketHooks> = OnceLock::new();
 
 /// Simulated sockets open in the process: while zero, descriptor calls
 /// pass straight through without asking the hooks.

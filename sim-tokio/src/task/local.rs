@@ -164,7 +164,11 @@ impl LocalSet {
         let current = sim_runtime::context::with_current(|c| c.id());
         if current.is_some_and(|id| id != core.id()) {
             panic!(
-                "sim: this LocalSet belongs to another runtime than the one driving it (it was                  first used under that runtime, or before any runtime, which binds it to the                  next one built from the environment on this thread). Drive it with the                  runtime it was first used with."
+                "sim: this LocalSet belongs to another runtime than the one \
+                 driving it (it was first used under that runtime, or before \
+                 any runtime, which binds it to the next one built from the \
+                 environment on this thread). Drive it with the runtime it was \
+                 first used with."
             );
         }
     }
