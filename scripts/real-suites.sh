@@ -11,13 +11,16 @@
 #   bash scripts/real-suites.sh              # every suite
 #   bash scripts/real-suites.sh bb8 axum     # some of them
 #
-# It needs crates.io and takes about an hour on two cores; it is not part
-# of the test command. README's table is checked against the list below by
-# compat-tests/ecosystem/tests/readme_suites.rs.
+# It needs crates.io (and GitHub, for hyper) and takes about an hour on
+# two cores; it is not part of the test command. README's table is checked
+# against the list below by cargo-sim/tests/real_suites.rs.
 set -euo pipefail
 
-# name version cargo-test-arguments (one line per suite; keep in step with
-# README's table).
+# name version [git=URL] cargo-test-arguments (one line per suite; keep in
+# step with README's table). A package published without its tests (hyper)
+# names its repository: the script clones the tag v<version> (a
+# SUITE_GIT_<name> variable, dashes as underscores, overrides the URL, as
+# a local mirror).
 SUITES=(
   "tokio-util 0.7.20 --features full"
   "tokio-stream 0.1.19 --all-features"
@@ -26,6 +29,7 @@ SUITES=(
   "bb8 0.9.1"
   "hyper-util 0.1.21 --features full"
   "tower-http 0.6.11 --features full"
+  "hyper 1.11.0 git=https://github.com/hyperium/hyper --features full"
 )
 SEEDS=20
 
@@ -35,6 +39,19 @@ mkdir -p "$work"
 export CARGO_TARGET_DIR=$work/target
 cargo build --quiet --manifest-path "$root/Cargo.toml" -p cargo-sim
 sim=$root/target/debug/cargo-sim
+
+# A crate's repository at the tag of its version, for a package published
+# without its tests.
+clone() {
+  local name=$1 version=$2 url=$3
+  local override="SUITE_GIT_${name//-/_}"
+  rm -rf "${work:?}/$name"
+  mkdir -p "$work/$name"
+  git -c advice.detachedHead=false clone --quiet --depth 1 --branch "v$version" "${!override:-$url}" "$work/$name/$name"
+  local crate=$work/$name/$name
+  grep -q '^\[workspace\]' "$crate/Cargo.toml" || printf '\n[workspace]\n' >> "$crate/Cargo.toml"
+  rm -f "$crate/Cargo.lock"
+}
 
 # The published package of a crate, by way of cargo's own download.
 fetch() {
@@ -81,13 +98,22 @@ for line in "${SUITES[@]}"; do
   if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qx "$name"; then
     continue
   fi
-  fetch "$name" "$version"
+  case "$args" in
+    git=*)
+      url=${args%% *}
+      url=${url#git=}
+      args=${args#git=* }
+      [ "$args" = "git=$url" ] && args=
+      clone "$name" "$version" "$url"
+      ;;
+    *) fetch "$name" "$version" ;;
+  esac
   dir=$work/$name/$name
   # shellcheck disable=SC2086
-  (cd "$dir" && cargo test --tests $args > "$work/$name.plain.log" 2>&1) || true
+  (cd "$dir" && cargo test --no-fail-fast --tests $args > "$work/$name.plain.log" 2>&1) || true
   read -r plain_passed plain_total < <(plain_counts "$work/$name.plain.log")
   # shellcheck disable=SC2086
-  (cd "$dir" && "$sim" sim test --seeds "$SEEDS" --keep-going --no-save --no-doc $args \
+  (cd "$dir" && "$sim" sim test --tests --seeds "$SEEDS" --keep-going --no-save --no-doc $args \
     > "$work/$name.sim.log" 2>&1) || true
   read -r sim_passed sim_total < <(sim_counts "$work/$name.sim.log" || echo "0 0")
   echo "| \`$name\` | $version | $sim_total | $plain_passed of $plain_total | $sim_passed of $sim_total |"
