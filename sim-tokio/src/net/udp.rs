@@ -163,7 +163,8 @@ impl UdpSocket {
     /// # Errors
     /// `NotConnected`, or a datagram over 65507 bytes.
     pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        self.try_send(buf)
+        // Through the poll: a send spends the task's budget, as tokio's.
+        std::future::poll_fn(|cx| self.poll_send(cx, buf)).await
     }
 
     /// Polls a send to the connected peer.
@@ -281,7 +282,10 @@ impl UdpSocket {
     /// # Errors
     /// When `target` does not resolve, or the datagram is too large.
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
-        each_addr(target, |addr| async move { self.try_send_to(buf, addr) }).await
+        each_addr(target, |addr| {
+            std::future::poll_fn(move |cx| self.poll_send_to(cx, buf, addr))
+        })
+        .await
     }
 
     /// Polls a send to `target`.
