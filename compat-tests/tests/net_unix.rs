@@ -247,6 +247,27 @@ async fn named_pipes_made_with_mkfifo() {
     let _ = std::fs::remove_file(&file);
 }
 
+/// Linux reports a FIFO's hang-up to a reader opened while no writer was
+/// only after a writer came: until then it waits, and tokio with it.
+#[tokio::test]
+async fn a_fifo_receiver_opened_before_any_sender_waits_for_one() {
+    use tokio::net::unix::pipe::OpenOptions;
+    let fifo = make_fifo("fifo-wait");
+    let mut rx = OpenOptions::new().open_receiver(&fifo).unwrap();
+    let mut one = [0u8; 1];
+    assert_eq!(
+        rx.try_read(&mut one).unwrap_err().kind(),
+        ErrorKind::WouldBlock
+    );
+    let mut tx = OpenOptions::new().open_sender(&fifo).unwrap();
+    tx.write_all(b"late").await.unwrap();
+    drop(tx);
+    let mut got = String::new();
+    rx.read_to_string(&mut got).await.unwrap();
+    assert_eq!(got, "late");
+    let _ = std::fs::remove_file(&fifo);
+}
+
 #[tokio::test]
 async fn a_fifo_receiver_waits_for_writes_from_several_senders() {
     use tokio::net::unix::pipe::OpenOptions;

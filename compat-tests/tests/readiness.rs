@@ -14,7 +14,9 @@ use tokio::net::{TcpListener, TcpStream};
 
 async fn pair() -> (TcpStream, TcpStream) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let client = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+    let client = TcpStream::connect(listener.local_addr().unwrap())
+        .await
+        .unwrap();
     let (server, _) = listener.accept().await.unwrap();
     (client, server)
 }
@@ -43,7 +45,10 @@ async fn readable_stays_until_a_read_would_block() {
     // Everything was read, and still readable: only a read that would
     // block clears it.
     assert!(is_ready(server.readable()));
-    assert_eq!(server.try_read(&mut buf).unwrap_err().kind(), ErrorKind::WouldBlock);
+    assert_eq!(
+        server.try_read(&mut buf).unwrap_err().kind(),
+        ErrorKind::WouldBlock
+    );
     assert!(!is_ready(server.readable()));
     // The peer's close is readable again, and says so.
     drop(client);
@@ -58,7 +63,10 @@ async fn writable_stays_until_a_write_would_block() {
     let chunk = vec![7u8; 64 * 1024];
     // Bounded: a kernel's buffers fill long before this.
     for _ in 0..100_000 {
-        assert!(is_ready(client.writable()), "writable until a write would block");
+        assert!(
+            is_ready(client.writable()),
+            "writable until a write would block"
+        );
         match client.try_write(&chunk) {
             Ok(_) => continue,
             Err(e) if e.kind() == ErrorKind::WouldBlock => break,
@@ -76,7 +84,9 @@ async fn a_sleep_never_polled_has_not_elapsed() {
     assert!(!sleep.is_elapsed());
     sleep.as_mut().await;
     assert!(sleep.is_elapsed());
-    sleep.as_mut().reset(now + std::time::Duration::from_secs(1));
+    sleep
+        .as_mut()
+        .reset(now + std::time::Duration::from_secs(1));
     assert!(!sleep.is_elapsed());
 }
 
@@ -112,7 +122,13 @@ async fn buf_writer_gathers_slices_for_a_writer_that_is_not_vectored() {
         IoSlice::new(&msg[4..8]),
         IoSlice::new(&msg[8..]),
     ];
-    let mut writer = tokio::io::BufWriter::with_capacity(8, Plain { data: Vec::new(), max: 4 });
+    let mut writer = tokio::io::BufWriter::with_capacity(
+        8,
+        Plain {
+            data: Vec::new(),
+            max: 4,
+        },
+    );
     // Whole slices, as many as fit the buffer.
     assert_eq!(writer.write_vectored(&slices).await.unwrap(), 8);
     assert_eq!(writer.buffer(), &msg[..8]);
@@ -133,10 +149,15 @@ fn a_dropped_runtime_drops_its_tasks_inside_its_context() {
     }
     impl Drop for Probe {
         fn drop(&mut self) {
-            IN_CONTEXT.store(tokio::runtime::Handle::try_current().is_ok(), Ordering::SeqCst);
+            IN_CONTEXT.store(
+                tokio::runtime::Handle::try_current().is_ok(),
+                Ordering::SeqCst,
+            );
         }
     }
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     rt.spawn(Probe);
     drop(rt);
     assert!(IN_CONTEXT.load(Ordering::SeqCst));

@@ -21,6 +21,11 @@ struct State {
     buffer: VecDeque<u8>,
     readers: u32,
     writers: u32,
+    /// Senders opened so far: a receiver opened while no sender was reads
+    /// end of stream only after a sender opened since (Linux reports the
+    /// hang-up of a FIFO to such a reader only then, and tokio reads only
+    /// on a report).
+    writer_opens: u64,
     /// Bounded by the ends open on the FIFO (one waker per waiting end).
     read_wakers: Vec<Waker>,
     write_wakers: Vec<Waker>,
@@ -42,6 +47,9 @@ pub(crate) struct FifoEnd {
     shared: Shared,
     reads: bool,
     writes: bool,
+    /// `State::writer_opens` when this end opened with no sender open
+    /// (`None`: a sender was open, or the end is no receiver).
+    writers_at_open: Option<u64>,
     placeholder: OnceLock<OwnedFd>,
 }
 
@@ -83,13 +91,15 @@ pub(crate) fn open(path: &Path, side: Side, read_write: bool) -> io::Result<Fifo
         Side::Receiver => (true, read_write),
         Side::Sender => (read_write, true),
     };
-    let wake = {
+    let (wake, writers_at_open) = {
         let mut state = lock(&shared);
+        let no_sender = state.writers == 0;
         if matches!(side, Side::Sender) && !read_write && state.readers == 0 {
             return Err(io::Error::from_raw_os_error(libc_dep::ENXIO));
         }
         state.readers += u32::from(reads);
         state.writers += u32::from(writes);
+        state.writer_opens += u64::from(writes);
         // A new sender ends nothing; a receiver may unblock nobody: only
         // wake when a count went from zero.
         let mut wake = Vec::new();
@@ -99,7 +109,8 @@ pub(crate) fn open(path: &Path, side: Side, read_write: bool) -> io::Result<Fifo
         if reads && state.readers == 1 {
             wake.append(&mut state.write_wakers);
         }
-        wake
+        let suppress = reads && !writes && no_sender;
+        (wake, suppress.then_some(state.writer_opens))
     };
     for w in wake {
         w.wake();
@@ -108,6 +119,7 @@ pub(crate) fn open(path: &Path, side: Side, read_write: bool) -> io::Result<Fifo
         shared,
         reads,
         writes,
+        writers_at_open,
         placeholder: OnceLock::new(),
     })
 }
@@ -126,8 +138,17 @@ fn push_waker(wakers: &mut Vec<Waker>, waker: &Waker) {
 }
 
 impl FifoEnd {
-    fn read_ready(state: &State) -> bool {
-        !state.buffer.is_empty() || state.writers == 0
+    fn read_ready(&self, state: &State) -> bool {
+        !state.buffer.is_empty() || self.at_end(state)
+    }
+
+    /// End of stream: no sender open (and, for a receiver opened while
+    /// none was, one has come and gone since: see `State::writer_opens`).
+    fn at_end(&self, state: &State) -> bool {
+        state.writers == 0
+            && self
+                .writers_at_open
+                .is_none_or(|at_open| state.writer_opens > at_open)
     }
 
     fn write_ready(state: &State) -> bool {
@@ -137,7 +158,7 @@ impl FifoEnd {
     pub(crate) fn poll_ready(&self, interest: Interest, cx: &mut Context<'_>) -> Poll<Ready> {
         let mut state = lock(&self.shared);
         let mut ready = Ready::EMPTY;
-        if interest.is_readable() && Self::read_ready(&state) {
+        if interest.is_readable() && self.read_ready(&state) {
             ready |= Ready::READABLE;
         }
         if interest.is_writable() && Self::write_ready(&state) {
@@ -161,7 +182,7 @@ impl FifoEnd {
         let (n, wake) = {
             let mut state = lock(&self.shared);
             if state.buffer.is_empty() {
-                if state.writers == 0 || buf.is_empty() {
+                if self.at_end(&state) || buf.is_empty() {
                     return Ok(0);
                 }
                 return Err(io::ErrorKind::WouldBlock.into());
