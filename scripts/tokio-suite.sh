@@ -89,8 +89,13 @@ features = {k: [] for k in manifest.get("features", {})}
 features["default"] = ["full", "test-util"]
 full = [f for f in manifest["features"].get("full", []) if f in features]
 features["full"] = full
-lines = ['[package]', 'name = "tokio-tests"', 'version = "0.0.0"', 'edition = "2021"', 'publish = false', '',
-         '[features]']
+lines = ['[package]', 'name = "tokio-tests"', 'version = "0.0.0"', 'edition = "2021"', 'publish = false']
+# Tokio's links: a test reads its package's manifest and looks for its
+# homepage (rt_handle_block_on's basic_fs).
+for key in ("homepage", "repository"):
+    if key in manifest.get("package", {}):
+        lines.append(f'{key} = {json.dumps(manifest["package"][key])}')
+lines += ['', '[features]']
 for name, enables in features.items():
     lines.append(f'"{name}" = {json.dumps(enables)}')
 lines += ['', '[dependencies]', 'tokio = { version = "1", features = ["full", "test-util"] }', '',

@@ -53,6 +53,11 @@ impl Disk {
                 continue;
             }
             let here = stack.last().expect("the root stays").0;
+            // Passing through a directory takes its search (x) permission,
+            // as for the owner on Linux (the other bits are checked so too).
+            if self.inode(here).kind() == Kind::Dir && self.inode(here).mode & 0o100 == 0 {
+                return Err(errno(libc::EACCES));
+            }
             let child = *self.entries(here)?.get(&part).ok_or(errno(libc::ENOENT))?;
             let is_last = pending.is_empty();
             if let Body::Symlink(target) = &self.inode(child).body {

@@ -66,6 +66,7 @@ impl Network {
         if !abortive {
             self.flush_held(id);
         }
+        let immediate;
         let segment = {
             let mut st = self.state.borrow_mut();
             match st.get_mut(id) {
@@ -123,6 +124,10 @@ impl Network {
                     } else {
                         None
                     };
+                    // A Unix stream's end has no wire: with nothing of it
+                    // in flight, its FIN or RST is at the peer at once (a
+                    // connect that waits a turn sees it).
+                    immediate = end.unix.is_some() && end.in_flight == 0;
                     let segment = kind.map(|kind| Segment {
                         from_host: end.host,
                         to_host: end.host,
@@ -158,7 +163,11 @@ impl Network {
                 ));
             }
             let to_host = self.route(segment.from_host, segment.dst);
-            self.send_segment(Segment { to_host, ..segment });
+            if immediate {
+                self.deliver_segment(Segment { to_host, ..segment });
+            } else {
+                self.send_segment(Segment { to_host, ..segment });
+            }
         }
     }
 }

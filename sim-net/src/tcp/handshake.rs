@@ -177,13 +177,15 @@ impl Network {
                 server
             })
         };
-        // Woken with the state released: a wake may drop the last handle
-        // of the accepting task, and with it the listener, which closes.
-        woken.into_iter().for_each(Waker::wake);
         match accepted {
             Some(server) => self.syn_ack(&segment, server, dst),
             None => self.reply_rst(&segment),
         }
+        // Woken with the state released and the SYN-ACK on its way, as the
+        // kernel completes the handshake before the accepting task hears of
+        // it: a wake may drop the last handle of that task, and with it the
+        // listener, whose close then resets the connection.
+        woken.into_iter().for_each(Waker::wake);
     }
 
     /// Answers `syn` from the new endpoint `server`, bound at `dst`.

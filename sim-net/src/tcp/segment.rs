@@ -96,7 +96,7 @@ impl Network {
         });
     }
 
-    fn deliver_segment(self: &Rc<Self>, segment: Segment) {
+    pub(super) fn deliver_segment(self: &Rc<Self>, segment: Segment) {
         let (alive, exited) = {
             let st = self.state.borrow();
             let host = &st.hosts[segment.to_host as usize];
