@@ -70,33 +70,9 @@ impl Network {
         let segment = {
             let mut st = self.state.borrow_mut();
             match st.get_mut(id) {
-                Some(Socket::Listener(l)) => {
-                    let (host, port, path) = (l.host, l.local.port(), l.path.take());
-                    let pending: Vec<SocketId> = l.backlog.drain(..).map(|(s, _)| s).collect();
-                    match path {
-                        // The socket file stays, as on Linux: a connect is
-                        // refused until something binds the path again.
-                        Some(path) => {
-                            st.hosts[host as usize].unix_paths.remove(&path);
-                            st.hosts[host as usize].unix_stale.insert(path);
-                        }
-                        None => {
-                            st.hosts[host as usize].tcp_ports.remove(&port);
-                            crate::std_net::note_listening(port, false);
-                        }
-                    }
-                    // Connections never accepted are reset, as Linux resets
-                    // them when their listener closes.
-                    for &pending in &pending {
-                        if let Some(Socket::Tcp(end)) = st.get_mut(pending) {
-                            end.linger = Some(Duration::ZERO);
-                        }
-                    }
-                    st.free_slot(id.index);
+                Some(Socket::Listener(_)) => {
                     drop(st);
-                    for pending in pending {
-                        self.tcp_close(pending);
-                    }
+                    self.close_listener(id);
                     return;
                 }
                 Some(Socket::Tcp(end)) if end.phase != Phase::Established => {
@@ -168,6 +144,41 @@ impl Network {
             } else {
                 self.send_segment(Segment { to_host, ..segment });
             }
+        }
+    }
+
+    /// A listener closes: its port (or path) is free, and the connections
+    /// nobody accepted are reset, as Linux resets them.
+    fn close_listener(self: &Rc<Self>, id: SocketId) {
+        let pending = {
+            let mut st = self.state.borrow_mut();
+            let Some(Socket::Listener(l)) = st.get_mut(id) else {
+                return;
+            };
+            let (host, port, path) = (l.host, l.local.port(), l.path.take());
+            let pending: Vec<SocketId> = l.backlog.drain(..).map(|(s, _)| s).collect();
+            match path {
+                // The socket file stays, as on Linux: a connect is refused
+                // until something binds the path again.
+                Some(path) => {
+                    st.hosts[host as usize].unix_paths.remove(&path);
+                    st.hosts[host as usize].unix_stale.insert(path);
+                }
+                None => {
+                    st.hosts[host as usize].tcp_ports.remove(&port);
+                    crate::std_net::note_listening(port, false);
+                }
+            }
+            for &pending in &pending {
+                if let Some(Socket::Tcp(end)) = st.get_mut(pending) {
+                    end.linger = Some(Duration::ZERO);
+                }
+            }
+            st.free_slot(id.index);
+            pending
+        };
+        for pending in pending {
+            self.tcp_close(pending);
         }
     }
 }
