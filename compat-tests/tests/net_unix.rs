@@ -41,6 +41,22 @@ async fn stream_echo_and_addresses() {
     let _ = std::fs::remove_file(&path);
 }
 
+/// A bind leaves a socket file, which `std::fs` sees and removes; a file
+/// that is no socket makes the bind fail.
+#[tokio::test]
+async fn a_bind_leaves_a_socket_file() {
+    use std::os::unix::fs::FileTypeExt;
+    let path = path("file");
+    let listener = tokio::net::UnixListener::bind(&path).unwrap();
+    assert!(std::fs::metadata(&path).unwrap().file_type().is_socket());
+    drop(listener);
+    std::fs::remove_file(&path).unwrap();
+    std::fs::write(&path, b"not a socket").unwrap();
+    let err = tokio::net::UnixListener::bind(&path).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::AddrInUse);
+    std::fs::remove_file(&path).unwrap();
+}
+
 #[tokio::test]
 async fn connecting_to_a_missing_path_fails() {
     let path = path("missing");

@@ -86,6 +86,7 @@ fn kind_bits(kind: Kind) -> u8 {
         Kind::Dir => libc::DT_DIR,
         Kind::Symlink => libc::DT_LNK,
         Kind::Fifo => libc::DT_FIFO,
+        Kind::Socket => libc::DT_SOCK,
     }
 }
 

@@ -36,7 +36,7 @@ impl Disk {
                 self.file_mut(ino)?.sync();
                 Ok(())
             }
-            Kind::Symlink | Kind::Fifo => Ok(()),
+            Kind::Symlink | Kind::Fifo | Kind::Socket => Ok(()),
         }
     }
 

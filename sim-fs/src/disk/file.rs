@@ -134,7 +134,7 @@ impl Disk {
         match &mut self.inode_mut(ino).body {
             Body::File(f) => Ok(f),
             Body::Dir(_) => Err(errno(libc::EISDIR)),
-            Body::Symlink(_) | Body::Fifo => Err(errno(libc::EINVAL)),
+            Body::Symlink(_) | Body::Fifo | Body::Socket => Err(errno(libc::EINVAL)),
         }
     }
 

@@ -62,6 +62,9 @@ pub enum Kind {
     /// A named pipe (`mkfifo`): its bytes live in the pipe, not on the
     /// disk (`tokio::net::unix::pipe::OpenOptions` opens it).
     Fifo,
+    /// A Unix socket's file (`UnixListener::bind`): it names the socket,
+    /// which lives in the network.
+    Socket,
 }
 
 impl Kind {
@@ -71,6 +74,7 @@ impl Kind {
             Kind::Dir => libc::S_IFDIR,
             Kind::Symlink => libc::S_IFLNK,
             Kind::Fifo => libc::S_IFIFO,
+            Kind::Socket => libc::S_IFSOCK,
         }
     }
 }
@@ -80,6 +84,7 @@ enum Body {
     Dir(BTreeMap<OsString, Ino>),
     Symlink(PathBuf),
     Fifo,
+    Socket,
 }
 
 struct Inode {
@@ -103,6 +108,7 @@ impl Inode {
             Body::Dir(_) => Kind::Dir,
             Body::Symlink(_) => Kind::Symlink,
             Body::Fifo => Kind::Fifo,
+            Body::Socket => Kind::Socket,
         }
     }
 
@@ -111,7 +117,7 @@ impl Inode {
             Body::File(f) => f.len(),
             Body::Dir(_) => 4096,
             Body::Symlink(target) => target.as_os_str().len() as u64,
-            Body::Fifo => 0,
+            Body::Fifo | Body::Socket => 0,
         }
     }
 }

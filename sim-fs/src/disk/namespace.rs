@@ -391,6 +391,28 @@ impl Disk {
         Ok(())
     }
 
+    /// A Unix socket's file at `path` (a bind): a new one, or the one a
+    /// socket bound there before left (binding over it takes it, as the
+    /// network does; Linux would want it unlinked first).
+    ///
+    /// # Errors
+    /// `EADDRINUSE` when something else is at `path`; as `mkfifo`.
+    pub fn bind_socket_file(&mut self, path: &Path) -> io::Result<()> {
+        self.see(path);
+        let (dir, name) = self.parent_of(path)?;
+        if let Some(&ino) = self.entries(dir)?.get(&name) {
+            return match self.inode(ino).kind() {
+                Kind::Socket => Ok(()),
+                _ => Err(errno(libc::EADDRINUSE)),
+            };
+        }
+        self.check_writable_dir(dir)?;
+        self.changing(path);
+        let ino = self.alloc(Body::Socket, 0o755 & !UMASK);
+        self.link_name(dir, name, ino);
+        Ok(())
+    }
+
     /// The inode at `path` if it is a named pipe (following symlinks):
     /// what `tokio::net::unix::pipe` opens.
     pub fn fifo_at(&mut self, path: &Path) -> io::Result<Option<Ino>> {

@@ -101,6 +101,7 @@ impl DirEntry {
             sim_fs::Kind::Dir => libc_dep::S_IFDIR,
             sim_fs::Kind::Symlink => libc_dep::S_IFLNK,
             sim_fs::Kind::Fifo => libc_dep::S_IFIFO,
+            sim_fs::Kind::Socket => libc_dep::S_IFSOCK,
         };
         let stat = sim_os::interpose::FakeStat {
             mode: type_bits,

@@ -97,6 +97,7 @@ impl UnixDatagram {
     where
         P: AsRef<Path>,
     {
+        super::bind_socket_file(path.as_ref())?;
         with_net(|net| net.unix_dgram_bind(Some(path.as_ref()))).map(UnixDatagram::from_id)
     }
 

@@ -34,6 +34,7 @@ impl UnixListener {
         P: AsRef<Path>,
     {
         crate::util::require_io();
+        super::bind_socket_file(path.as_ref())?;
         with_net(|net| net.unix_listen(path.as_ref(), sim_net::tcp::BACKLOG_DEFAULT))
             .map(UnixListener::from_id)
     }

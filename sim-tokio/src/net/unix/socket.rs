@@ -44,6 +44,7 @@ impl UnixSocket {
     /// # Errors
     /// Never here.
     pub fn bind(&self, path: impl AsRef<Path>) -> io::Result<()> {
+        super::bind_socket_file(path.as_ref())?;
         *self.bound.lock().unwrap_or_else(|e| e.into_inner()) = Some(path.as_ref().to_path_buf());
         Ok(())
     }
