@@ -11,9 +11,9 @@
 #   bash scripts/real-suites.sh              # every suite
 #   bash scripts/real-suites.sh bb8 axum     # some of them
 #
-# It needs crates.io (and GitHub, for hyper) and takes about an hour on
-# two cores; it is not part of the test command. README's table is checked
-# against the list below by cargo-sim/tests/real_suites.rs.
+# It needs crates.io (and GitHub, for hyper and tonic) and takes about an
+# hour on two cores; it is not part of the test command. README's table is
+# checked against the list below by cargo-sim/tests/real_suites.rs.
 set -euo pipefail
 
 # name version [git=URL] cargo-test-arguments (one line per suite; keep in
@@ -30,6 +30,7 @@ SUITES=(
   "hyper-util 0.1.21 --features full"
   "tower-http 0.6.11 --features full"
   "hyper 1.11.0 git=https://github.com/hyperium/hyper --features full"
+  "tonic 0.14.5 git=https://github.com/hyperium/tonic -p integration-tests"
 )
 SEEDS=20
 
@@ -39,6 +40,12 @@ mkdir -p "$work"
 export CARGO_TARGET_DIR=$work/target
 cargo build --quiet --manifest-path "$root/Cargo.toml" -p cargo-sim
 sim=$root/target/debug/cargo-sim
+# tonic's tests generate code with protoc: the vendored one of the
+# workspace's dependencies (protoc-bin-vendored) when none is installed.
+if [ -z "${PROTOC:-}" ] && ! command -v protoc > /dev/null; then
+  PROTOC=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/protoc-bin-vendored-linux-x86_64-*/bin/protoc 2>/dev/null | head -1)
+  export PROTOC
+fi
 
 # A crate's repository at the tag of its version, for a package published
 # without its tests.
