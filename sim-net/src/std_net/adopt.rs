@@ -1,0 +1,120 @@
+//! Real listeners and the simulation: a `std::net::TcpListener` bound
+//! before any runtime joins the simulation when the simulation first
+//! touches it (adopted at a simulated port, which a connect to the real
+//! port goes to), and the ports simulations listen on, with which a real
+//! connect refused there is explained.
+
+use super::{lock, new_sock, on_net, reserve_fd, table, thread_core, Phase};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Mutex;
+
+/// Real ports of adopted listeners, by runtime: the simulated port each
+/// listens on instead. The kernel picked the real port, so it differs from
+/// run to run; the simulated one is the host's next ephemeral port, the
+/// same in every replay, and a connect to the real port goes there.
+static ALIASES: Mutex<BTreeMap<(u16, u16), u16>> = Mutex::new(BTreeMap::new());
+
+/// The simulated port that a connect to `port` of the current host in
+/// runtime `core` goes to, when `port` is an adopted listener's real one.
+fn alias(core: u16, port: u16) -> Option<u16> {
+    ALIASES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&(core, port))
+        .copied()
+}
+
+/// A real listener `fd` (made before any runtime) joins the calling
+/// thread's simulation: the simulated network listens on the host's next
+/// ephemeral port (see [`ALIASES`]), and the descriptor's number now names
+/// that listener (its kernel socket is closed, so the real port is free
+/// again). Its `getsockname` still answers the real address, which the
+/// program has already seen.
+pub(super) fn adopt(fd: i32, addr: SocketAddr) -> bool {
+    let Some(core) = thread_core().filter(|c| !c.is_shut_down()) else {
+        return false;
+    };
+    if table().contains_key(&fd) {
+        return true;
+    }
+    let at = SocketAddr::new(addr.ip(), 0);
+    let Ok(Ok(id)) = on_net(core.id(), |net| net.tcp_listen(at, 128)) else {
+        return false;
+    };
+    // The kernel's socket gives way to a `/dev/null` reservation at the
+    // same number, atomically (dup3 closes what the number named).
+    let Ok(reserve) = reserve_fd() else {
+        let _ = on_net(core.id(), |net| net.tcp_close(id));
+        return false;
+    };
+    // SAFETY: both descriptors are this process's; dup3 replaces `fd`.
+    let rc = unsafe { libc::syscall(libc::SYS_dup3, reserve, fd, libc::O_CLOEXEC) };
+    // SAFETY: closes the temporary reservation.
+    unsafe { libc::syscall(libc::SYS_close, reserve) };
+    if rc < 0 {
+        let _ = on_net(core.id(), |net| net.tcp_close(id));
+        return false;
+    }
+    if let Ok(Ok(local)) = on_net(core.id(), |net| net.tcp_local_addr(id)) {
+        ALIASES
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert((core.id(), addr.port()), local.port());
+    }
+    let sock = new_sock(core.id(), Phase::Listening(id), addr.is_ipv6(), false);
+    lock(&sock).shown = Some(addr);
+    table().insert(fd, sock);
+    sim_os::sockets::count_sim_fd(true);
+    true
+}
+
+/// The port a simulated connect to `port` of the current host goes to: a
+/// real listener of this process on that port (made before any runtime)
+/// joins the simulation first, and the connect goes to the simulated port
+/// it listens on.
+pub(crate) fn connect_port(core: u16, port: u16) -> u16 {
+    if let Some(aliased) = alias(core, port) {
+        return aliased;
+    }
+    if let Some(fd) = sim_os::real_sockets::listener_on(port) {
+        if let Some(addr) = sim_os::real_sockets::listener_addr(fd) {
+            adopt(fd, addr);
+        }
+    }
+    alias(core, port).unwrap_or(port)
+}
+
+/// Ports the simulations of this process listen on (with how many
+/// listeners): a real connect refused on such a port is explained (see
+/// `SocketHooks::simulation_listens`).
+static LISTENING: Mutex<BTreeMap<u16, u32>> = Mutex::new(BTreeMap::new());
+
+/// Counts a simulated TCP listener on `port` opened (`true`) or closed.
+pub(crate) fn note_listening(port: u16, open: bool) {
+    let mut ports = LISTENING.lock().unwrap_or_else(|e| e.into_inner());
+    let count = ports.entry(port).or_insert(0);
+    if open {
+        *count += 1;
+    } else {
+        *count = count.saturating_sub(1);
+        if *count == 0 {
+            ports.remove(&port);
+        }
+    }
+}
+
+/// Whether a simulation of this process listens on TCP `port`.
+pub(super) fn simulation_listens(port: u16) -> bool {
+    LISTENING
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains_key(&port)
+}
+
+/// A real listener `fd` (made outside any simulation) joins the calling
+/// thread's simulation, for `tokio::net::TcpListener::from_std`: true
+/// when `fd` is now a simulated listener.
+pub fn adopt_real_listener(fd: i32) -> bool {
+    sim_os::real_sockets::listener_addr(fd).is_some_and(|addr| adopt(fd, addr))
+}
