@@ -161,6 +161,7 @@ mod overrides {
             if crate::threads::sleep_until(|core| core.now_ns() + ns).is_some()
                 || crate::threads::background_sleep(|core| core.now_ns() + ns).is_some()
                 || crate::threads::simulator_sleep(|core| core.now_ns() + ns).is_some()
+                || crate::threads::idle_sleep(|core| core.now_ns() + ns).is_some()
             {
                 if !remain.is_null() {
                     (*remain).tv_sec = 0;
@@ -201,7 +202,8 @@ mod overrides {
             };
             let slept = crate::threads::sleep_until(deadline)
                 .or_else(|| crate::threads::background_sleep(deadline))
-                .or_else(|| crate::threads::simulator_sleep(deadline));
+                .or_else(|| crate::threads::simulator_sleep(deadline))
+                .or_else(|| crate::threads::idle_sleep(deadline));
             if slept.is_some() {
                 return 0;
             }

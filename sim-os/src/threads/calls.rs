@@ -397,6 +397,31 @@ pub(crate) fn simulator_sleep(deadline_ns: impl FnOnce(&Core) -> u64) -> Option<
     Some(())
 }
 
+/// A sleep of a thread that built a runtime, outside its `block_on`, when
+/// nothing of the simulation runs in the background (a `current_thread`
+/// runtime): its clock is the runtime's, so the sleep passes in virtual
+/// time, and the events it passes happen (a timer due meanwhile fires at
+/// the next `block_on`, as tokio's would). `None` for another thread.
+pub(crate) fn idle_sleep(deadline_ns: impl FnOnce(&Core) -> u64) -> Option<()> {
+    if me().is_some() || sim_runtime::context::current_id().is_some() {
+        return None;
+    }
+    let core = sim_runtime::context::thread_core()?;
+    let deadline = deadline_ns(&core);
+    let _enter = sim_runtime::context::Enter::new(core.clone());
+    // Bounded: each turn reaches the deadline or the next event, which it
+    // fires (a timer's wake only readies a task; it runs in `block_on`).
+    for _ in 0..SLEEP_TURNS_MAX {
+        let now = core.now_ns();
+        if now >= deadline {
+            break;
+        }
+        let next = core.next_event_ns().unwrap_or(u64::MAX).max(now);
+        core.advance_clock(std::time::Duration::from_nanos(deadline.min(next) - now));
+    }
+    Some(())
+}
+
 /// `nanosleep`/`clock_nanosleep` of the thread that built a runtime,
 /// outside its `block_on`: the simulation runs in the background until the
 /// virtual deadline (as the runtime's workers and the other threads run on

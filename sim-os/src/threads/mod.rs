@@ -53,7 +53,7 @@ pub(crate) fn yield_in_background() -> bool {
     true
 }
 pub(crate) use calls::{
-    background_sleep, detach, futex, join, simulator_sleep, sleep_until, yield_now,
+    background_sleep, detach, futex, idle_sleep, join, simulator_sleep, sleep_until, yield_now,
 };
 
 use sim_runtime::Core;
