@@ -125,7 +125,11 @@ else
   echo "== real tokio $version: cargo nextest run ==" >&2
   (cd "$crate" && cargo nextest run --target-dir "$CARGO_TARGET_DIR" --profile suite --no-fail-fast \
     > "$work/plain.log" 2>&1) || true
-  cp "$CARGO_TARGET_DIR/nextest/suite/junit.xml" "$work/plain.xml" 2>/dev/null || : > "$work/plain.xml"
+  # nextest writes its JUnit file under the target dir, or (as the
+  # version at hand does) under the crate's own target/.
+  cp "$CARGO_TARGET_DIR/nextest/suite/junit.xml" "$work/plain.xml" 2>/dev/null ||
+    cp "$crate/target/nextest/suite/junit.xml" "$work/plain.xml" 2>/dev/null ||
+    : > "$work/plain.xml"
 fi
 
 echo "== the facade: cargo sim test --seeds $seeds ==" >&2
