@@ -154,11 +154,11 @@ pub(crate) struct HistoryArgs {
     pub(crate) edn: bool,
     /// Check the history against this model instead of printing it.
     #[arg(long, value_enum, value_name = "MODEL")]
-    pub(crate) check: Option<crate::history::CheckModel>,
+    pub(crate) check: Option<CheckModel>,
     /// With --check list-append or rw-register: the isolation level the
     /// store promises.
     #[arg(long, value_enum, default_value = "serializable")]
-    pub(crate) isolation: crate::history::IsolationArg,
+    pub(crate) isolation: IsolationArg,
     /// With --check and a linearizability model: the most model steps.
     #[arg(long, value_name = "STEPS", default_value_t = 10_000_000)]
     pub(crate) budget_steps: u64,
@@ -461,6 +461,38 @@ pub(crate) fn build_args(cargo_args: &[String]) -> (Vec<String>, bool) {
         }
     }
     (kept, targets_chosen)
+}
+
+/// The models `--check` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum CheckModel {
+    /// One register: read, write, cas.
+    Register,
+    /// A register per key.
+    Kv,
+    /// A set per key: add, read.
+    Set,
+    /// A FIFO queue per key: enqueue, dequeue.
+    Queue,
+    /// A counter per key: add, read.
+    Counter,
+    /// Transactions appending to lists (Elle).
+    ListAppend,
+    /// Transactions writing registers (Elle).
+    RwRegister,
+}
+
+/// `--isolation`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum IsolationArg {
+    /// No G0, G1a, G1b, G1c.
+    ReadCommitted,
+    /// Also no G-single, no lost update.
+    SnapshotIsolation,
+    /// No cycle.
+    Serializable,
+    /// No cycle with real-time order either.
+    StrictSerializable,
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! trace (or a history file), printed as JSON lines or EDN, or checked as
 //! `Sim::check_history` checks it.
 
-use crate::cli::HistoryArgs;
+use crate::cli::{CheckModel, HistoryArgs, IsolationArg};
 use sim_history::elle::{self, Isolation, Workload};
 use sim_history::linear::{self, models, Budget, Model, Verdict};
 use sim_history::History;
@@ -13,38 +13,6 @@ use std::process::ExitCode;
 
 /// The default history's name (`tokio::sim::history::DEFAULT`).
 const DEFAULT_NAME: &str = "ops";
-
-/// The models `--check` names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum CheckModel {
-    /// One register: read, write, cas.
-    Register,
-    /// A register per key.
-    Kv,
-    /// A set per key: add, read.
-    Set,
-    /// A FIFO queue per key: enqueue, dequeue.
-    Queue,
-    /// A counter per key: add, read.
-    Counter,
-    /// Transactions appending to lists (Elle).
-    ListAppend,
-    /// Transactions writing registers (Elle).
-    RwRegister,
-}
-
-/// `--isolation`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum IsolationArg {
-    /// No G0, G1a, G1b, G1c.
-    ReadCommitted,
-    /// Also no G-single, no lost update.
-    SnapshotIsolation,
-    /// No cycle.
-    Serializable,
-    /// No cycle with real-time order either.
-    StrictSerializable,
-}
 
 pub fn command(args: &HistoryArgs) -> Result<ExitCode, String> {
     let histories = read(&args.file)?;

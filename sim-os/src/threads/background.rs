@@ -3,8 +3,7 @@
 //! (`Core::drive_background`), as a `multi_thread` runtime's workers and
 //! the process's other threads run on tokio while its main thread waits.
 
-use super::calls::kernel_pause;
-use super::{core_has_threads, lock, me};
+use super::{core_has_threads, kernel_pause, lock, me};
 use sim_runtime::Core;
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -25,7 +24,7 @@ type Waiter = (Waker, Arc<AtomicBool>);
 /// Background waits in progress: while zero, futex calls take the fast path.
 static WAITING: AtomicUsize = AtomicUsize::new(0);
 
-/// How many real pauses (each `calls::IDLE_WAIT_NS`) one wait makes while
+/// How many real pauses (each `IDLE_WAIT_NS`) one wait makes while
 /// nothing in the simulation can move and a real thread might still end
 /// it: 1,000 s of real time.
 const REAL_PAUSES_MAX: u32 = 100_000;

@@ -2,7 +2,7 @@
 //! detach) and the simulator's own thread when it blocks in one.
 
 use super::{
-    active, core_has_threads, describe, lock, me, raw_futex, raw_wake, reap, SimThread,
+    active, core_has_threads, describe, kernel_pause, lock, me, raw_wake, reap, SimThread,
     NESTED_TURNS_MAX, THREADS, WAITERS,
 };
 use sim_runtime::Core;
@@ -11,10 +11,8 @@ use std::sync::Arc;
 
 // ----- blocking on the simulator's own thread -----------------------------------
 
-/// How long the simulator's thread waits in the kernel when no simulated
-/// thread can run (something outside the run may release it), and how many
-/// such waits in a row make a deadlock.
-const IDLE_WAIT_NS: i64 = 10_000_000;
+/// How many real waits in a row (each `IDLE_WAIT_NS`, see `kernel_pause`)
+/// make a deadlock when no simulated thread can run.
 const IDLE_WAITS_MAX: u32 = 10;
 
 /// The simulator's thread waits until `done`: it runs runnable threads of
@@ -78,18 +76,6 @@ pub(super) fn simulator_waits(
     Err(format!(
         "sim: livelock: the simulator's thread waited on {what} for too many turns"
     ))
-}
-
-/// A short real wait: on the lock word (a release from a thread outside
-/// the run wakes it), or a plain pause.
-pub(super) fn kernel_pause(word: Option<(&AtomicU32, u32)>) {
-    let pause = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: IDLE_WAIT_NS,
-    };
-    let spare = AtomicU32::new(0);
-    let (word, val) = word.unwrap_or((&spare, 0));
-    raw_futex(word, libc::FUTEX_WAIT, val, &pause);
 }
 
 // ----- the interposed calls -----------------------------------------------------

@@ -157,6 +157,22 @@ fn next_ordinal(core: &Core) -> u64 {
 
 // ----- raw futexes (the turn), past the interposed `syscall` -------------------
 
+/// How long the simulator's thread waits in the kernel when no simulated
+/// thread can run (something outside the run may release it).
+const IDLE_WAIT_NS: i64 = 10_000_000;
+
+/// A short real wait: on the lock word (a release from a thread outside
+/// the run wakes it), or a plain pause.
+fn kernel_pause(word: Option<(&AtomicU32, u32)>) {
+    let pause = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: IDLE_WAIT_NS,
+    };
+    let spare = AtomicU32::new(0);
+    let (word, val) = word.unwrap_or((&spare, 0));
+    raw_futex(word, libc::FUTEX_WAIT, val, &pause);
+}
+
 /// A private futex call on `word`, straight to the kernel; `timeout` bounds
 /// a wait (null: none).
 fn raw_futex(word: &AtomicU32, op: i32, val: u32, timeout: *const libc::timespec) -> i64 {
