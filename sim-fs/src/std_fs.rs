@@ -7,6 +7,7 @@ use crate::disk::{Handle, Kind, OpenFlags};
 use crate::with_disk_on;
 use sim_os::files::FileHooks;
 use sim_os::interpose::FakeStat;
+use sim_os::reserved::{release_fd, reserve_fd};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -32,29 +33,6 @@ fn errno_of(e: io::Error) -> i32 {
         io::ErrorKind::Unsupported => libc::EOPNOTSUPP,
         _ => libc::EIO,
     })
-}
-
-/// Reserves a descriptor number with a real `/dev/null` descriptor, opened
-/// by a raw syscall so that no interposed `open` sees it.
-fn reserve_fd() -> Result<i32, i32> {
-    // SAFETY: a plain openat(2) of a constant path.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat,
-            libc::AT_FDCWD,
-            c"/dev/null".as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(libc::EMFILE);
-    }
-    Ok(fd as i32)
-}
-
-fn release_fd(fd: i32) {
-    // SAFETY: closes the reservation made by `reserve_fd`.
-    unsafe { libc::syscall(libc::SYS_close, fd) };
 }
 
 fn register(descriptor: Descriptor) -> Result<i32, i32> {

@@ -26,6 +26,7 @@ pub mod logs;
 mod raw;
 pub mod real_sockets;
 mod real_threads;
+pub mod reserved;
 pub mod sockets;
 mod symbols;
 #[cfg(all(

@@ -50,8 +50,7 @@ pub(super) fn adopt(fd: i32, addr: SocketAddr) -> bool {
     };
     // SAFETY: both descriptors are this process's; dup3 replaces `fd`.
     let rc = unsafe { libc::syscall(libc::SYS_dup3, reserve, fd, libc::O_CLOEXEC) };
-    // SAFETY: closes the temporary reservation.
-    unsafe { libc::syscall(libc::SYS_close, reserve) };
+    sim_os::reserved::release_fd(reserve);
     if rc < 0 {
         let _ = on_net(core.id(), |net| net.tcp_close(id));
         return false;

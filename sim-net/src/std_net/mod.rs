@@ -18,6 +18,7 @@ pub use adopt::adopt_real_listener;
 pub(crate) use adopt::{connect_port, note_listening};
 
 use crate::net::{try_with_socket_net, Network, SocketId};
+use sim_os::reserved::{release_fd, reserve_fd};
 use sim_os::sockets::SocketHooks;
 use sim_runtime::Core;
 use std::collections::BTreeMap;
@@ -103,24 +104,6 @@ pub(crate) fn errno_of(e: &io::Error) -> i32 {
     }
 }
 
-/// Reserves a descriptor number with a real `/dev/null` descriptor, opened
-/// by a raw syscall so that no interposed `open` sees it.
-fn reserve_fd() -> Result<i32, i32> {
-    // SAFETY: a plain openat(2) of a constant path.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat,
-            libc::AT_FDCWD,
-            c"/dev/null".as_ptr(),
-            libc::O_RDWR | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(libc::EMFILE);
-    }
-    Ok(fd as i32)
-}
-
 /// Files `sock` under a new descriptor.
 fn register(sock: Shared) -> Result<i32, i32> {
     let fd = reserve_fd()?;
@@ -134,8 +117,7 @@ fn register(sock: Shared) -> Result<i32, i32> {
 fn unregister(fd: i32) -> Option<Shared> {
     let sock = table().remove(&fd)?;
     sim_os::sockets::count_sim_fd(false);
-    // SAFETY: closes the reservation made by `reserve_fd`.
-    unsafe { libc::syscall(libc::SYS_close, fd) };
+    release_fd(fd);
     Some(sock)
 }
 
