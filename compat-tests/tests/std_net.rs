@@ -187,3 +187,49 @@ async fn connect_timeout_and_try_clone() {
     assert_eq!(&buf, b"from the clone!");
     assert_eq!(client.await.unwrap(), peer);
 }
+
+#[tokio::test]
+async fn std_udp_sockets_exchange_datagrams_with_tokio_ones() {
+    let tokio_sock = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let tokio_addr = tokio_sock.local_addr().unwrap();
+    let std_sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let std_addr = std_sock.local_addr().unwrap();
+    std_sock.send_to(b"ping", tokio_addr).unwrap();
+    let mut buf = [0u8; 16];
+    let (n, from) = tokio_sock.recv_from(&mut buf).await.unwrap();
+    assert_eq!((&buf[..n], from), (&b"ping"[..], std_addr));
+    tokio_sock.send_to(b"pong", std_addr).await.unwrap();
+    let got = tokio::task::spawn_blocking(move || {
+        std_sock
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut buf = [0u8; 16];
+        let (n, from) = std_sock.recv_from(&mut buf).unwrap();
+        (buf[..n].to_vec(), from)
+    })
+    .await
+    .unwrap();
+    assert_eq!(got, (b"pong".to_vec(), tokio_addr));
+}
+
+#[tokio::test]
+async fn a_std_udp_socket_moves_to_tokio_and_back() {
+    let std_sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    std_sock.set_nonblocking(true).unwrap();
+    let addr = std_sock.local_addr().unwrap();
+    let sock = tokio::net::UdpSocket::from_std(std_sock).unwrap();
+    assert_eq!(sock.local_addr().unwrap(), addr);
+    let peer = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    peer.connect(addr).await.unwrap();
+    peer.send(b"x").await.unwrap();
+    let mut buf = [0u8; 4];
+    let n = sock.recv(&mut buf).await.unwrap();
+    assert_eq!(&buf[..n], b"x");
+    let back = sock.into_std().unwrap();
+    assert_eq!(back.local_addr().unwrap(), addr);
+    let mut one = [0u8; 1];
+    assert_eq!(
+        back.recv(&mut one).unwrap_err().kind(),
+        ErrorKind::WouldBlock
+    );
+}

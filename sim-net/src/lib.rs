@@ -16,7 +16,7 @@
 //!   the socket slab holds and what travels between sockets.
 //! - [`tcp`]: connections (reliable, ordered, with flow control).
 //! - [`udp`]: datagrams (dropped, duplicated, reordered by link rates).
-//! - [`std_net`]: `std::net`'s TCP sockets during a run, as sockets of this
+//! - [`std_net`]: `std::net`'s TCP and UDP sockets during a run, as sockets of this
 //!   network (the hooks `sim-os`'s interposed socket calls ask).
 //! - [`control`]: scripted controls (hold after N bytes, resets by
 //!   predicate, silent ports, throttled readers, DNS delays, routes).

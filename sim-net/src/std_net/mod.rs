@@ -3,7 +3,8 @@
 //!
 //! A descriptor maps to a [`Sock`]: which simulation it belongs to (by
 //! runtime id), where it is in its life (fresh, bound, listening,
-//! connecting, connected) and its options. `dup` shares the `Sock`; the
+//! connecting, connected; or a bound datagram socket, `datagram.rs`) and
+//! its options. `dup` shares the `Sock`; the
 //! socket closes with its last descriptor. A blocking call waits through
 //! [`wait`], in virtual time.
 //!
@@ -11,6 +12,7 @@
 //! [`take`], and `into_std` gives a socket a descriptor with [`give`].
 
 mod adopt;
+mod datagram;
 mod options;
 mod wait;
 
@@ -40,6 +42,8 @@ pub enum Phase {
     Connecting(SocketId),
     /// A connection (connected or accepted).
     Connected(SocketId),
+    /// A datagram socket, bound (by `bind`, or by its first use).
+    Datagram(SocketId),
     /// Its connect failed (the errno, for `SO_ERROR` once), or its
     /// simulation ended.
     Failed(i32),
@@ -52,6 +56,8 @@ pub(crate) struct Sock {
     core: u16,
     phase: Phase,
     ipv6: bool,
+    /// A datagram (UDP) socket, not a stream.
+    udp: bool,
     nonblocking: bool,
     read_shut: bool,
     read_timeout: Option<Duration>,
@@ -126,6 +132,7 @@ fn new_sock(core: u16, phase: Phase, ipv6: bool, nonblocking: bool) -> Shared {
         core,
         phase,
         ipv6,
+        udp: matches!(phase, Phase::Datagram(_)),
         nonblocking,
         read_shut: false,
         read_timeout: None,
@@ -190,6 +197,7 @@ struct View {
     core: u16,
     phase: Phase,
     ipv6: bool,
+    udp: bool,
     nonblocking: bool,
     read_shut: bool,
     read_timeout: Option<Duration>,
@@ -204,6 +212,7 @@ fn view(fd: i32) -> Result<(Shared, View), i32> {
             core: s.core,
             phase: s.phase,
             ipv6: s.ipv6,
+            udp: s.udp,
             nonblocking: s.nonblocking,
             read_shut: s.read_shut,
             read_timeout: s.read_timeout,
@@ -236,7 +245,9 @@ fn connection(fd: i32, sock: &Shared, v: &View) -> Result<SocketId, i32> {
                 }
             }
         }
-        Phase::Failed(_) | Phase::Fresh(_) | Phase::Listening(_) => Err(libc::ENOTCONN),
+        Phase::Failed(_) | Phase::Fresh(_) | Phase::Listening(_) | Phase::Datagram(_) => {
+            Err(libc::ENOTCONN)
+        }
     }
 }
 
@@ -245,8 +256,11 @@ struct Hooks;
 
 impl SocketHooks for Hooks {
     fn socket(&self, domain: i32, kind: i32) -> Option<Result<i32, i32>> {
-        let stream = kind & !(libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC) == libc::SOCK_STREAM;
-        if !stream || (domain != libc::AF_INET && domain != libc::AF_INET6) {
+        let kind = kind & !(libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC);
+        let udp = kind == libc::SOCK_DGRAM;
+        if !(udp || kind == libc::SOCK_STREAM)
+            || (domain != libc::AF_INET && domain != libc::AF_INET6)
+        {
             return None;
         }
         let core = thread_core()?;
@@ -260,6 +274,7 @@ impl SocketHooks for Hooks {
             domain == libc::AF_INET6,
             nonblocking,
         );
+        lock(&sock).udp = udp;
         Some(register(sock))
     }
 
@@ -269,6 +284,9 @@ impl SocketHooks for Hooks {
 
     fn bind(&self, fd: i32, addr: SocketAddr) -> Result<(), i32> {
         let (sock, v) = view(fd)?;
+        if v.udp {
+            return datagram::bind(&sock, &v, addr).map(drop);
+        }
         if v.phase != Phase::Fresh(None) {
             return Err(libc::EINVAL);
         }
@@ -282,6 +300,9 @@ impl SocketHooks for Hooks {
 
     fn listen(&self, fd: i32, backlog: i32) -> Result<(), i32> {
         let (sock, v) = view(fd)?;
+        if v.udp {
+            return Err(libc::EOPNOTSUPP);
+        }
         let addr = match v.phase {
             Phase::Listening(_) => return Ok(()),
             Phase::Fresh(Some(addr)) => addr,
@@ -297,7 +318,11 @@ impl SocketHooks for Hooks {
     fn accept(&self, fd: i32, flags: i32) -> Result<(i32, SocketAddr), i32> {
         let (sock, v) = view(fd)?;
         let Phase::Listening(id) = v.phase else {
-            return Err(libc::EINVAL);
+            return Err(if v.udp {
+                libc::EOPNOTSUPP
+            } else {
+                libc::EINVAL
+            });
         };
         let (conn, peer) = drive(v.core, !v.nonblocking, v.read_timeout, |net, cx| {
             net.tcp_poll_accept(id, cx)
@@ -311,11 +336,16 @@ impl SocketHooks for Hooks {
 
     fn connect(&self, fd: i32, addr: SocketAddr) -> Result<(), i32> {
         let (sock, v) = view(fd)?;
+        if v.udp {
+            return datagram::connect(&sock, &v, addr);
+        }
         let bind = match v.phase {
             Phase::Fresh(bind) => bind,
             Phase::Connecting(_) => return Err(libc::EALREADY),
             Phase::Connected(_) => return Err(libc::EISCONN),
-            Phase::Listening(_) | Phase::Failed(_) => return Err(libc::EINVAL),
+            Phase::Listening(_) | Phase::Failed(_) | Phase::Datagram(_) => {
+                return Err(libc::EINVAL)
+            }
         };
         let id = on_net(v.core, |net| net.tcp_connect(addr, bind))?.map_err(|e| errno_of(&e))?;
         lock(&sock).phase = Phase::Connecting(id);
@@ -326,11 +356,19 @@ impl SocketHooks for Hooks {
         connection(fd, &sock, &v).map(drop)
     }
 
-    fn recv(&self, fd: i32, buf: &mut [u8], flags: i32) -> Result<usize, i32> {
+    fn recv(
+        &self,
+        fd: i32,
+        buf: &mut [u8],
+        flags: i32,
+    ) -> Result<(usize, Option<SocketAddr>), i32> {
         let (sock, v) = view(fd)?;
+        if v.udp {
+            return datagram::recv(&sock, &v, buf, flags);
+        }
         let id = connection(fd, &sock, &v)?;
         if v.read_shut {
-            return Ok(0);
+            return Ok((0, None));
         }
         let blocking = !v.nonblocking && flags & libc::MSG_DONTWAIT == 0;
         let peek = flags & libc::MSG_PEEK != 0;
@@ -338,10 +376,18 @@ impl SocketHooks for Hooks {
             net.tcp_poll_read(id, cx, buf, peek)
                 .map(|r| r.map_err(|e| errno_of(&e)))
         })
+        .map(|n| (n, None))
     }
 
-    fn send(&self, fd: i32, buf: &[u8], flags: i32) -> Result<usize, i32> {
+    fn send(&self, fd: i32, buf: &[u8], flags: i32, to: Option<SocketAddr>) -> Result<usize, i32> {
         let (sock, v) = view(fd)?;
+        if v.udp {
+            return datagram::send(&sock, &v, buf, to);
+        }
+        if to.is_some() {
+            // An address on a connection: Linux says it is connected.
+            return Err(libc::EISCONN);
+        }
         let id = connection(fd, &sock, &v)?;
         let blocking = !v.nonblocking && flags & libc::MSG_DONTWAIT == 0;
         drive(v.core, blocking, v.write_timeout, |net, cx| {
@@ -360,6 +406,9 @@ impl SocketHooks for Hooks {
             Phase::Listening(id) | Phase::Connecting(id) | Phase::Connected(id) => {
                 on_net(v.core, |net| net.tcp_local_addr(id))?.map_err(|e| errno_of(&e))
             }
+            Phase::Datagram(id) => {
+                on_net(v.core, |net| net.udp_local_addr(id))?.map_err(|e| errno_of(&e))
+            }
             Phase::Failed(_) => Err(libc::EINVAL),
         }
     }
@@ -369,6 +418,9 @@ impl SocketHooks for Hooks {
         match v.phase {
             Phase::Connected(id) => {
                 on_net(v.core, |net| net.tcp_peer_addr(id))?.map_err(|e| errno_of(&e))
+            }
+            Phase::Datagram(id) => {
+                on_net(v.core, |net| net.udp_peer_addr(id))?.map_err(|_| libc::ENOTCONN)
             }
             _ => Err(libc::ENOTCONN),
         }
@@ -409,7 +461,7 @@ impl SocketHooks for Hooks {
         let mut buf = vec![0u8; 1 << 16];
         match self.recv(fd, &mut buf, libc::MSG_PEEK | libc::MSG_DONTWAIT) {
             Err(libc::EAGAIN) => Ok(0),
-            other => other,
+            other => other.map(|(n, _)| n),
         }
     }
 
@@ -443,8 +495,14 @@ impl SocketHooks for Hooks {
 /// Closes what a socket holds in its network (nothing for a fresh or
 /// failed one, or when its simulation is gone).
 fn close_phase(core: u16, phase: Phase) {
-    if let Phase::Listening(id) | Phase::Connecting(id) | Phase::Connected(id) = phase {
-        let _ = on_net(core, |net| net.tcp_close(id));
+    match phase {
+        Phase::Listening(id) | Phase::Connecting(id) | Phase::Connected(id) => {
+            let _ = on_net(core, |net| net.tcp_close(id));
+        }
+        Phase::Datagram(id) => {
+            let _ = on_net(core, |net| net.udp_close(id));
+        }
+        Phase::Fresh(_) | Phase::Failed(_) => {}
     }
 }
 
@@ -494,14 +552,16 @@ pub fn give(phase: Phase) -> io::Result<i32> {
     let core =
         thread_core().ok_or_else(|| io::Error::other("sim: no simulation on this thread"))?;
     install();
-    let ipv6 = match phase {
+    let local = match phase {
         Phase::Listening(id) | Phase::Connected(id) => {
-            try_with_socket_net(|net| net.tcp_local_addr(id))
-                .and_then(Result::ok)
-                .is_some_and(|a| a.is_ipv6())
+            try_with_socket_net(|net| net.tcp_local_addr(id)).and_then(Result::ok)
         }
-        _ => false,
+        Phase::Datagram(id) => {
+            try_with_socket_net(|net| net.udp_local_addr(id)).and_then(Result::ok)
+        }
+        _ => None,
     };
+    let ipv6 = local.is_some_and(|a| a.is_ipv6());
     register(new_sock(core.id(), phase, ipv6, true)).map_err(io::Error::from_raw_os_error)
 }
 

@@ -86,6 +86,20 @@ pub(super) fn set(sock: &Shared, level: i32, name: i32, value: &[u8]) -> Result<
         Phase::Connected(id) | Phase::Connecting(id) => Some(id),
         _ => None,
     };
+    if let Phase::Datagram(id) = phase {
+        match (level, name) {
+            (libc::IPPROTO_IP, libc::IP_TTL) => {
+                let ttl = u32::try_from(int_of(value)?).map_err(|_| libc::EINVAL)?;
+                return on_net(core, |net| net.udp_set_ttl(id, ttl))?.map_err(|e| errno_of(&e));
+            }
+            (libc::SOL_SOCKET, libc::SO_BROADCAST) => {
+                let on = int_of(value)? != 0;
+                return on_net(core, |net| net.udp_set_broadcast(id, on))?
+                    .map_err(|e| errno_of(&e));
+            }
+            _ => {}
+        }
+    }
     match (level, name) {
         (libc::SOL_SOCKET, libc::SO_RCVTIMEO) => lock(sock).read_timeout = duration_of(value)?,
         (libc::SOL_SOCKET, libc::SO_SNDTIMEO) => lock(sock).write_timeout = duration_of(value)?,
@@ -142,13 +156,35 @@ pub(super) fn get(sock: &Shared, level: i32, name: i32) -> Result<Vec<u8>, i32> 
                 _ => int(0),
             }
         }
-        (libc::SOL_SOCKET, libc::SO_TYPE) => int(libc::SOCK_STREAM),
+        (libc::SOL_SOCKET, libc::SO_TYPE) => int(if lock(sock).udp {
+            libc::SOCK_DGRAM
+        } else {
+            libc::SOCK_STREAM
+        }),
         (libc::SOL_SOCKET, libc::SO_DOMAIN) => int(if lock(sock).ipv6 {
             libc::AF_INET6
         } else {
             libc::AF_INET
         }),
-        (libc::SOL_SOCKET, libc::SO_PROTOCOL) => int(libc::IPPROTO_TCP),
+        (libc::SOL_SOCKET, libc::SO_PROTOCOL) => int(if lock(sock).udp {
+            libc::IPPROTO_UDP
+        } else {
+            libc::IPPROTO_TCP
+        }),
+        (libc::IPPROTO_IP, libc::IP_TTL) if matches!(phase, Phase::Datagram(_)) => {
+            let Phase::Datagram(id) = phase else {
+                unreachable!("matched")
+            };
+            int(on_net(core, |net| net.udp_ttl(id))?.map_err(|e| errno_of(&e))? as i32)
+        }
+        (libc::SOL_SOCKET, libc::SO_BROADCAST) if matches!(phase, Phase::Datagram(_)) => {
+            let Phase::Datagram(id) = phase else {
+                unreachable!("matched")
+            };
+            int(i32::from(
+                on_net(core, |net| net.udp_broadcast(id))?.map_err(|e| errno_of(&e))?,
+            ))
+        }
         (libc::SOL_SOCKET, libc::SO_ACCEPTCONN) => {
             int(i32::from(matches!(phase, Phase::Listening(_))))
         }

@@ -200,6 +200,16 @@ fn readiness(
                 libc::POLLOUT | libc::POLLERR | libc::POLLHUP
             }
         },
+        Phase::Datagram(id) => {
+            // A send never waits; a datagram waiting is readable.
+            let mut events = libc::POLLOUT;
+            if net.udp_read_ready(id) {
+                events |= libc::POLLIN;
+            } else if wants_read {
+                net.udp_register_read(id, cx.waker());
+            }
+            events
+        }
         Phase::Connected(id) => {
             let mut events = 0;
             // poll(2) is level-triggered: readable while a read would

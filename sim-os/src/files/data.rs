@@ -103,7 +103,7 @@ pub unsafe extern "C" fn readv(fd: i32, iov: *const libc::iovec, count: i32) -> 
                 // SAFETY: each iovec points at `iov_len` writable bytes (libc's contract).
                 let buf =
                     unsafe { std::slice::from_raw_parts_mut(v.iov_base.cast::<u8>(), v.iov_len) };
-                return io_result(sockets.recv(fd, buf, 0));
+                return io_result(sockets.recv(fd, buf, 0).map(|(n, _)| n));
             }
         }
         return 0;
@@ -148,7 +148,12 @@ pub unsafe extern "C" fn writev(fd: i32, iov: *const libc::iovec, count: i32) ->
             let buf = unsafe { std::slice::from_raw_parts(v.iov_base.cast::<u8>(), v.iov_len) };
             let wrote = match (sockets, files) {
                 // After the first buffer, a socket takes only what fits now.
-                (Some(s), _) => s.send(fd, buf, if total == 0 { 0 } else { libc::MSG_DONTWAIT }),
+                (Some(s), _) => s.send(
+                    fd,
+                    buf,
+                    if total == 0 { 0 } else { libc::MSG_DONTWAIT },
+                    None,
+                ),
                 (_, Some(f)) => f.write(fd, buf, None),
                 _ => unreachable!("one of the two is set"),
             };

@@ -305,7 +305,7 @@ pub unsafe extern "C" fn recv(fd: i32, buf: *mut libc::c_void, n: usize, flags: 
     if let Some(h) = sim_fd(fd) {
         // SAFETY: the caller's buffer of `n` bytes.
         let buf = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), n) };
-        return to_isize(h.recv(fd, buf, flags));
+        return to_isize(h.recv(fd, buf, flags).map(|(n, _)| n));
     }
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     if flags & libc::MSG_DONTWAIT == 0 {
@@ -319,8 +319,8 @@ pub unsafe extern "C" fn recv(fd: i32, buf: *mut libc::c_void, n: usize, flags: 
     )
 }
 
-/// `recvfrom`: on a simulated (connected) socket, `recv`, and the address
-/// is the peer's.
+/// `recvfrom`: on a simulated socket, the datagram's source (or a
+/// connection's peer).
 ///
 /// # Safety
 /// libc's contract.
@@ -337,11 +337,13 @@ pub unsafe extern "C" fn recvfrom(
         // SAFETY: the caller's buffer of `n` bytes.
         let slice = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), n) };
         let got = h.recv(fd, slice, flags);
-        if let (Ok(_), Ok(peer)) = (&got, h.peer_addr(fd)) {
-            // SAFETY: the caller's buffer of `*len` bytes.
-            unsafe { addr::write(peer, at, len) };
+        if let Ok((_, from)) = &got {
+            if let Some(from) = from.or_else(|| h.peer_addr(fd).ok()) {
+                // SAFETY: the caller's buffer of `*len` bytes.
+                unsafe { addr::write(from, at, len) };
+            }
         }
-        return to_isize(got);
+        return to_isize(got.map(|(n, _)| n));
     }
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     if flags & libc::MSG_DONTWAIT == 0 {
@@ -371,7 +373,7 @@ pub unsafe extern "C" fn send(fd: i32, buf: *const libc::c_void, n: usize, flags
     if let Some(h) = sim_fd(fd) {
         // SAFETY: the caller's buffer of `n` bytes.
         let buf = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), n) };
-        return to_isize(h.send(fd, buf, flags));
+        return to_isize(h.send(fd, buf, flags, None));
     }
     real!(
         c"send",
@@ -379,8 +381,8 @@ pub unsafe extern "C" fn send(fd: i32, buf: *const libc::c_void, n: usize, flags
     )
 }
 
-/// `sendto`: on a simulated (connected) socket, `send`; an address is
-/// refused, as Linux refuses it on a connected TCP socket.
+/// `sendto`: on a simulated socket, to the address given (a datagram
+/// socket) or the connected peer.
 ///
 /// # Safety
 /// libc's contract.
@@ -394,12 +396,14 @@ pub unsafe extern "C" fn sendto(
     len: libc::socklen_t,
 ) -> isize {
     if let Some(h) = sim_fd(fd) {
-        if !at.is_null() {
-            return fail(libc::EISCONN);
+        // SAFETY: the caller's address of `len` bytes, or null.
+        let to = unsafe { addr::read(at, len) };
+        if !at.is_null() && to.is_none() {
+            return fail(libc::EAFNOSUPPORT);
         }
         // SAFETY: the caller's buffer of `n` bytes.
         let buf = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), n) };
-        return to_isize(h.send(fd, buf, flags));
+        return to_isize(h.send(fd, buf, flags, to));
     }
     real!(
         c"sendto",

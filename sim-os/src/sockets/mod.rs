@@ -1,7 +1,8 @@
-//! `std::net` during a run: the TCP sockets a simulation's code makes with
-//! libc's calls (`std::net::TcpListener`, `std::net::TcpStream`, a
-//! dependency's blocking client) are sockets of the simulated network, as
-//! `tokio::net`'s are (through [`SocketHooks`], which `sim-net` installs).
+//! `std::net` during a run: the TCP and UDP sockets a simulation's code
+//! makes with libc's calls (`std::net::TcpListener`, `TcpStream`,
+//! `UdpSocket`, a dependency's blocking client) are sockets of the
+//! simulated network, as `tokio::net`'s are (through [`SocketHooks`], which
+//! `sim-net` installs).
 //!
 //! - A socket is simulated when the thread that makes it is in a
 //!   simulation: inside a runtime, on a simulated thread, or a thread
@@ -47,10 +48,13 @@ pub trait SocketHooks: Sync {
     fn accept(&self, fd: i32, flags: i32) -> Result<(i32, SocketAddr), i32>;
     /// `connect`.
     fn connect(&self, fd: i32, addr: SocketAddr) -> Result<(), i32>;
-    /// `recv` (`MSG_PEEK`, `MSG_DONTWAIT` of `flags`); `read` with none.
-    fn recv(&self, fd: i32, buf: &mut [u8], flags: i32) -> Result<usize, i32>;
-    /// `send` (`MSG_DONTWAIT` of `flags`); `write` with none.
-    fn send(&self, fd: i32, buf: &[u8], flags: i32) -> Result<usize, i32>;
+    /// `recvfrom` (`MSG_PEEK`, `MSG_DONTWAIT` of `flags`); `recv` and
+    /// `read` too: the bytes, and a datagram's source.
+    fn recv(&self, fd: i32, buf: &mut [u8], flags: i32)
+        -> Result<(usize, Option<SocketAddr>), i32>;
+    /// `sendto` (`MSG_DONTWAIT` of `flags`; `to` for a datagram socket);
+    /// `send` and `write` too, with no address.
+    fn send(&self, fd: i32, buf: &[u8], flags: i32, to: Option<SocketAddr>) -> Result<usize, i32>;
     /// `getsockname`.
     fn local_addr(&self, fd: i32) -> Result<SocketAddr, i32>;
     /// `getpeername`.

@@ -63,26 +63,51 @@ impl UdpSocket {
         .await
     }
 
-    /// Refused: a real socket is outside the simulation.
+    /// Takes a `std::net::UdpSocket` made in the simulation. It should be
+    /// in non-blocking mode, as tokio requires.
     ///
     /// # Errors
-    /// Always, naming the escape.
+    /// For a real socket (an escape) or one never bound.
+    ///
+    /// # Panics
+    /// Outside a runtime with I/O enabled; in a debug build, for a socket
+    /// in blocking mode, as tokio's debug builds do.
     #[track_caller]
     pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
         crate::util::require_io();
-        let addr = socket
-            .local_addr()
-            .map(|a| a.to_string())
-            .unwrap_or_default();
-        Err(crate::net::tcp::escape_for_udp(&addr))
+        if !sim_net::std_net::is_sim(std::os::unix::io::AsRawFd::as_raw_fd(&socket)) {
+            let addr = socket
+                .local_addr()
+                .map(|a| a.to_string())
+                .unwrap_or_default();
+            return Err(crate::net::tcp::escape_for_udp(&addr));
+        }
+        let fd = std::os::unix::io::IntoRawFd::into_raw_fd(socket);
+        match sim_net::std_net::take(fd) {
+            Some((sim_net::std_net::Phase::Datagram(id), nonblocking)) => {
+                crate::net::fd::check_nonblocking(nonblocking);
+                Ok(UdpSocket::from_id(id))
+            }
+            _ => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "UdpSocket::from_std: the socket is not bound",
+            )),
+        }
     }
 
-    /// Refused: a simulated socket has no real socket to become.
+    /// The socket as a `std::net::UdpSocket` of the simulation (in
+    /// non-blocking mode, as tokio's is).
     ///
     /// # Errors
-    /// Always, naming the escape.
+    /// With no descriptor left.
     pub fn into_std(self) -> io::Result<std::net::UdpSocket> {
-        Err(crate::net::tcp::escape_for_udp("a simulated UdpSocket"))
+        let fd = sim_net::std_net::give(sim_net::std_net::Phase::Datagram(self.id))?;
+        // The socket lives on under the descriptor: this handle must not
+        // close it.
+        let mut this = std::mem::ManuallyDrop::new(self);
+        drop(std::mem::take(&mut this.fd));
+        // SAFETY: `give` made `fd` for this socket and hands it over.
+        Ok(unsafe { std::os::unix::io::FromRawFd::from_raw_fd(fd) })
     }
 
     /// The bound address.
