@@ -131,7 +131,10 @@ impl Held<'_> {
         self.swapped = true;
         let origin = std::fs::read_to_string(&files.sim_lock_origin).unwrap_or_default();
         if origin.trim() == origin_of(&saved) {
-            if let Ok(bytes) = std::fs::read(&files.sim_lock) {
+            if let Some(bytes) = std::fs::read(&files.sim_lock)
+                .ok()
+                .filter(|b| whole_lock(b))
+            {
                 std::fs::write(&files.lock, bytes)
                     .map_err(|e| format!("cannot write {}: {e}", files.lock.display()))?;
             }
@@ -148,8 +151,12 @@ impl Held<'_> {
         let files = self.files;
         let saved = std::fs::read(&files.journal)
             .map_err(|e| format!("the journal {} is gone: {e}", files.journal.display()))?;
-        if let Ok(bytes) = std::fs::read(&files.lock) {
-            if std::fs::write(&files.sim_lock, bytes).is_ok() {
+        // The kept lock is written whole or not at all (a full disk left a
+        // truncated one that every later build failed to parse), and its
+        // origin only after it.
+        let _ = std::fs::remove_file(&files.sim_lock_origin);
+        if let Some(bytes) = std::fs::read(&files.lock).ok().filter(|b| whole_lock(b)) {
+            if write_replacing(&files.sim_lock, &bytes).is_ok() {
                 let _ = std::fs::write(&files.sim_lock_origin, origin_of(&saved));
             }
         }
@@ -165,6 +172,24 @@ impl Drop for Held<'_> {
             eprintln!("sim: error: {message}");
         }
     }
+}
+
+/// Whether `bytes` look like a whole lock file as cargo writes one: not
+/// empty, ending with its last line's newline (a write cut short by a full
+/// disk ends mid-line).
+fn whole_lock(bytes: &[u8]) -> bool {
+    bytes.ends_with(b"\n")
+}
+
+/// Writes `path` through a temporary file renamed over it: a reader sees
+/// the old contents or the new, never a part.
+fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let temporary = path.with_extension("lock.partial");
+    let written = write_durably(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
 }
 
 fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -184,4 +209,26 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| {
         (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kept lock cut short (a full disk) is not used, and a replacing
+    /// write leaves the whole new contents or the old ones.
+    #[test]
+    fn a_lock_cut_short_is_not_whole_and_a_replacing_write_is() {
+        assert!(whole_lock(b"version = 4\n"));
+        assert!(!whole_lock(b"source = \"registry+https://github.com/rust-lang/c"));
+        assert!(!whole_lock(b""));
+        let dir = std::env::temp_dir().join(format!("cargo-sim-lock-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("Cargo.sim.test.lock");
+        std::fs::write(&path, b"old\n").unwrap();
+        write_replacing(&path, b"new\n").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new\n");
+        assert!(!path.with_extension("lock.partial").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
