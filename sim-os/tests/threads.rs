@@ -175,14 +175,15 @@ fn the_seed_decides_the_interleaving_and_replays_it() {
     assert!(a == b, "one seed, two processes, two traces");
 }
 
-/// The same for a real socket: a thread's blocking `recv` is refused.
+/// The same for a real socket (made before any runtime: one made in the
+/// simulation is simulated): a thread's blocking `recv` is refused.
 #[test]
 fn a_thread_blocking_on_a_real_socket_is_refused() {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build_with(sim_runtime::SimConfig::with_seed(2));
     let failure = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         runtime.block_on(async {
-            let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
             let listener = std::thread::Builder::new()
                 .name("listener".into())
                 .spawn(move || socket.recv(&mut [0u8; 8]))
