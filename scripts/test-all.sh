@@ -18,3 +18,11 @@ echo "== simulation build: cargo sim test =="
 # is the runner, no tokio user: its tests (which run cargo sim on fixture
 # crates) are the plain build's.
 cargo_sim test --workspace --exclude sim-bench --exclude cargo-sim
+
+echo "== simulation build: replays in a fresh process =="
+# Each seed of the tests that mix OS threads, std sockets and several
+# runtimes runs again in a process of its own and must give the same trace:
+# what a saved seed promises (process-wide state, such as a count of
+# threads, once named a seed's threads differently in a replay).
+cargo_sim test -p compat-tests --test threads --test std_net --test runtime_background \
+  --test two_runtimes --seeds 2 --check-determinism --no-save
