@@ -43,6 +43,7 @@ sim=$root/target/debug/cargo-sim
 # tonic's tests generate code with protoc: the vendored one of the
 # workspace's dependencies (protoc-bin-vendored) when none is installed.
 if [ -z "${PROTOC:-}" ] && ! command -v protoc > /dev/null; then
+  cargo fetch --quiet --manifest-path "$root/Cargo.toml"
   PROTOC=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/protoc-bin-vendored-linux-x86_64-*/bin/protoc 2>/dev/null | head -1)
   export PROTOC
 fi
