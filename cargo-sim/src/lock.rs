@@ -220,7 +220,9 @@ mod tests {
     #[test]
     fn a_lock_cut_short_is_not_whole_and_a_replacing_write_is() {
         assert!(whole_lock(b"version = 4\n"));
-        assert!(!whole_lock(b"source = \"registry+https://github.com/rust-lang/c"));
+        assert!(!whole_lock(
+            b"source = \"registry+https://github.com/rust-lang/c"
+        ));
         assert!(!whole_lock(b""));
         let dir = std::env::temp_dir().join(format!("cargo-sim-lock-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

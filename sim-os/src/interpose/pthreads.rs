@@ -4,6 +4,28 @@
 
 use crate::symbols::{libc_fn, real};
 
+/// libc's own `pthread_create`, past ours.
+pub(crate) type PthreadCreate = unsafe extern "C" fn(
+    *mut libc::pthread_t,
+    *const libc::pthread_attr_t,
+    extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
+    *mut libc::c_void,
+) -> libc::c_int;
+
+/// libc's own `pthread_create` (`None` if libc has none), for the threads
+/// this layer starts itself: real ones, simulated ones, the driver.
+pub(crate) fn real_pthread_create() -> Option<PthreadCreate> {
+    libc_fn!(
+        c"pthread_create",
+        fn(
+            *mut libc::pthread_t,
+            *const libc::pthread_attr_t,
+            extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
+            *mut libc::c_void,
+        ) -> libc::c_int
+    )
+}
+
 /// libc's `pthread_create`: during a run, a simulated thread (see
 /// `threads/`), real with `SIM_ALLOW_THREADS=1`.
 ///
@@ -20,15 +42,7 @@ pub unsafe extern "C" fn pthread_create(
     // (`threads/`), unless real, parallel threads were asked for.
     // The thread that drives a simulation in the background: a plain one.
     if crate::threads::starting_driver() {
-        let Some(real) = libc_fn!(
-            c"pthread_create",
-            fn(
-                *mut libc::pthread_t,
-                *const libc::pthread_attr_t,
-                extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
-                *mut libc::c_void,
-            ) -> libc::c_int
-        ) else {
+        let Some(real) = real_pthread_create() else {
             return libc::EAGAIN;
         };
         return real(thread, attr, start, arg);
@@ -47,15 +61,7 @@ pub unsafe extern "C" fn pthread_create(
         return rc;
     }
     // A real thread, counted while it runs (see `real_threads`).
-    let Some(real) = libc_fn!(
-        c"pthread_create",
-        fn(
-            *mut libc::pthread_t,
-            *const libc::pthread_attr_t,
-            extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
-            *mut libc::c_void,
-        ) -> libc::c_int
-    ) else {
+    let Some(real) = real_pthread_create() else {
         return libc::EAGAIN;
     };
     let counted = Box::into_raw(Box::new(crate::real_threads::Start { start, arg }));

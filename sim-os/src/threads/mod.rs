@@ -385,15 +385,7 @@ pub(crate) unsafe fn spawn(
         thread: sim.clone(),
         core: Rc::into_raw(rc),
     }));
-    let Some(real) = crate::symbols::libc_fn!(
-        c"pthread_create",
-        fn(
-            *mut libc::pthread_t,
-            *const libc::pthread_attr_t,
-            extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
-            *mut libc::c_void,
-        ) -> libc::c_int
-    ) else {
+    let Some(real) = crate::interpose::real_pthread_create() else {
         return libc::EAGAIN;
     };
     let rc = real(thread, attr, trampoline, boot.cast());
