@@ -49,3 +49,33 @@ pub(crate) fn check_nonblocking(nonblocking: bool) {
         );
     }
 }
+
+/// The simulated socket behind a `std::net` socket made in the simulation,
+/// taken out of its descriptor for `from_std` (in a debug build, refused in
+/// blocking mode, see [`check_nonblocking`]). `None` for a socket of no
+/// simulation of this thread (its descriptor is closed).
+#[track_caller]
+pub(crate) fn take_std(
+    socket: impl std::os::unix::io::IntoRawFd,
+) -> Option<sim_net::std_net::Phase> {
+    let fd = socket.into_raw_fd();
+    let Some((phase, nonblocking)) = sim_net::std_net::take(fd) else {
+        // SAFETY: the descriptor was the socket's, handed over above.
+        drop(unsafe { OwnedFd::from_raw_fd(fd) });
+        return None;
+    };
+    check_nonblocking(nonblocking);
+    Some(phase)
+}
+
+/// A `std::net` socket of the simulation for `into_std`: a new descriptor
+/// for `phase` (in non-blocking mode, as tokio's are). The caller's handle
+/// must not close the socket afterwards.
+///
+/// # Errors
+/// With no descriptor left.
+pub(crate) fn give_std<T: FromRawFd>(phase: sim_net::std_net::Phase) -> std::io::Result<T> {
+    let fd = sim_net::std_net::give(phase)?;
+    // SAFETY: `give` made `fd` for this socket and hands it over.
+    Ok(unsafe { T::from_raw_fd(fd) })
+}

@@ -82,12 +82,8 @@ impl UdpSocket {
                 .unwrap_or_default();
             return Err(crate::net::tcp::escape_for_udp(&addr));
         }
-        let fd = std::os::unix::io::IntoRawFd::into_raw_fd(socket);
-        match sim_net::std_net::take(fd) {
-            Some((sim_net::std_net::Phase::Datagram(id), nonblocking)) => {
-                crate::net::fd::check_nonblocking(nonblocking);
-                Ok(UdpSocket::from_id(id))
-            }
+        match crate::net::fd::take_std(socket) {
+            Some(sim_net::std_net::Phase::Datagram(id)) => Ok(UdpSocket::from_id(id)),
             _ => Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "UdpSocket::from_std: the socket is not bound",
@@ -101,13 +97,12 @@ impl UdpSocket {
     /// # Errors
     /// With no descriptor left.
     pub fn into_std(self) -> io::Result<std::net::UdpSocket> {
-        let fd = sim_net::std_net::give(sim_net::std_net::Phase::Datagram(self.id))?;
+        let std = crate::net::fd::give_std(sim_net::std_net::Phase::Datagram(self.id))?;
         // The socket lives on under the descriptor: this handle must not
         // close it.
         let mut this = std::mem::ManuallyDrop::new(self);
         drop(std::mem::take(&mut this.fd));
-        // SAFETY: `give` made `fd` for this socket and hands it over.
-        Ok(unsafe { std::os::unix::io::FromRawFd::from_raw_fd(fd) })
+        Ok(std)
     }
 
     /// The bound address.

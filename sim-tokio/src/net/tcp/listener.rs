@@ -81,12 +81,8 @@ impl TcpListener {
                 "TcpListener::from_std on a real listener at {addr}"
             )));
         }
-        let fd = std::os::unix::io::IntoRawFd::into_raw_fd(listener);
-        match sim_net::std_net::take(fd) {
-            Some((sim_net::std_net::Phase::Listening(id), nonblocking)) => {
-                crate::net::fd::check_nonblocking(nonblocking);
-                Ok(TcpListener::from_id(id))
-            }
+        match crate::net::fd::take_std(listener) {
+            Some(sim_net::std_net::Phase::Listening(id)) => Ok(TcpListener::from_id(id)),
             _ => Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "TcpListener::from_std: the socket is not listening",
@@ -101,14 +97,12 @@ impl TcpListener {
     /// # Errors
     /// With no descriptor left.
     pub fn into_std(self) -> io::Result<std::net::TcpListener> {
-        let id = self.id;
-        let fd = sim_net::std_net::give(sim_net::std_net::Phase::Listening(id))?;
+        let std = crate::net::fd::give_std(sim_net::std_net::Phase::Listening(self.id))?;
         // The socket lives on under the descriptor: this handle must not
         // close it.
         let mut this = std::mem::ManuallyDrop::new(self);
         drop(std::mem::take(&mut this.fd));
-        // SAFETY: `give` made `fd` for this listener and hands it over.
-        Ok(unsafe { std::os::unix::io::FromRawFd::from_raw_fd(fd) })
+        Ok(std)
     }
 
     /// The bound address.

@@ -83,15 +83,10 @@ impl TcpStream {
             };
             return Err(escape(&what));
         }
-        let fd = std::os::unix::io::IntoRawFd::into_raw_fd(stream);
-        match sim_net::std_net::take(fd) {
-            Some((
+        match crate::net::fd::take_std(stream) {
+            Some(
                 sim_net::std_net::Phase::Connected(id) | sim_net::std_net::Phase::Connecting(id),
-                nonblocking,
-            )) => {
-                crate::net::fd::check_nonblocking(nonblocking);
-                Ok(TcpStream::from_id(id))
-            }
+            ) => Ok(TcpStream::from_id(id)),
             _ => Err(io::Error::new(
                 io::ErrorKind::NotConnected,
                 "TcpStream::from_std: the socket is not connected",
@@ -106,14 +101,12 @@ impl TcpStream {
     /// # Errors
     /// With no descriptor left.
     pub fn into_std(self) -> io::Result<std::net::TcpStream> {
-        let id = self.id;
-        let fd = sim_net::std_net::give(sim_net::std_net::Phase::Connected(id))?;
+        let std = crate::net::fd::give_std(sim_net::std_net::Phase::Connected(self.id))?;
         // The connection lives on under the descriptor: this handle must
         // not close it.
         let mut this = std::mem::ManuallyDrop::new(self);
         drop(std::mem::take(&mut this.fd));
-        // SAFETY: `give` made `fd` for this connection and hands it over.
-        Ok(unsafe { std::os::unix::io::FromRawFd::from_raw_fd(fd) })
+        Ok(std)
     }
 
     /// The local address.
