@@ -1,12 +1,12 @@
 //! `std::net` on the simulated network: the [`SocketHooks`] that `sim-os`'s
 //! interposed socket calls ask (see `sim_os::sockets`).
 //!
-//! A descriptor maps to a [`Sock`]: which simulation it belongs to (by
+//! A descriptor maps to a `Sock`: which simulation it belongs to (by
 //! runtime id), where it is in its life (fresh, bound, listening,
 //! connecting, connected; or a bound datagram socket, `datagram.rs`) and
 //! its options. `dup` shares the `Sock`; the
 //! socket closes with its last descriptor. A blocking call waits through
-//! [`wait`], in virtual time.
+//! `wait.rs`, in virtual time.
 //!
 //! `tokio::net`'s `from_std` takes a simulated descriptor's socket with
 //! [`take`], and `into_std` gives a socket a descriptor with [`give`].
