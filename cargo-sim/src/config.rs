@@ -60,6 +60,7 @@ const INTERPOSED: &[&str] = &[
     "dirfd",
     "readv",
     "socket",
+    "socketpair",
     "bind",
     "listen",
     "accept",

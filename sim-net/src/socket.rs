@@ -81,6 +81,11 @@ pub(crate) struct TcpEnd {
     pub(crate) last_arrival_ns: u64,
     pub(crate) read_waker: Option<Waker>,
     pub(crate) write_waker: Option<Waker>,
+    /// An `AsyncFd` watching the descriptor (`tcp/watch.rs`): woken by
+    /// the read events and the write events, apart from the reader and
+    /// the writer.
+    pub(crate) fd_watch_read: Option<Waker>,
+    pub(crate) fd_watch_write: Option<Waker>,
     pub(crate) nodelay: bool,
     pub(crate) ttl: u32,
     pub(crate) linger: Option<std::time::Duration>,
@@ -156,6 +161,8 @@ impl TcpEnd {
             last_arrival_ns: 0,
             read_waker: None,
             write_waker: None,
+            fd_watch_read: None,
+            fd_watch_write: None,
             nodelay: false,
             ttl: 64,
             linger: None,
@@ -182,12 +189,18 @@ impl TcpEnd {
         if let Some(w) = self.read_waker.take() {
             w.wake();
         }
+        if let Some(w) = self.fd_watch_read.take() {
+            w.wake();
+        }
     }
 
     /// Something a writer waits for happened: counted, and the writer woken.
     pub(crate) fn write_event(&mut self) {
         self.write_events += 1;
         if let Some(w) = self.write_waker.take() {
+            w.wake();
+        }
+        if let Some(w) = self.fd_watch_write.take() {
             w.wake();
         }
     }

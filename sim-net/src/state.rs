@@ -137,6 +137,8 @@ impl Drop for Network {
                 Some(Socket::Tcp(end)) => {
                     woken.extend(end.read_waker.take());
                     woken.extend(end.write_waker.take());
+                    woken.extend(end.fd_watch_read.take());
+                    woken.extend(end.fd_watch_write.take());
                 }
                 Some(Socket::Udp(u)) => woken.extend(u.waker.take()),
                 Some(Socket::UnixDatagram(d)) => {

@@ -58,6 +58,8 @@ pub(crate) struct Sock {
     ipv6: bool,
     /// A datagram (UDP) socket, not a stream.
     udp: bool,
+    /// An unnamed Unix stream (a `socketpair` end), not TCP.
+    unix: bool,
     nonblocking: bool,
     read_shut: bool,
     read_timeout: Option<Duration>,
@@ -133,6 +135,7 @@ fn new_sock(core: u16, phase: Phase, ipv6: bool, nonblocking: bool) -> Shared {
         phase,
         ipv6,
         udp: matches!(phase, Phase::Datagram(_)),
+        unix: false,
         nonblocking,
         read_shut: false,
         read_timeout: None,
@@ -278,8 +281,39 @@ impl SocketHooks for Hooks {
         Some(register(sock))
     }
 
+    fn socketpair(&self, domain: i32, kind: i32) -> Option<Result<(i32, i32), i32>> {
+        let nonblocking = kind & libc::SOCK_NONBLOCK != 0;
+        let kind = kind & !(libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC);
+        if domain != libc::AF_UNIX || kind != libc::SOCK_STREAM {
+            return None;
+        }
+        let core = thread_core()?;
+        if core.is_shut_down() {
+            return None;
+        }
+        let Ok((a, b)) = on_net(core.id(), |net| net.unix_pair()) else {
+            return Some(Err(libc::ENOTCONN));
+        };
+        let end = |id| {
+            let sock = new_sock(core.id(), Phase::Connected(id), false, nonblocking);
+            lock(&sock).unix = true;
+            register(sock)
+        };
+        Some(end(a).and_then(|fd_a| match end(b) {
+            Ok(fd_b) => Ok((fd_a, fd_b)),
+            Err(e) => {
+                let _ = self.close(fd_a);
+                Err(e)
+            }
+        }))
+    }
+
     fn is_sim(&self, fd: i32) -> bool {
         table().contains_key(&fd)
+    }
+
+    fn is_unix(&self, fd: i32) -> bool {
+        get(fd).is_ok_and(|sock| lock(&sock).unix)
     }
 
     fn bind(&self, fd: i32, addr: SocketAddr) -> Result<(), i32> {
@@ -363,6 +397,10 @@ impl SocketHooks for Hooks {
         flags: i32,
     ) -> Result<(usize, Option<SocketAddr>), i32> {
         let (sock, v) = view(fd)?;
+        if flags & libc::MSG_OOB != 0 {
+            // The simulated network has no urgent data.
+            return Err(libc::EOPNOTSUPP);
+        }
         if v.udp {
             return datagram::recv(&sock, &v, buf, flags);
         }
@@ -381,6 +419,10 @@ impl SocketHooks for Hooks {
 
     fn send(&self, fd: i32, buf: &[u8], flags: i32, to: Option<SocketAddr>) -> Result<usize, i32> {
         let (sock, v) = view(fd)?;
+        if flags & libc::MSG_OOB != 0 {
+            // The simulated network has no urgent data.
+            return Err(libc::EOPNOTSUPP);
+        }
         if v.udp {
             return datagram::send(&sock, &v, buf, to);
         }
@@ -517,6 +559,34 @@ fn unspecified(ipv6: bool) -> SocketAddr {
 /// Whether `fd` is a simulated socket.
 pub fn is_sim(fd: i32) -> bool {
     table().contains_key(&fd)
+}
+
+/// What an `AsyncFd` can watch of descriptor `fd`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Watchable {
+    /// A connection (TCP, or a Unix stream of `socketpair`) of the current
+    /// simulation, connected or connecting.
+    Connection(SocketId),
+    /// A simulated socket whose readiness is not watched yet: a listener,
+    /// a datagram socket, or one not connected.
+    Other,
+    /// Not a simulated socket of this simulation: a real descriptor, or a
+    /// simulated file.
+    NotSimulated,
+}
+
+/// What an `AsyncFd` can watch of descriptor `fd` (see [`Watchable`]).
+pub fn watchable(fd: i32) -> Watchable {
+    let (Some(core), Ok((_, v))) = (thread_core(), view(fd)) else {
+        return Watchable::NotSimulated;
+    };
+    if v.core != core.id() {
+        return Watchable::NotSimulated;
+    }
+    match v.phase {
+        Phase::Connected(id) | Phase::Connecting(id) => Watchable::Connection(id),
+        _ => Watchable::Other,
+    }
 }
 
 /// The socket of simulated descriptor `fd`, taken out of it for

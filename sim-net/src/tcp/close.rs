@@ -67,6 +67,7 @@ impl Network {
             self.flush_held(id);
         }
         let immediate;
+        let mut free_now = false;
         let segment = {
             let mut st = self.state.borrow_mut();
             match st.get_mut(id) {
@@ -90,6 +91,7 @@ impl Network {
                 Some(Socket::Tcp(end)) => {
                     end.closed = true;
                     let peer_done = end.fin_received || end.reset;
+                    let peer = end.peer_id;
                     let kind = if end.reset {
                         None
                     } else if !end.recv.is_empty() || end.linger == Some(Duration::ZERO) {
@@ -120,10 +122,16 @@ impl Network {
                     if ports.get(&port) == Some(&id.index) {
                         ports.remove(&port);
                     }
-                    if peer_done && segment.is_none() {
-                        // Both sides are done: nothing more can arrive that
-                        // needs this tombstone.
-                        st.free_slot(id.index);
+                    // Both sides are done, and the peer sends nothing more
+                    // (it sent its FIN and is closed or gone): nothing can
+                    // arrive that needs this tombstone once its own segment
+                    // is out.
+                    let peer_closed = match peer.and_then(|p| st.get(p)) {
+                        Some(Socket::Tcp(p)) => p.closed,
+                        _ => true,
+                    };
+                    if peer_done && (segment.is_none() || peer_closed) {
+                        free_now = true;
                     }
                     segment
                 }
@@ -144,6 +152,9 @@ impl Network {
             } else {
                 self.send_segment(Segment { to_host, ..segment });
             }
+        }
+        if free_now {
+            self.state.borrow_mut().free_slot(id.index);
         }
     }
 

@@ -28,9 +28,11 @@ mod ack;
 mod close;
 mod handshake;
 mod segment;
+mod watch;
 
 pub use ack::{DELAYED_ACK_NS, MSS_LOOPBACK_BYTES, QUICK_ACKS};
 pub use handshake::{SYN_RETRIES_MAX, SYN_RTO_INITIAL_NS};
+pub use watch::Edges;
 
 /// The largest segment: a bigger write is split.
 const SEGMENT_BYTES: usize = 16 * 1024;

@@ -9,6 +9,10 @@ impl Network {
     /// Sends a segment over its link: now, later (partitioned or held), or
     /// never (a partition loses nothing of TCP's: it waits).
     pub(crate) fn send_segment(self: &Rc<Self>, segment: Segment) {
+        if self.is_unix_end(segment.from) {
+            self.hand_over(segment);
+            return;
+        }
         let (latency, mode, config) = self.link_draw(segment.from_host, segment.to_host, || {
             format!(
                 "tcp-{}{} {}>{}",
@@ -79,6 +83,26 @@ impl Network {
         // Equal arrival times fire in scheduling order, which is send order.
         let index = self.state.borrow_mut().tcp_flight.put(segment);
         self.schedule_with(at, label, &DELIVER_SEGMENT, index);
+    }
+
+    fn is_unix_end(&self, id: SocketId) -> bool {
+        matches!(self.state.borrow().get(id), Some(Socket::Tcp(end)) if end.unix.is_some())
+    }
+
+    /// A Unix stream has no wire: what one end writes is in the peer's
+    /// buffer when the write returns, as the kernel copies it. No link, no
+    /// latency, no fault applies.
+    fn hand_over(self: &Rc<Self>, segment: Segment) {
+        if let SegmentKind::Data { msg, ref bytes, .. } = segment.kind {
+            self.note_message_over(
+                "send",
+                msg,
+                Some((segment.src, segment.dst)),
+                Some(bytes),
+                Some(0),
+            );
+        }
+        self.deliver_segment(segment);
     }
 
     pub(super) fn reply_rst(self: &Rc<Self>, to: &Segment) {
@@ -165,9 +189,16 @@ impl Network {
             }
             SegmentKind::Fin => {
                 let mut st = self.state.borrow_mut();
-                if let Some(Socket::Tcp(end)) = segment.to.and_then(|to| st.get_mut(to)) {
+                let Some(to) = segment.to else { return };
+                if let Some(Socket::Tcp(end)) = st.get_mut(to) {
                     end.fin_received = true;
                     end.read_event();
+                    if end.closed {
+                        // Both sides ended and this one's FIN left at its
+                        // close: nothing more arrives that needs the
+                        // tombstone.
+                        st.free_slot(to.index);
+                    }
                 }
             }
             SegmentKind::Rst => self.deliver_rst(&segment),

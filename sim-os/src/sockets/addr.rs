@@ -90,3 +90,21 @@ pub(super) unsafe fn write(
         *len = size as libc::socklen_t;
     }
 }
+
+/// Writes an unnamed Unix address (the family alone, as Linux gives for a
+/// `socketpair` end) into the caller's `addr` of `*len` bytes.
+///
+/// # Safety
+/// As [`write`].
+pub(super) unsafe fn write_unnamed_unix(addr: *mut libc::sockaddr, len: *mut libc::socklen_t) {
+    if addr.is_null() || len.is_null() {
+        return;
+    }
+    let family = (libc::AF_UNIX as libc::sa_family_t).to_ne_bytes();
+    // SAFETY: the caller's contract: `*len` bytes are writable at `addr`.
+    unsafe {
+        let room = (*len as usize).min(family.len());
+        std::ptr::copy_nonoverlapping(family.as_ptr(), addr.cast::<u8>(), room);
+        *len = family.len() as libc::socklen_t;
+    }
+}

@@ -37,8 +37,15 @@ pub trait SocketHooks: Sync {
     /// simulation and the network simulates `domain` and `kind`; `None`
     /// leaves the call to the kernel.
     fn socket(&self, domain: i32, kind: i32) -> Option<Result<i32, i32>>;
+    /// `socketpair`: two connected simulated descriptors, when the calling
+    /// thread is in a simulation and the network simulates `domain` and
+    /// `kind` (Unix streams); `None` leaves the call to the kernel.
+    fn socketpair(&self, domain: i32, kind: i32) -> Option<Result<(i32, i32), i32>>;
     /// Whether `fd` is a simulated socket.
     fn is_sim(&self, fd: i32) -> bool;
+    /// Whether simulated socket `fd` is an unnamed Unix stream (its
+    /// address is the family alone).
+    fn is_unix(&self, fd: i32) -> bool;
     /// `bind`.
     fn bind(&self, fd: i32, addr: SocketAddr) -> Result<(), i32>;
     /// `listen`.

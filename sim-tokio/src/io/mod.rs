@@ -1,8 +1,8 @@
 //! Asynchronous I/O: the traits, their extension helpers, buffered
 //! wrappers, copies, in-memory pipes and the standard streams, with tokio's
 //! semantics. Nothing here touches the operating system except the
-//! standard streams (see [`stdin`]); `unix::AsyncFd` refuses real
-//! descriptors during a simulation.
+//! standard streams (see [`stdin`]); `unix::AsyncFd` watches simulated
+//! connections and refuses real descriptors during a simulation.
 
 mod async_buf_read;
 mod async_read;
