@@ -61,6 +61,8 @@ const INTERPOSED: &[&str] = &[
     "readv",
     "socket",
     "socketpair",
+    "pipe",
+    "pipe2",
     "bind",
     "listen",
     "accept",

@@ -308,3 +308,80 @@ async fn a_fifo_receiver_waits_for_writes_from_several_senders() {
     );
     let _ = std::fs::remove_file(&fifo);
 }
+
+/// A pipe made with libc's `pipe2`, as nix and `std::io::pipe` make one.
+fn libc_pipe() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0i32; 2];
+    // SAFETY: `fds` has room for the two descriptors; the result is checked.
+    let made = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) };
+    assert_eq!(made, 0, "{}", std::io::Error::last_os_error());
+    // SAFETY: both were just made and belong to nobody else.
+    unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+        )
+    }
+}
+
+#[tokio::test]
+async fn a_libc_pipe_becomes_a_sender_and_a_receiver() {
+    use tokio::net::unix::pipe;
+    let (rx, tx) = libc_pipe();
+    // The wrong end is refused, as tokio checks the access mode.
+    let (rx2, tx2) = libc_pipe();
+    let err = pipe::Sender::from_owned_fd(rx2).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    let err = pipe::Receiver::from_owned_fd(tx2).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+
+    let mut rx = pipe::Receiver::from_owned_fd(rx).unwrap();
+    let mut tx = pipe::Sender::from_owned_fd(tx).unwrap();
+    tx.write_all(b"through the pipe").await.unwrap();
+    drop(tx);
+    let mut got = String::new();
+    rx.read_to_string(&mut got).await.unwrap();
+    assert_eq!(got, "through the pipe");
+}
+
+#[tokio::test]
+async fn a_pipe_end_becomes_a_descriptor_in_the_mode_asked() {
+    use std::io::Read;
+    use tokio::net::unix::pipe;
+    let nonblocking = |fd: &std::os::fd::OwnedFd| {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a flags query of an open descriptor.
+        let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+        flags & libc::O_NONBLOCK != 0
+    };
+    let (mut tx, rx) = pipe::pipe().unwrap();
+    tx.write_all(b"abc").await.unwrap();
+    drop(tx);
+    let fd = rx.into_blocking_fd().unwrap();
+    assert!(!nonblocking(&fd));
+    let mut got = Vec::new();
+    std::fs::File::from(fd).read_to_end(&mut got).unwrap();
+    assert_eq!(got, b"abc");
+
+    let (tx, _rx) = pipe::pipe().unwrap();
+    assert!(nonblocking(&tx.into_nonblocking_fd().unwrap()));
+}
+
+#[tokio::test]
+async fn a_std_unix_stream_pair_moves_to_tokio_and_back() {
+    let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+    a.set_nonblocking(true).unwrap();
+    b.set_nonblocking(true).unwrap();
+    let mut a = UnixStream::from_std(a).unwrap();
+    let mut b = UnixStream::from_std(b).unwrap();
+    a.write_all(b"ping").await.unwrap();
+    let mut buf = [0u8; 4];
+    b.read_exact(&mut buf).await.unwrap();
+    assert_eq!(&buf, b"ping");
+    let a = a.into_std().unwrap();
+    a.set_nonblocking(false).unwrap();
+    b.write_all(b"pong").await.unwrap();
+    std::io::Read::read_exact(&mut &a, &mut buf).unwrap();
+    assert_eq!(&buf, b"pong");
+}

@@ -49,6 +49,46 @@ pub enum Phase {
     Failed(i32),
 }
 
+/// What a simulated descriptor is, beside its phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// A TCP or UDP socket.
+    Inet,
+    /// An unnamed Unix stream (a `socketpair` end).
+    Unix,
+    /// The reading end of an anonymous pipe (`pipe2`): a Unix stream end
+    /// that is only read.
+    PipeReader,
+    /// The writing end of an anonymous pipe: only written.
+    PipeWriter,
+}
+
+/// Two descriptors for the ends of a new simulated Unix stream pair, of
+/// `families`; `None` outside a simulation.
+fn stream_pair(families: [Family; 2], nonblocking: bool) -> Option<Result<(i32, i32), i32>> {
+    let core = thread_core()?;
+    if core.is_shut_down() {
+        return None;
+    }
+    let Ok((a, b)) = on_net(core.id(), |net| net.unix_pair()) else {
+        return Some(Err(libc::ENOTCONN));
+    };
+    let end = |id, family| {
+        let sock = new_sock(core.id(), Phase::Connected(id), false, nonblocking);
+        lock(&sock).family = family;
+        register(sock)
+    };
+    Some(
+        end(a, families[0]).and_then(|fd_a| match end(b, families[1]) {
+            Ok(fd_b) => Ok((fd_a, fd_b)),
+            Err(e) => {
+                let _ = Hooks.close(fd_a);
+                Err(e)
+            }
+        }),
+    )
+}
+
 /// One simulated socket, shared by its descriptors.
 #[derive(Debug)]
 pub(crate) struct Sock {
@@ -58,8 +98,8 @@ pub(crate) struct Sock {
     ipv6: bool,
     /// A datagram (UDP) socket, not a stream.
     udp: bool,
-    /// An unnamed Unix stream (a `socketpair` end), not TCP.
-    unix: bool,
+    /// TCP or UDP, an unnamed Unix stream, or a pipe's end.
+    family: Family,
     nonblocking: bool,
     read_shut: bool,
     read_timeout: Option<Duration>,
@@ -135,7 +175,7 @@ fn new_sock(core: u16, phase: Phase, ipv6: bool, nonblocking: bool) -> Shared {
         phase,
         ipv6,
         udp: matches!(phase, Phase::Datagram(_)),
-        unix: false,
+        family: Family::Inet,
         nonblocking,
         read_shut: false,
         read_timeout: None,
@@ -201,6 +241,7 @@ struct View {
     phase: Phase,
     ipv6: bool,
     udp: bool,
+    family: Family,
     nonblocking: bool,
     read_shut: bool,
     read_timeout: Option<Duration>,
@@ -216,6 +257,7 @@ fn view(fd: i32) -> Result<(Shared, View), i32> {
             phase: s.phase,
             ipv6: s.ipv6,
             udp: s.udp,
+            family: s.family,
             nonblocking: s.nonblocking,
             read_shut: s.read_shut,
             read_timeout: s.read_timeout,
@@ -287,33 +329,25 @@ impl SocketHooks for Hooks {
         if domain != libc::AF_UNIX || kind != libc::SOCK_STREAM {
             return None;
         }
-        let core = thread_core()?;
-        if core.is_shut_down() {
-            return None;
-        }
-        let Ok((a, b)) = on_net(core.id(), |net| net.unix_pair()) else {
-            return Some(Err(libc::ENOTCONN));
-        };
-        let end = |id| {
-            let sock = new_sock(core.id(), Phase::Connected(id), false, nonblocking);
-            lock(&sock).unix = true;
-            register(sock)
-        };
-        Some(end(a).and_then(|fd_a| match end(b) {
-            Ok(fd_b) => Ok((fd_a, fd_b)),
-            Err(e) => {
-                let _ = self.close(fd_a);
-                Err(e)
-            }
-        }))
+        Some(stream_pair([Family::Unix, Family::Unix], nonblocking)?)
+    }
+
+    fn pipe(&self, flags: i32) -> Option<Result<(i32, i32), i32>> {
+        let nonblocking = flags & libc::O_NONBLOCK != 0;
+        stream_pair([Family::PipeReader, Family::PipeWriter], nonblocking)
     }
 
     fn is_sim(&self, fd: i32) -> bool {
         table().contains_key(&fd)
     }
 
-    fn is_unix(&self, fd: i32) -> bool {
-        get(fd).is_ok_and(|sock| lock(&sock).unix)
+    fn family(&self, fd: i32) -> Option<i32> {
+        let family = lock(&get(fd).ok()?).family;
+        Some(match family {
+            Family::Inet => return None,
+            Family::Unix => libc::AF_UNIX,
+            Family::PipeReader | Family::PipeWriter => 0,
+        })
     }
 
     fn bind(&self, fd: i32, addr: SocketAddr) -> Result<(), i32> {
@@ -401,6 +435,10 @@ impl SocketHooks for Hooks {
             // The simulated network has no urgent data.
             return Err(libc::EOPNOTSUPP);
         }
+        if v.family == Family::PipeWriter {
+            // A pipe's writing end is not open for reading.
+            return Err(libc::EBADF);
+        }
         if v.udp {
             return datagram::recv(&sock, &v, buf, flags);
         }
@@ -422,6 +460,10 @@ impl SocketHooks for Hooks {
         if flags & libc::MSG_OOB != 0 {
             // The simulated network has no urgent data.
             return Err(libc::EOPNOTSUPP);
+        }
+        if v.family == Family::PipeReader {
+            // A pipe's reading end is not open for writing.
+            return Err(libc::EBADF);
         }
         if v.udp {
             return datagram::send(&sock, &v, buf, to);
@@ -589,50 +631,75 @@ pub fn watchable(fd: i32) -> Watchable {
     }
 }
 
-/// The socket of simulated descriptor `fd`, taken out of it for
-/// `tokio::net`'s `from_std` (the descriptor is closed): the connection or
-/// listener, and whether it was in non-blocking mode. `None` for a
-/// descriptor that is not a simulated socket of this simulation.
-pub fn take(fd: i32) -> Option<(Phase, bool)> {
-    let core = thread_core()?;
-    let sock = get(fd).ok()?;
-    {
-        let s = lock(&sock);
-        if s.core != core.id() {
-            return None;
-        }
-    }
-    let sock = unregister(fd)?;
-    let s = lock(&sock);
-    let phase = s.phase;
-    let nonblocking = s.nonblocking;
-    drop(s);
-    // Another descriptor (a dup) still holds it: it stays shared, and its
-    // close will not close the socket now owned by tokio.
-    lock(&sock).phase = Phase::Failed(libc::EBADF);
-    Some((phase, nonblocking))
+/// A socket taken out of its descriptor ([`take`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Taken {
+    /// The connection, listener or datagram socket.
+    pub phase: Phase,
+    /// What it is.
+    pub family: Family,
+    /// Whether the descriptor was in non-blocking mode.
+    pub nonblocking: bool,
 }
 
-/// A descriptor for a socket of the current simulation, for `tokio::net`'s
-/// `into_std` (in non-blocking mode, as tokio's are).
+/// What simulated descriptor `fd` of this simulation is (`None`: not
+/// one).
+pub fn family(fd: i32) -> Option<Family> {
+    let core = thread_core()?;
+    let sock = get(fd).ok()?;
+    let s = lock(&sock);
+    (s.core == core.id()).then_some(s.family)
+}
+
+/// The socket of simulated descriptor `fd`, taken out of it for
+/// `tokio::net`'s `from_std` (the descriptor is closed). `None` for a
+/// descriptor that is not a simulated socket of this simulation.
+pub fn take(fd: i32) -> Option<Taken> {
+    family(fd)?;
+    let sock = unregister(fd)?;
+    let mut s = lock(&sock);
+    let taken = Taken {
+        phase: s.phase,
+        family: s.family,
+        nonblocking: s.nonblocking,
+    };
+    // Another descriptor (a dup) still holds it: it stays shared, and its
+    // close will not close the socket now owned by tokio.
+    s.phase = Phase::Failed(libc::EBADF);
+    Some(taken)
+}
+
+/// A descriptor for a TCP or UDP socket of the current simulation, for
+/// `tokio::net`'s `into_std` (in non-blocking mode, as tokio's are).
 ///
 /// # Errors
 /// Outside a simulation, or with no descriptor left.
 pub fn give(phase: Phase) -> io::Result<i32> {
+    give_as(phase, Family::Inet, true)
+}
+
+/// A descriptor for a socket of the current simulation of `family`, in
+/// non-blocking mode or not.
+///
+/// # Errors
+/// Outside a simulation, or with no descriptor left.
+pub fn give_as(phase: Phase, family: Family, nonblocking: bool) -> io::Result<i32> {
     let core =
         thread_core().ok_or_else(|| io::Error::other("sim: no simulation on this thread"))?;
     install();
-    let local = match phase {
-        Phase::Listening(id) | Phase::Connected(id) => {
+    let local = match (family, phase) {
+        (Family::Inet, Phase::Listening(id) | Phase::Connected(id)) => {
             try_with_socket_net(|net| net.tcp_local_addr(id)).and_then(Result::ok)
         }
-        Phase::Datagram(id) => {
+        (Family::Inet, Phase::Datagram(id)) => {
             try_with_socket_net(|net| net.udp_local_addr(id)).and_then(Result::ok)
         }
         _ => None,
     };
     let ipv6 = local.is_some_and(|a| a.is_ipv6());
-    register(new_sock(core.id(), phase, ipv6, true)).map_err(io::Error::from_raw_os_error)
+    let sock = new_sock(core.id(), phase, ipv6, nonblocking);
+    lock(&sock).family = family;
+    register(sock).map_err(io::Error::from_raw_os_error)
 }
 
 /// Installs the hooks (once per process).

@@ -44,22 +44,57 @@ pub unsafe extern "C" fn socket(domain: i32, kind: i32, protocol: i32) -> i32 {
 #[no_mangle]
 pub unsafe extern "C" fn socketpair(domain: i32, kind: i32, protocol: i32, fds: *mut i32) -> i32 {
     if let Some(made) = hooks().and_then(|h| h.socketpair(domain, kind)) {
-        return match made {
-            Ok((a, b)) => {
-                // SAFETY: the caller's two `int`s.
-                unsafe {
-                    *fds = a;
-                    *fds.add(1) = b;
-                }
-                0
-            }
-            Err(e) => fail(e),
-        };
+        // SAFETY: the caller's two `int`s.
+        return unsafe { give_two(made, fds) };
     }
     real!(
         c"socketpair",
         fn(domain: i32, kind: i32, protocol: i32, fds: *mut i32) -> i32
     )
+}
+
+/// Writes two descriptors into the caller's `fds`, or fails.
+///
+/// # Safety
+/// `fds` points at two writable `int`s.
+unsafe fn give_two(made: Result<(i32, i32), i32>, fds: *mut i32) -> i32 {
+    match made {
+        Ok((a, b)) => {
+            // SAFETY: the caller's two `int`s.
+            unsafe {
+                *fds = a;
+                *fds.add(1) = b;
+            }
+            0
+        }
+        Err(e) => fail(e),
+    }
+}
+
+/// `pipe2`: a simulated pipe during a run.
+///
+/// # Safety
+/// libc's contract: `fds` points at two writable `int`s.
+#[no_mangle]
+pub unsafe extern "C" fn pipe2(fds: *mut i32, flags: i32) -> i32 {
+    if let Some(made) = hooks().and_then(|h| h.pipe(flags)) {
+        // SAFETY: the caller's two `int`s.
+        return unsafe { give_two(made, fds) };
+    }
+    real!(c"pipe2", fn(fds: *mut i32, flags: i32) -> i32)
+}
+
+/// `pipe`: a simulated pipe during a run.
+///
+/// # Safety
+/// libc's contract: `fds` points at two writable `int`s.
+#[no_mangle]
+pub unsafe extern "C" fn pipe(fds: *mut i32) -> i32 {
+    if let Some(made) = hooks().and_then(|h| h.pipe(0)) {
+        // SAFETY: the caller's two `int`s.
+        return unsafe { give_two(made, fds) };
+    }
+    real!(c"pipe", fn(fds: *mut i32) -> i32)
 }
 
 /// `bind`.
@@ -222,10 +257,14 @@ macro_rules! name_call {
             len: *mut libc::socklen_t,
         ) -> i32 {
             if let Some(h) = sim_fd(fd) {
-                if h.is_unix(fd) {
-                    // SAFETY: the caller's buffer of `*len` bytes.
-                    unsafe { addr::write_unnamed_unix(at, len) };
-                    return 0;
+                match h.family(fd) {
+                    Some(libc::AF_UNIX) => {
+                        // SAFETY: the caller's buffer of `*len` bytes.
+                        unsafe { addr::write_unnamed_unix(at, len) };
+                        return 0;
+                    }
+                    Some(_) => return fail(libc::ENOTSOCK),
+                    None => {}
                 }
                 return match h.$method(fd) {
                     Ok(a) => {

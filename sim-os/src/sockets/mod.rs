@@ -43,9 +43,14 @@ pub trait SocketHooks: Sync {
     fn socketpair(&self, domain: i32, kind: i32) -> Option<Result<(i32, i32), i32>>;
     /// Whether `fd` is a simulated socket.
     fn is_sim(&self, fd: i32) -> bool;
-    /// Whether simulated socket `fd` is an unnamed Unix stream (its
-    /// address is the family alone).
-    fn is_unix(&self, fd: i32) -> bool;
+    /// `pipe2`: the reading and the writing end of a simulated pipe
+    /// (`O_NONBLOCK` of `flags`), when the calling thread is in a
+    /// simulation; `None` leaves the call to the kernel.
+    fn pipe(&self, flags: i32) -> Option<Result<(i32, i32), i32>>;
+    /// The address family of simulated descriptor `fd` when it is not an
+    /// IP socket: `AF_UNIX` for an unnamed Unix stream (its address is the
+    /// family alone), 0 for a pipe's end (no socket at all).
+    fn family(&self, fd: i32) -> Option<i32>;
     /// `bind`.
     fn bind(&self, fd: i32, addr: SocketAddr) -> Result<(), i32>;
     /// `listen`.

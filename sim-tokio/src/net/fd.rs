@@ -59,13 +59,13 @@ pub(crate) fn take_std(
     socket: impl std::os::unix::io::IntoRawFd,
 ) -> Option<sim_net::std_net::Phase> {
     let fd = socket.into_raw_fd();
-    let Some((phase, nonblocking)) = sim_net::std_net::take(fd) else {
+    let Some(taken) = sim_net::std_net::take(fd) else {
         // SAFETY: the descriptor was the socket's, handed over above.
         drop(unsafe { OwnedFd::from_raw_fd(fd) });
         return None;
     };
-    check_nonblocking(nonblocking);
-    Some(phase)
+    check_nonblocking(taken.nonblocking);
+    Some(taken.phase)
 }
 
 /// A `std::net` socket of the simulation for `into_std`: a new descriptor

@@ -110,8 +110,12 @@ fn inode(fd: RawFd) -> Option<u64> {
 /// end is closed (a read gives end of stream, nothing blocks).
 pub(crate) fn placeholder() -> io::Result<OwnedFd> {
     let mut fds = [0 as RawFd; 2];
+    // A real pipe (`outside`: not a simulated one), only for its number.
     // SAFETY: `fds` has room for the two descriptors.
-    if unsafe { libc_dep::pipe2(fds.as_mut_ptr(), libc_dep::O_CLOEXEC) } != 0 {
+    let made = sim_runtime::outside::outside(|| unsafe {
+        libc_dep::pipe2(fds.as_mut_ptr(), libc_dep::O_CLOEXEC)
+    });
+    if made != 0 {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: both were just made and belong to nobody else.

@@ -1,14 +1,18 @@
 //! Unix pipes. An anonymous [`pipe`] is simulated: a one-way stream within
 //! the task's host. A named pipe made during the run (`mkfifo`, as nix
 //! calls it) is a simulated FIFO on the host's disk, opened by
-//! [`OpenOptions`]. Real FIFOs and pipes made from real descriptors are
-//! operating-system objects outside the simulation: those calls fail with
-//! an error naming the escape.
+//! [`OpenOptions`]. A pipe made with libc's `pipe2` during the run (as nix
+//! and `std::io::pipe` make one) is simulated too, and its descriptors
+//! become `Sender`s and `Receiver`s (`from_owned_fd`), and back
+//! (`into_blocking_fd`). Real FIFOs and pipes made from real descriptors
+//! are operating-system objects outside the simulation: those calls fail
+//! with an error naming the escape.
 
 use super::fifo::{self, FifoEnd, Side};
 use super::UnixStream;
 use crate::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
 use bytes_dep::BufMut;
+use sim_net::std_net::Family;
 use std::fs::File;
 use std::io;
 use std::os::unix::io::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
@@ -129,70 +133,135 @@ pub struct Receiver {
     inner: End,
 }
 
-macro_rules! refused_fd_constructors {
-    ($ty:ident, $what:literal) => {
-        /// Refused: a real pipe is outside the simulation.
+/// The end of a simulated anonymous pipe (`pipe2` during the run) behind
+/// `fd`, taken out of its descriptor for `from_owned_fd`: `want` is the
+/// end asked for. tokio's checks: `InvalidInput` for a descriptor that is
+/// no pipe or the other end. A real pipe or FIFO is an escape.
+fn take_pipe_end(fd: OwnedFd, want: Family, what: &str) -> io::Result<UnixStream> {
+    let raw = fd.as_raw_fd();
+    match sim_net::std_net::family(raw) {
+        Some(family) if family == want => {}
+        Some(Family::PipeReader | Family::PipeWriter) => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{what}: the descriptor is the other end of the pipe"),
+            ))
+        }
+        Some(Family::Inet | Family::Unix) => return Err(not_a_pipe(what)),
+        None if !is_fifo(raw) => return Err(not_a_pipe(what)),
+        None => return Err(escape(&format!("{what} on a real pipe or FIFO"))),
+    }
+    match sim_net::std_net::take(std::os::unix::io::IntoRawFd::into_raw_fd(fd)) {
+        Some(sim_net::std_net::Taken {
+            phase: sim_net::std_net::Phase::Connected(id),
+            ..
+        }) => Ok(UnixStream::from_id(id)),
+        _ => Err(io::Error::new(
+            io::ErrorKind::BrokenPipe,
+            format!("{what}: the pipe is closed"),
+        )),
+    }
+}
+
+fn not_a_pipe(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{what}: the descriptor is not a pipe"),
+    )
+}
+
+/// Whether `fd` is a FIFO (`fstat`, which the simulated disk answers for
+/// its files).
+fn is_fifo(fd: RawFd) -> bool {
+    // SAFETY: `stat` is plain data, written by fstat.
+    let mut stat: libc_dep::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid buffer; a bad descriptor only fails.
+    let ok = unsafe { libc_dep::fstat(fd, &mut stat) } == 0;
+    ok && stat.st_mode & libc_dep::S_IFMT == libc_dep::S_IFIFO
+}
+
+/// A descriptor for the pipe end `stream` (its handle must not close it
+/// afterwards).
+fn give_pipe_end(stream: UnixStream, family: Family, nonblocking: bool) -> io::Result<OwnedFd> {
+    let phase = sim_net::std_net::Phase::Connected(stream.id);
+    let fd = sim_net::std_net::give_as(phase, family, nonblocking)?;
+    stream.forget();
+    // SAFETY: `give_as` made `fd` for this pipe end and hands it over.
+    Ok(unsafe { <OwnedFd as std::os::unix::io::FromRawFd>::from_raw_fd(fd) })
+}
+
+macro_rules! fd_conversions {
+    ($ty:ident, $what:literal, $family:expr) => {
+        /// The end of an anonymous pipe made during the run (`pipe2`, as
+        /// nix or `std::io::pipe` call it), from its file.
         ///
         /// # Errors
-        /// Always, naming the escape.
+        /// `InvalidInput` when it is no pipe or the other end; a real pipe
+        /// or FIFO is an escape, refused with an error naming it.
         pub fn from_file(file: File) -> io::Result<$ty> {
-            drop(file);
-            Err(escape(concat!($what, "::from_file on a real pipe")))
+            Self::from_owned_fd(OwnedFd::from(file))
         }
 
-        /// Refused: a real pipe is outside the simulation.
+        /// The end of an anonymous pipe made during the run, from its
+        /// descriptor.
         ///
         /// # Errors
-        /// Always, naming the escape.
+        /// As [`Self::from_file`].
         pub fn from_owned_fd(owned_fd: OwnedFd) -> io::Result<$ty> {
-            drop(owned_fd);
-            Err(escape(concat!($what, "::from_owned_fd on a real pipe")))
+            let stream = take_pipe_end(owned_fd, $family, concat!($what, "::from_owned_fd"))?;
+            Ok($ty {
+                inner: End::Stream(stream),
+            })
         }
 
-        /// Refused: a real pipe is outside the simulation.
+        /// As [`Self::from_file`]: the checks are cheap in a simulation.
         ///
         /// # Errors
-        /// Always, naming the escape.
+        /// As [`Self::from_file`].
         pub fn from_file_unchecked(file: File) -> io::Result<$ty> {
-            drop(file);
-            Err(escape(concat!(
-                $what,
-                "::from_file_unchecked on a real pipe"
-            )))
+            Self::from_file(file)
         }
 
-        /// Refused: a real pipe is outside the simulation.
+        /// As [`Self::from_owned_fd`]: the checks are cheap in a
+        /// simulation.
         ///
         /// # Errors
-        /// Always, naming the escape.
+        /// As [`Self::from_file`].
         pub fn from_owned_fd_unchecked(owned_fd: OwnedFd) -> io::Result<$ty> {
-            drop(owned_fd);
-            Err(escape(concat!(
-                $what,
-                "::from_owned_fd_unchecked on a real pipe"
-            )))
+            Self::from_owned_fd(owned_fd)
         }
 
-        /// Refused: a simulated pipe has no real descriptor to become.
+        /// The descriptor of this end, in blocking mode: `read`/`write`
+        /// through libc (a child's stdio, `std::fs::File`) reach the
+        /// simulated pipe. Not for a named pipe's end.
         ///
         /// # Errors
-        /// Always, naming the escape.
+        /// With no descriptor left; for a FIFO's end, unsupported.
         pub fn into_blocking_fd(self) -> io::Result<OwnedFd> {
-            Err(escape(concat!(
-                $what,
-                "::into_blocking_fd on a simulated pipe"
-            )))
+            self.into_fd(false)
         }
 
-        /// Refused: a simulated pipe has no real descriptor to become.
+        /// As [`Self::into_blocking_fd`], in non-blocking mode.
         ///
         /// # Errors
-        /// Always, naming the escape.
+        /// As [`Self::into_blocking_fd`].
         pub fn into_nonblocking_fd(self) -> io::Result<OwnedFd> {
-            Err(escape(concat!(
-                $what,
-                "::into_nonblocking_fd on a simulated pipe"
-            )))
+            self.into_fd(true)
+        }
+
+        fn into_fd(self, nonblocking: bool) -> io::Result<OwnedFd> {
+            match self.inner {
+                End::Stream(stream) => give_pipe_end(stream, $family, nonblocking),
+                End::Fifo(_) => Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    concat!(
+                        "sim: ",
+                        $what,
+                        "::into_*_fd of a named pipe's end is not simulated yet: open the \
+                         FIFO with std::fs instead"
+                    ),
+                )),
+            }
         }
 
         /// Waits for any of `interest`.
@@ -209,7 +278,7 @@ macro_rules! refused_fd_constructors {
 }
 
 impl Sender {
-    refused_fd_constructors!(Sender, "Sender");
+    fd_conversions!(Sender, "Sender", Family::PipeWriter);
 
     /// Waits until a write would not wait.
     ///
@@ -297,7 +366,7 @@ impl AsyncWrite for Sender {
 }
 
 impl Receiver {
-    refused_fd_constructors!(Receiver, "Receiver");
+    fd_conversions!(Receiver, "Receiver", Family::PipeReader);
 
     /// Waits until a read would not wait.
     ///

@@ -7,6 +7,7 @@ use bytes_dep::BufMut;
 use sim_net::{with_net, with_socket, SocketId};
 use std::fmt;
 use std::io;
+use std::os::unix::io::FromRawFd;
 use std::os::unix::io::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::path::Path;
 use std::pin::Pin;
@@ -74,27 +75,60 @@ impl UnixStream {
         Self::connect(path).await
     }
 
-    /// Refused: a real socket is outside the simulation.
+    /// Takes a `std` stream made during the run (`UnixStream::pair`, which
+    /// is simulated); a real one is outside the simulation.
     ///
     /// # Errors
-    /// Always, naming the escape.
+    /// For a real socket, naming the escape.
+    ///
+    /// # Panics
+    /// Outside a runtime; in a debug build, for a stream in blocking mode,
+    /// as tokio.
     #[track_caller]
     pub fn from_std(stream: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
         crate::util::require_io();
-        drop(stream);
-        Err(crate::net::tcp::stream::escape(
-            "UnixStream::from_std on a real socket",
-        ))
+        let fd = std::os::unix::io::IntoRawFd::into_raw_fd(stream);
+        match sim_net::std_net::take(fd) {
+            Some(sim_net::std_net::Taken {
+                phase: sim_net::std_net::Phase::Connected(id),
+                family: sim_net::std_net::Family::Unix,
+                nonblocking,
+            }) => {
+                crate::net::fd::check_nonblocking(nonblocking);
+                Ok(UnixStream::from_id(id))
+            }
+            Some(_) => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "UnixStream::from_std: the descriptor is not a connected Unix stream",
+            )),
+            None => {
+                // SAFETY: the descriptor was the stream's, handed over above.
+                drop(unsafe { <std::os::unix::io::OwnedFd as FromRawFd>::from_raw_fd(fd) });
+                Err(crate::net::tcp::stream::escape(
+                    "UnixStream::from_std on a real socket",
+                ))
+            }
+        }
     }
 
-    /// Refused: a simulated socket has no real socket to become.
+    /// The stream as a `std` one (in non-blocking mode): its reads and
+    /// writes through libc reach the simulated stream.
     ///
     /// # Errors
-    /// Always, naming the escape.
+    /// With no descriptor left.
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixStream> {
-        Err(crate::net::tcp::stream::escape(
-            "UnixStream::into_std would hand a simulated socket to real code",
-        ))
+        let phase = sim_net::std_net::Phase::Connected(self.id);
+        let fd = sim_net::std_net::give_as(phase, sim_net::std_net::Family::Unix, true)?;
+        self.forget();
+        // SAFETY: `give_as` made `fd` for this stream and hands it over.
+        Ok(unsafe { std::os::unix::net::UnixStream::from_raw_fd(fd) })
+    }
+
+    /// Lets the stream live on under a descriptor: this handle no longer
+    /// closes it.
+    pub(crate) fn forget(self) {
+        let mut this = std::mem::ManuallyDrop::new(self);
+        drop(std::mem::take(&mut this.fd));
     }
 
     /// A connected pair of unnamed streams.
