@@ -394,3 +394,32 @@ fn a_runtime_moves_while_its_enter_guard_is_in_scope() {
     assert_eq!(moved.block_on(async { 5 }), 5);
     drop(handle);
 }
+
+#[test]
+fn park_counts_outlive_the_runtime() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let metrics = rt.metrics();
+    rt.block_on(async { tokio::time::sleep(std::time::Duration::from_millis(1)).await });
+    drop(rt);
+    assert!(metrics.worker_park_count(0) >= 1);
+    // Each park ended: parks and unparks pair up.
+    assert_eq!(metrics.worker_park_unpark_count(0) % 2, 0);
+}
+
+#[test]
+fn a_task_spawned_outside_block_on_waits_in_the_global_queue() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let metrics = rt.metrics();
+    assert_eq!(metrics.global_queue_depth(), 0);
+    let task = rt.handle().spawn(async {});
+    assert_eq!(metrics.global_queue_depth(), 1);
+    rt.block_on(task).unwrap();
+    assert_eq!(metrics.global_queue_depth(), 0);
+}

@@ -341,6 +341,23 @@ impl SocketHooks for Hooks {
         table().contains_key(&fd)
     }
 
+    fn unix_name(&self, fd: i32, peer: bool) -> Result<Vec<u8>, i32> {
+        use std::os::unix::ffi::OsStrExt;
+        let (_, v) = view(fd)?;
+        let Phase::Connected(id) = v.phase else {
+            return Ok(Vec::new());
+        };
+        let path = on_net(v.core, |net| {
+            if peer {
+                net.unix_peer_path(id)
+            } else {
+                net.unix_local_path(id)
+            }
+        })?
+        .map_err(|e| errno_of(&e))?;
+        Ok(path.map_or_else(Vec::new, |p| p.as_os_str().as_bytes().to_vec()))
+    }
+
     fn family(&self, fd: i32) -> Option<i32> {
         let family = lock(&get(fd).ok()?).family;
         Some(match family {

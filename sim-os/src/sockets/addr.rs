@@ -91,20 +91,26 @@ pub(super) unsafe fn write(
     }
 }
 
-/// Writes an unnamed Unix address (the family alone, as Linux gives for a
-/// `socketpair` end) into the caller's `addr` of `*len` bytes.
+/// Writes a Unix address for `path` (empty: unnamed, the family alone; a
+/// leading NUL: an abstract name, without a terminating NUL; otherwise a
+/// path with one) into the caller's `addr` of `*len` bytes, truncated as
+/// the kernel truncates.
 ///
 /// # Safety
 /// As [`write`].
-pub(super) unsafe fn write_unnamed_unix(addr: *mut libc::sockaddr, len: *mut libc::socklen_t) {
+pub(super) unsafe fn write_unix(path: &[u8], addr: *mut libc::sockaddr, len: *mut libc::socklen_t) {
     if addr.is_null() || len.is_null() {
         return;
     }
-    let family = (libc::AF_UNIX as libc::sa_family_t).to_ne_bytes();
+    let mut bytes = (libc::AF_UNIX as libc::sa_family_t).to_ne_bytes().to_vec();
+    bytes.extend_from_slice(path);
+    if path.first().is_some_and(|&b| b != 0) {
+        bytes.push(0);
+    }
     // SAFETY: the caller's contract: `*len` bytes are writable at `addr`.
     unsafe {
-        let room = (*len as usize).min(family.len());
-        std::ptr::copy_nonoverlapping(family.as_ptr(), addr.cast::<u8>(), room);
-        *len = family.len() as libc::socklen_t;
+        let room = (*len as usize).min(bytes.len());
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), addr.cast::<u8>(), room);
+        *len = bytes.len() as libc::socklen_t;
     }
 }

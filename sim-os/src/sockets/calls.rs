@@ -245,7 +245,7 @@ fn explain_refusal(to: std::net::SocketAddr) {
 
 /// Defines `getsockname` or `getpeername`.
 macro_rules! name_call {
-    ($name:ident, $cname:literal, $method:ident) => {
+    ($name:ident, $cname:literal, $method:ident, $peer:literal) => {
         #[doc = concat!("`", stringify!($name), "`.")]
         ///
         /// # Safety
@@ -259,9 +259,14 @@ macro_rules! name_call {
             if let Some(h) = sim_fd(fd) {
                 match h.family(fd) {
                     Some(libc::AF_UNIX) => {
-                        // SAFETY: the caller's buffer of `*len` bytes.
-                        unsafe { addr::write_unnamed_unix(at, len) };
-                        return 0;
+                        return match h.unix_name(fd, $peer) {
+                            Ok(path) => {
+                                // SAFETY: the caller's buffer of `*len` bytes.
+                                unsafe { addr::write_unix(&path, at, len) };
+                                0
+                            }
+                            Err(e) => fail(e),
+                        };
                     }
                     Some(_) => return fail(libc::ENOTSOCK),
                     None => {}
@@ -283,8 +288,8 @@ macro_rules! name_call {
     };
 }
 
-name_call!(getsockname, c"getsockname", local_addr);
-name_call!(getpeername, c"getpeername", peer_addr);
+name_call!(getsockname, c"getsockname", local_addr, false);
+name_call!(getpeername, c"getpeername", peer_addr, true);
 
 /// `setsockopt`.
 ///

@@ -51,6 +51,9 @@ pub trait SocketHooks: Sync {
     /// IP socket: `AF_UNIX` for an unnamed Unix stream (its address is the
     /// family alone), 0 for a pipe's end (no socket at all).
     fn family(&self, fd: i32) -> Option<i32>;
+    /// The path of a simulated Unix stream (`peer`: its peer's), as
+    /// bytes: empty when unnamed, a leading NUL for an abstract name.
+    fn unix_name(&self, fd: i32, peer: bool) -> Result<Vec<u8>, i32>;
     /// `bind`.
     fn bind(&self, fd: i32, addr: SocketAddr) -> Result<(), i32>;
     /// `listen`.

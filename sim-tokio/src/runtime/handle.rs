@@ -18,6 +18,8 @@ pub struct Handle {
     flavor: RuntimeFlavor,
     name: Option<Arc<str>>,
     workers: usize,
+    /// Park counts for the metrics (kept past shutdown).
+    parks: Arc<super::parks::Parks>,
 }
 
 impl fmt::Debug for Handle {
@@ -154,6 +156,10 @@ impl Handle {
             flavor,
             name: name.map(Arc::from),
             workers,
+            parks: Arc::new(super::parks::Parks::new(
+                core_id,
+                flavor == RuntimeFlavor::MultiThread,
+            )),
         };
         HANDLES.with(|h| {
             let mut h = h.borrow_mut();
@@ -177,6 +183,10 @@ impl Handle {
 
     pub(crate) fn workers(&self) -> usize {
         self.workers
+    }
+
+    pub(crate) fn parks(&self) -> &super::parks::Parks {
+        &self.parks
     }
 
     #[track_caller]

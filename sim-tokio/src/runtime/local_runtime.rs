@@ -76,7 +76,7 @@ impl LocalRuntime {
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         super::runtime::assert_may_block();
-        self.handle.core().block_on_in(self.handle.scope(), future)
+        super::runtime::block_on_counted(&self.handle, future)
     }
 
     /// Makes this the current runtime until the guard drops.

@@ -38,29 +38,33 @@ impl RuntimeMetrics {
     }
 
     /// How many times worker `worker` parked: each time nothing was ready
-    /// and the virtual clock moved to the next event (counted on worker 0,
-    /// the one thread that runs everything).
+    /// and the virtual clock moved to the next event (all workers are idle
+    /// then), and for a `multi_thread` runtime each time its idle workers
+    /// parked between `block_on` calls (see `parks.rs`). Kept after the
+    /// runtime shuts down.
     ///
     /// # Panics
     /// When `worker` is not below `num_workers()`.
     #[track_caller]
     pub fn worker_park_count(&self, worker: usize) -> u64 {
         self.check_worker(worker);
-        if worker == 0 {
-            self.handle.try_core().map_or(0, |core| core.parks())
-        } else {
-            0
-        }
+        self.handle.parks().parks(self.core_parks())
     }
 
-    /// Parks plus unparks of worker `worker`: twice the parks, as every
-    /// park of the simulation ends within the same step.
+    /// Parks plus unparks of worker `worker` (even while it runs, odd while
+    /// it is parked).
     ///
     /// # Panics
     /// When `worker` is not below `num_workers()`.
     #[track_caller]
     pub fn worker_park_unpark_count(&self, worker: usize) -> u64 {
-        self.worker_park_count(worker) * 2
+        self.check_worker(worker);
+        self.handle.parks().parks_and_unparks(self.core_parks())
+    }
+
+    /// The simulation's parks while the runtime lives.
+    fn core_parks(&self) -> Option<u64> {
+        self.handle.try_core().map(|core| core.parks())
     }
 
     #[track_caller]
@@ -72,9 +76,15 @@ impl RuntimeMetrics {
         );
     }
 
-    /// The number of tasks in the global queue: none, as the simulator
-    /// keeps one ready set that it picks from by seed.
+    /// The number of tasks in the global queue. While no `block_on` of
+    /// the simulation is under way, its ready tasks wait there, as tasks
+    /// spawned or woken from outside a tokio runtime wait in its global
+    /// queue; while one runs, the simulator picks among the ready tasks
+    /// by seed, and the queue is empty.
     pub fn global_queue_depth(&self) -> usize {
-        0
+        self.handle
+            .try_core()
+            .filter(|core| !core.in_block_on())
+            .map_or(0, |core| core.ready_count())
     }
 }

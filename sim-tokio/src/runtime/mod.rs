@@ -11,6 +11,7 @@ mod handle;
 mod id;
 mod local_runtime;
 mod metrics;
+mod parks;
 #[allow(clippy::module_inception)]
 mod runtime;
 

@@ -88,7 +88,7 @@ impl Runtime {
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         assert_may_block();
-        self.handle.core().block_on_in(self.handle.scope(), future)
+        block_on_counted(&self.handle, future)
     }
 
     /// Makes this the current runtime until the guard drops.
@@ -169,7 +169,26 @@ pub(crate) fn assert_may_block() {
 /// runtimes share its simulation; the whole simulation when it is the last.
 /// First it waits for its blocking pool's closures, at most
 /// `wait_limit_ns` of virtual time (`None`: while they run).
+/// Blocks on `future` in `handle`'s runtime, its idle workers unparked
+/// meanwhile (see `parks.rs`).
+pub(crate) fn block_on_counted<F: Future>(handle: &Handle, future: F) -> F::Output {
+    /// Parks the workers again when the `block_on` ends, by return or
+    /// unwind.
+    struct Repark<'a>(&'a Handle);
+    impl Drop for Repark<'_> {
+        fn drop(&mut self) {
+            self.0.parks().park();
+        }
+    }
+    let core = handle.core();
+    handle.parks().unpark();
+    let _repark = Repark(handle);
+    core.block_on_in(handle.scope(), future)
+}
+
 pub(crate) fn close(handle: &Handle, wait_limit_ns: Option<u64>) {
+    let core_parks = sim_runtime::context::lookup(handle.core_id()).map(|core| core.parks());
+    handle.parks().shut_down(core_parks);
     if let Some(core) = sim_runtime::context::lookup(handle.core_id()) {
         if !core.scope_shut_down(handle.scope()) {
             core.wait_for_blocking_pool(handle.scope(), wait_limit_ns);

@@ -123,6 +123,29 @@ impl<R: AsyncRead + Unpin + ?Sized> Future for ReadExact<'_, R> {
 /// The bytes of the small read that probes for the end of the stream.
 const PROBE_BYTES: usize = 32;
 
+/// What a read to the end keeps between polls.
+#[derive(Debug)]
+pub(crate) struct ToEnd {
+    /// Bytes read so far.
+    read: usize,
+    /// The vector's capacity when the read began.
+    start_cap: usize,
+    /// Bytes of the vector's spare room that earlier reads initialized
+    /// (and did not fill): the next read is told, as tokio tells it. Zero
+    /// again when the vector grows.
+    spare_init: usize,
+}
+
+impl ToEnd {
+    pub(crate) fn new(buf: &Vec<u8>) -> ToEnd {
+        ToEnd {
+            read: 0,
+            start_cap: buf.capacity(),
+            spare_init: 0,
+        }
+    }
+}
+
 /// Reads to end of stream, appending to `buf`; returns bytes read.
 ///
 /// Capacity grows as in tokio: each read into the vector first makes room
@@ -133,37 +156,48 @@ const PROBE_BYTES: usize = 32;
 pub(crate) fn poll_read_to_end<R: AsyncRead + ?Sized>(
     buf: &mut Vec<u8>,
     mut reader: Pin<&mut R>,
-    read: &mut usize,
-    start_cap: usize,
+    state: &mut ToEnd,
     cx: &mut Context<'_>,
 ) -> Poll<io::Result<usize>> {
     // Bounded: each turn reads some bytes or ends.
     loop {
         let room = buf.capacity() - buf.len();
-        let n = if room < PROBE_BYTES && buf.capacity() == start_cap && start_cap >= PROBE_BYTES {
-            let mut probe = [0u8; PROBE_BYTES];
-            let mut read_buf = IoReadBuf::new(&mut probe);
+        let cap_before = buf.capacity();
+        let n = if room < PROBE_BYTES
+            && buf.capacity() == state.start_cap
+            && state.start_cap >= PROBE_BYTES
+        {
+            let mut probe = [MaybeUninit::<u8>::uninit(); PROBE_BYTES];
+            let mut read_buf = IoReadBuf::uninit(&mut probe);
             ready!(reader.as_mut().poll_read(cx, &mut read_buf))?;
             let got = read_buf.filled();
             if got.len() > room {
                 buf.reserve(PROBE_BYTES);
             }
             buf.extend_from_slice(got);
+            state.spare_init = state.spare_init.saturating_sub(got.len());
             got.len()
         } else {
             buf.reserve(PROBE_BYTES);
             let len = buf.len();
             let mut read_buf = IoReadBuf::uninit(buf.spare_capacity_mut());
+            // SAFETY: `spare_init` bytes of the room were initialized by
+            // earlier reads into it, and nothing de-initializes them.
+            unsafe { read_buf.assume_init(state.spare_init) };
             ready!(reader.as_mut().poll_read(cx, &mut read_buf))?;
             let n = read_buf.filled().len();
+            state.spare_init = read_buf.initialized().len() - n;
             // SAFETY: the read initialized `n` bytes of the spare capacity.
             unsafe { buf.set_len(len + n) };
             n
         };
-        if n == 0 {
-            return Poll::Ready(Ok(std::mem::take(read)));
+        if buf.capacity() != cap_before {
+            state.spare_init = 0;
         }
-        *read += n;
+        if n == 0 {
+            return Poll::Ready(Ok(std::mem::take(&mut state.read)));
+        }
+        state.read += n;
     }
 }
 
@@ -173,8 +207,7 @@ pub(crate) fn poll_read_to_end<R: AsyncRead + ?Sized>(
 pub struct ReadToEnd<'a, R: ?Sized> {
     reader: &'a mut R,
     buf: &'a mut Vec<u8>,
-    read: usize,
-    start_cap: usize,
+    state: ToEnd,
     _pin: PhantomPinned,
 }
 
@@ -184,13 +217,7 @@ impl<R: AsyncRead + Unpin + ?Sized> Future for ReadToEnd<'_, R> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
         // SAFETY: no field is structurally pinned.
         let me = unsafe { self.get_unchecked_mut() };
-        poll_read_to_end(
-            me.buf,
-            Pin::new(&mut *me.reader),
-            &mut me.read,
-            me.start_cap,
-            cx,
-        )
+        poll_read_to_end(me.buf, Pin::new(&mut *me.reader), &mut me.state, cx)
     }
 }
 
@@ -222,8 +249,7 @@ pub struct ReadToString<'a, R: ?Sized> {
     output: &'a mut String,
     buf: Vec<u8>,
     keep: usize,
-    read: usize,
-    start_cap: usize,
+    state: ToEnd,
     _pin: PhantomPinned,
 }
 
@@ -236,8 +262,7 @@ impl<R: AsyncRead + Unpin + ?Sized> Future for ReadToString<'_, R> {
         let polled = ready!(poll_read_to_end(
             &mut me.buf,
             Pin::new(&mut *me.reader),
-            &mut me.read,
-            me.start_cap,
+            &mut me.state,
             cx
         ));
         let mut bytes = std::mem::take(&mut me.buf);
@@ -447,12 +472,10 @@ pub trait AsyncReadExt: AsyncRead {
     where
         Self: Unpin,
     {
-        let start_cap = buf.capacity();
         ReadToEnd {
             reader: self,
+            state: ToEnd::new(buf),
             buf,
-            read: 0,
-            start_cap,
             _pin: PhantomPinned,
         }
     }
@@ -465,14 +488,12 @@ pub trait AsyncReadExt: AsyncRead {
     {
         let keep = dst.len();
         let buf = std::mem::take(dst).into_bytes();
-        let start_cap = buf.capacity();
         ReadToString {
             reader: self,
             output: dst,
+            state: ToEnd::new(&buf),
             buf,
             keep,
-            read: 0,
-            start_cap,
             _pin: PhantomPinned,
         }
     }
