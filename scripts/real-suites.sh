@@ -31,6 +31,7 @@ SUITES=(
   "tower-http 0.6.11 --features full"
   "hyper 1.11.0 git=https://github.com/hyperium/hyper --features full"
   "tonic 0.14.5 git=https://github.com/hyperium/tonic -p integration-tests"
+  "quinn 0.11.9"
 )
 SEEDS=20
 
@@ -39,7 +40,7 @@ work=${SUITES_DIR:-$root/target/real-suites}
 mkdir -p "$work"
 export CARGO_TARGET_DIR=$work/target
 cargo build --quiet --manifest-path "$root/Cargo.toml" -p cargo-sim
-sim=$root/target/debug/cargo-sim
+sim=$CARGO_TARGET_DIR/debug/cargo-sim
 # tonic's tests generate code with protoc: the vendored one of the
 # workspace's dependencies (protoc-bin-vendored) when none is installed.
 if [ -z "${PROTOC:-}" ] && ! command -v protoc > /dev/null; then

@@ -77,6 +77,10 @@ const INTERPOSED: &[&str] = &[
     "recvfrom",
     "send",
     "sendto",
+    "sendmsg",
+    "recvmsg",
+    "sendmmsg",
+    "recvmmsg",
     "ioctl",
     "poll",
 ];

@@ -68,3 +68,92 @@ async fn a_connected_send_to_nothing_makes_the_next_receive_refused() {
         .unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::ConnectionRefused);
 }
+
+/// `addr` as a C socket address.
+fn sockaddr_in(addr: std::net::SocketAddr) -> libc::sockaddr_in {
+    let std::net::SocketAddr::V4(v4) = addr else {
+        panic!("an IPv4 address")
+    };
+    // SAFETY: a plain C struct, valid when zeroed.
+    let mut sa: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+    sa.sin_family = libc::AF_INET as libc::sa_family_t;
+    sa.sin_port = v4.port().to_be();
+    sa.sin_addr.s_addr = u32::from(*v4.ip()).to_be();
+    sa
+}
+
+#[tokio::test]
+async fn libc_message_calls_on_a_tokio_socket_reach_it() {
+    use std::os::fd::AsRawFd;
+    use tokio::io::Interest;
+    let a = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let b = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let mut to = sockaddr_in(b.local_addr().unwrap());
+    let mut payload = *b"two parts";
+    let (head, tail) = payload.split_at_mut(4);
+    let mut out = [
+        libc::iovec {
+            iov_base: head.as_mut_ptr().cast(),
+            iov_len: head.len(),
+        },
+        libc::iovec {
+            iov_base: tail.as_mut_ptr().cast(),
+            iov_len: tail.len(),
+        },
+    ];
+    // SAFETY: a plain C struct, valid when zeroed.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_name = (&mut to as *mut libc::sockaddr_in).cast();
+    msg.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    msg.msg_iov = out.as_mut_ptr();
+    msg.msg_iovlen = out.len();
+    a.writable().await.unwrap();
+    let sent = a
+        .try_io(Interest::WRITABLE, || {
+            // SAFETY: `msg` points at live buffers and a live address.
+            let n = unsafe { libc::sendmsg(a.as_raw_fd(), &msg, 0) };
+            if n < 0 {
+                Err(std::io::Error::last_os_error())
+            } else {
+                Ok(n as usize)
+            }
+        })
+        .unwrap();
+    assert_eq!(sent, 9);
+
+    let mut buf = [0u8; 64];
+    // SAFETY: a plain C struct, valid when zeroed.
+    let mut from: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+    let got = loop {
+        b.readable().await.unwrap();
+        let mut iov = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
+        };
+        // SAFETY: a plain C struct, valid when zeroed.
+        let mut msgs: [libc::mmsghdr; 1] = unsafe { std::mem::zeroed() };
+        msgs[0].msg_hdr.msg_name = (&mut from as *mut libc::sockaddr_in).cast();
+        msgs[0].msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        msgs[0].msg_hdr.msg_iov = &mut iov;
+        msgs[0].msg_hdr.msg_iovlen = 1;
+        let result = b.try_io(Interest::READABLE, || {
+            // SAFETY: `msgs` points at live buffers.
+            let n = unsafe {
+                libc::recvmmsg(b.as_raw_fd(), msgs.as_mut_ptr(), 1, 0, std::ptr::null_mut())
+            };
+            if n < 0 {
+                Err(std::io::Error::last_os_error())
+            } else {
+                Ok((n, msgs[0].msg_len as usize))
+            }
+        });
+        match result {
+            Ok(got) => break got,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(got, (1, 9));
+    assert_eq!(&buf[..9], b"two parts");
+    assert_eq!(from.sin_port, a.local_addr().unwrap().port().to_be());
+}

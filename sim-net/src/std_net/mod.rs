@@ -100,6 +100,9 @@ pub(crate) struct Sock {
     udp: bool,
     /// TCP or UDP, an unnamed Unix stream, or a pipe's end.
     family: Family,
+    /// A descriptor that names a socket `tokio::net` owns (its `as_raw_fd`,
+    /// see [`alias`]): closing it leaves the socket open.
+    borrowed: bool,
     nonblocking: bool,
     read_shut: bool,
     read_timeout: Option<Duration>,
@@ -176,6 +179,7 @@ fn new_sock(core: u16, phase: Phase, ipv6: bool, nonblocking: bool) -> Shared {
         ipv6,
         udp: matches!(phase, Phase::Datagram(_)),
         family: Family::Inet,
+        borrowed: false,
         nonblocking,
         read_shut: false,
         read_timeout: None,
@@ -572,10 +576,13 @@ impl SocketHooks for Hooks {
 
     fn close(&self, fd: i32) -> Result<(), i32> {
         let sock = unregister(fd).ok_or(libc::EBADF)?;
-        // The last descriptor closes the socket.
+        // The last descriptor closes the socket (unless `tokio::net` owns
+        // it).
         if let Ok(last) = Arc::try_unwrap(sock) {
             let s = last.into_inner().unwrap_or_else(|e| e.into_inner());
-            close_phase(s.core, s.phase);
+            if !s.borrowed {
+                close_phase(s.core, s.phase);
+            }
         }
         Ok(())
     }
@@ -717,6 +724,21 @@ pub fn give_as(phase: Phase, family: Family, nonblocking: bool) -> io::Result<i3
     let sock = new_sock(core.id(), phase, ipv6, nonblocking);
     lock(&sock).family = family;
     register(sock).map_err(io::Error::from_raw_os_error)
+}
+
+/// A descriptor that names a socket `tokio::net` owns (`phase`, of the
+/// current simulation), for its `as_raw_fd`: libc calls on it (`sendmsg`
+/// and `recvmmsg` of quinn-udp, `socket2` options) reach the simulated
+/// socket, and closing it leaves the socket to its owner.
+///
+/// # Errors
+/// Outside a simulation, or with no descriptor left.
+pub fn alias(phase: Phase) -> io::Result<i32> {
+    let fd = give(phase)?;
+    if let Ok(sock) = get(fd) {
+        lock(&sock).borrowed = true;
+    }
+    Ok(fd)
 }
 
 /// Installs the hooks (once per process).

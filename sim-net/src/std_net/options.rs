@@ -78,6 +78,11 @@ fn linger(d: Option<Duration>) -> Vec<u8> {
 
 /// `setsockopt`.
 pub(super) fn set(sock: &Shared, level: i32, name: i32, value: &[u8]) -> Result<(), i32> {
+    if level == libc::SOL_UDP && (name == libc::UDP_SEGMENT || name == libc::UDP_GRO) {
+        // No segmentation offload in the simulated network: a sender that
+        // probes for it (quinn-udp) sends one datagram per call.
+        return Err(libc::ENOPROTOOPT);
+    }
     let (core, phase) = {
         let s = lock(sock);
         (s.core, s.phase)

@@ -7,12 +7,12 @@
 use super::{addr, hooks, sim_fd};
 use crate::symbols::real;
 
-fn set_errno(code: i32) {
+pub(super) fn set_errno(code: i32) {
     // SAFETY: errno is thread-local and always writable.
     unsafe { *libc::__errno_location() = code };
 }
 
-fn fail<T: From<i8>>(code: i32) -> T {
+pub(super) fn fail<T: From<i8>>(code: i32) -> T {
     set_errno(code);
     T::from(-1)
 }
@@ -21,7 +21,7 @@ fn to_c_int(r: Result<(), i32>) -> i32 {
     r.map_or_else(fail, |()| 0)
 }
 
-fn to_isize(r: Result<usize, i32>) -> isize {
+pub(super) fn to_isize(r: Result<usize, i32>) -> isize {
     r.map_or_else(fail, |n| n as isize)
 }
 

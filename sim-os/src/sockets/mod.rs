@@ -26,9 +26,13 @@ use std::sync::OnceLock;
 mod addr;
 #[cfg(simulation)]
 mod calls;
+#[cfg(simulation)]
+mod messages;
 
 #[cfg(simulation)]
 pub use calls::*;
+#[cfg(simulation)]
+pub use messages::*;
 
 /// What the simulated network answers for a simulated descriptor. Errors
 /// are errno values.

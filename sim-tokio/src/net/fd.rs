@@ -1,7 +1,10 @@
 //! Placeholder descriptors: simulated sockets implement `AsRawFd`/`AsFd`
-//! with a real socket that is never bound or connected, made on first use,
-//! so that libraries which set options through `socket2::SockRef` succeed.
-//! No byte ever crosses it.
+//! with a descriptor made on first use, so that libraries which set
+//! options through `socket2::SockRef` succeed. A UDP socket's is a
+//! simulated descriptor that names the socket itself (`std_net::alias`):
+//! libc calls on it, such as quinn-udp's `sendmsg` and `recvmmsg`, reach
+//! the simulated socket. A TCP socket's is a real socket that is never
+//! bound or connected: no byte ever crosses it.
 
 use std::os::unix::io::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::OnceLock;
@@ -12,6 +15,24 @@ pub(crate) struct Placeholder {
 }
 
 impl Placeholder {
+    /// A simulated descriptor naming socket `phase` (see the module
+    /// docs); outside a simulation, a real placeholder as [`Self::raw`].
+    pub(crate) fn raw_alias(&self, phase: sim_net::std_net::Phase) -> RawFd {
+        if let Some(fd) = self.fd.get() {
+            return fd.as_raw_fd();
+        }
+        match sim_net::std_net::alias(phase) {
+            Ok(fd) => {
+                // SAFETY: `alias` made `fd` for this placeholder alone.
+                let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+                // A racing first use set it already: ours closes.
+                let _ = self.fd.set(owned);
+                self.fd.get().map_or(fd, AsRawFd::as_raw_fd)
+            }
+            Err(_) => self.raw(false),
+        }
+    }
+
     pub(crate) fn raw(&self, stream: bool) -> RawFd {
         self.fd
             .get_or_init(|| {

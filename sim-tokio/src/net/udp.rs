@@ -713,7 +713,8 @@ impl TryFrom<std::net::UdpSocket> for UdpSocket {
 
 impl AsRawFd for UdpSocket {
     fn as_raw_fd(&self) -> RawFd {
-        self.fd.raw(false)
+        self.fd
+            .raw_alias(sim_net::std_net::Phase::Datagram(self.id))
     }
 }
 
