@@ -233,3 +233,24 @@ async fn a_std_udp_socket_moves_to_tokio_and_back() {
         ErrorKind::WouldBlock
     );
 }
+
+#[test]
+fn a_udp_socket_bound_before_the_runtime_moves_into_it() {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.set_nonblocking(true).unwrap();
+    let addr = socket.local_addr().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let socket = tokio::net::UdpSocket::from_std(socket).unwrap();
+        // The address the program saw before the runtime stays its own.
+        assert_eq!(socket.local_addr().unwrap(), addr);
+        let peer = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        peer.send_to(b"hi", addr).await.unwrap();
+        let mut buf = [0u8; 8];
+        let (n, _) = socket.recv_from(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"hi");
+    });
+}

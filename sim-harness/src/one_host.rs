@@ -7,7 +7,8 @@
 //! `SIM_SWARM=1`), each seed draws what the host suffers, each dimension
 //! off half the time or drawn from a stream of its own in the seed tree:
 //! loopback latency, segment cuts (a write leaves in pieces of drawn
-//! sizes), disk latency and errors, and the virtual-time cost of a poll.
+//! sizes), loopback UDP drops, disk latency and errors, and the
+//! virtual-time cost of a poll.
 //! The plan is printed when the run starts (for a program, or with
 //! `SIM_VERBOSE`) and noted at the head of its trace; the replay line
 //! carries `SIM_SWARM=1`.
@@ -39,6 +40,8 @@ pub struct OneHostPlan {
     pub disk_error_rate: f64,
     /// Each poll takes `0..=poll_cost_max_us` of virtual time.
     pub poll_cost_max_us: u64,
+    /// Each loopback datagram is dropped with this probability.
+    pub udp_drop_rate: f64,
 }
 
 impl OneHostPlan {
@@ -52,6 +55,7 @@ impl OneHostPlan {
             disk_latency_max_us: draw_u64(seed, "disk latency", Dim::range(0, 20_000)).unwrap_or(0),
             disk_error_rate: draw_f64(seed, "disk errors", Dim::range(0.0, 0.01)),
             poll_cost_max_us: draw_u64(seed, "poll cost", Dim::range(0, 200)).unwrap_or(0),
+            udp_drop_rate: draw_f64(seed, "loopback udp drops", Dim::range(0.0, 0.02)),
         }
     }
 
@@ -74,10 +78,11 @@ impl OneHostPlan {
         );
         if core.io_enabled() {
             sim_net::with_net(|net| {
-                net.set_loopback(
-                    Duration::from_micros(self.loopback_latency_max_us),
-                    self.segment_bytes_max,
-                )
+                net.set_loopback_faults(sim_net::LoopbackFaults {
+                    latency_max: Duration::from_micros(self.loopback_latency_max_us),
+                    segment_bytes_max: self.segment_bytes_max,
+                    udp_drop_rate: self.udp_drop_rate,
+                });
             });
         }
         sim_fs::set_disk_config(
@@ -106,9 +111,12 @@ impl std::fmt::Display for OneHostPlan {
         };
         write!(
             f,
-            "loopback {loopback}, {segments}, disk latency 0-{} us, disk errors {:.4}, poll \
-             cost 0-{} us",
-            self.disk_latency_max_us, self.disk_error_rate, self.poll_cost_max_us
+            "loopback {loopback}, {segments}, UDP drops {:.4}, disk latency 0-{} us, disk errors \
+             {:.4}, poll cost 0-{} us",
+            self.udp_drop_rate,
+            self.disk_latency_max_us,
+            self.disk_error_rate,
+            self.poll_cost_max_us
         )
     }
 }
@@ -129,8 +137,8 @@ mod tests {
         // Each dimension is off about half the time.
         assert!((16..=48).contains(&cut), "{cut} of 64 cut segments");
         assert!((16..=48).contains(&slow), "{slow} of 64 slow loopbacks");
-        assert!(plans
-            .iter()
-            .all(|p| p.segment_bytes_max <= 1_460 && p.disk_error_rate <= 0.01));
+        assert!(plans.iter().all(|p| p.segment_bytes_max <= 1_460
+            && p.disk_error_rate <= 0.01
+            && p.udp_drop_rate <= 0.02));
     }
 }

@@ -41,5 +41,6 @@ pub use control::{ConnEnds, ConnPredicate};
 pub use link::LinkConfig;
 pub use net::{
     release_socket, try_with_net, try_with_socket, try_with_socket_net, with_net, with_socket,
-    with_socket_net, ConnectPolicy, Gone, HostId, Network, SocketId, SHUTDOWN_MESSAGE,
+    with_socket_net, ConnectPolicy, Gone, HostId, LoopbackFaults, Network, SocketId,
+    SHUTDOWN_MESSAGE,
 };

@@ -194,6 +194,7 @@ impl Network {
             controls: Default::default(),
             next_msg: 0,
             loopback_latency_max_ns: 0,
+            loopback_udp_drop_rate: 0.0,
             segment_bytes_max: 0,
             udp_flight: Default::default(),
             tcp_flight: Default::default(),
@@ -602,6 +603,12 @@ impl Network {
             crate::draws::drew("net latency", what);
             min + decision::below(|| "net latency".into(), &mut st.rng, max - min + 1)
         };
+        let mut config = config;
+        if from == to {
+            // A swarm's loopback drops datagrams too (a full socket buffer,
+            // as a loaded machine's does).
+            config.udp_drop_rate = config.udp_drop_rate.max(st.loopback_udp_drop_rate);
+        }
         (latency, mode, config)
     }
 
@@ -627,17 +634,34 @@ impl Network {
     /// one-host tests sets it; by default loopback is immediate and writes
     /// leave whole.
     pub fn set_loopback(&self, latency_max: Duration, segment_bytes_max: usize) {
+        self.set_loopback_faults(LoopbackFaults {
+            latency_max,
+            segment_bytes_max,
+            udp_drop_rate: 0.0,
+        });
+    }
+
+    /// What a host's loopback suffers (a one-host swarm draws it).
+    pub fn set_loopback_faults(&self, faults: LoopbackFaults) {
+        let latency_max = faults.latency_max;
         let latency_max_ns = latency_max.as_nanos().min(u128::from(u64::MAX / 2)) as u64;
+        assert!(
+            (0.0..=1.0).contains(&faults.udp_drop_rate),
+            "sim: a loopback UDP drop rate is a probability, not {}",
+            faults.udp_drop_rate
+        );
         self.note(&format!(
-            "loopback latency 0-{latency_max:?}, segments {}",
-            match segment_bytes_max {
+            "loopback latency 0-{latency_max:?}, segments {}, UDP drops {:.4}",
+            match faults.segment_bytes_max {
                 0 => "whole".to_string(),
                 n => format!("1-{n} bytes"),
-            }
+            },
+            faults.udp_drop_rate
         ));
         let mut st = self.state.borrow_mut();
         st.loopback_latency_max_ns = latency_max_ns;
-        st.segment_bytes_max = segment_bytes_max;
+        st.segment_bytes_max = faults.segment_bytes_max;
+        st.loopback_udp_drop_rate = faults.udp_drop_rate;
     }
 
     /// Schedules `f` on the event queue at `at_ns`.
@@ -702,6 +726,19 @@ impl Network {
         let at = self.now_ns() + delay.as_nanos() as u64;
         self.schedule(at, label, f);
     }
+}
+
+/// What a host's loopback suffers ([`Network::set_loopback_faults`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LoopbackFaults {
+    /// Each segment or datagram takes `0..=latency_max` (zero: immediate,
+    /// as on a real machine).
+    pub latency_max: Duration,
+    /// A TCP write leaves in segments of `1..=segment_bytes_max` bytes (0:
+    /// whole, up to the 16 KiB segment).
+    pub segment_bytes_max: usize,
+    /// Each datagram is dropped with this probability.
+    pub udp_drop_rate: f64,
 }
 
 impl Network {

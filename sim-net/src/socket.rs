@@ -300,6 +300,9 @@ pub const DATAGRAM_MAX: usize = 65_507;
 pub(crate) struct UdpState {
     pub(crate) host: u32,
     pub(crate) local: SocketAddr,
+    /// The address `local_addr` answers when not `local`: an adopted real
+    /// socket's (see `std_net/adopt.rs`).
+    pub(crate) shown: Option<SocketAddr>,
     pub(crate) peer: Option<SocketAddr>,
     pub(crate) queue: VecDeque<(Vec<u8>, SocketAddr)>,
     pub(crate) waker: Option<Waker>,

@@ -109,6 +109,8 @@ pub(crate) struct NetState {
     /// The most latency a host's loopback has, in ns (0: immediate, as on
     /// a real machine; `Network::set_loopback` draws it for a swarm).
     pub(crate) loopback_latency_max_ns: u64,
+    /// The chance a loopback datagram is dropped (a swarm draws it).
+    pub(crate) loopback_udp_drop_rate: f64,
     /// The largest TCP segment a write is cut into, in bytes (0: writes
     /// leave whole, up to the 16 KiB segment); with a limit, each segment's
     /// size is drawn in `1..=limit`, so a frame arrives in pieces.

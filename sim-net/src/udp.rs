@@ -35,6 +35,7 @@ impl Network {
         let id = st.insert(Socket::Udp(UdpState {
             host,
             local,
+            shown: None,
             peer: None,
             queue: VecDeque::new(),
             waker: None,
@@ -63,7 +64,19 @@ impl Network {
     /// # Errors
     /// When the socket is gone.
     pub fn udp_local_addr(&self, id: SocketId) -> io::Result<SocketAddr> {
+        self.with_udp(id, |u| u.shown.unwrap_or(u.local))
+    }
+
+    /// The address the socket is bound to in the simulation (not the one
+    /// it shows).
+    pub(crate) fn with_udp_local(&self, id: SocketId) -> io::Result<SocketAddr> {
         self.with_udp(id, |u| u.local)
+    }
+
+    /// Makes `local_addr` answer `addr` (an adopted real socket's address,
+    /// which the program saw before the simulation took the socket over).
+    pub(crate) fn udp_show(&self, id: SocketId, addr: SocketAddr) -> io::Result<()> {
+        self.with_udp(id, |u| u.shown = Some(addr))
     }
 
     /// The connected address.
@@ -138,6 +151,15 @@ impl Network {
             ));
         }
         let (host, local) = self.with_udp(id, |u| (u.host, u.local))?;
+        // A dual-stack IPv6 socket reaches an IPv4 address through its
+        // mapped form (`::ffff:a.b.c.d`): on the wire it is IPv4.
+        let dst = match dst {
+            SocketAddr::V6(v6) => match v6.ip().to_ipv4_mapped() {
+                Some(v4) => SocketAddr::new(v4.into(), v6.port()),
+                None => dst,
+            },
+            SocketAddr::V4(_) => dst,
+        };
         let src = if local.ip().is_unspecified()
             || (dst.ip().is_loopback() != local.ip().is_loopback())
         {
@@ -149,6 +171,14 @@ impl Network {
             SocketAddr::new(ip, local.port())
         } else {
             local
+        };
+        // A datagram to an adopted real socket's real port on this host
+        // goes to the simulated port it has now.
+        let dst = match crate::std_net::udp_alias(dst.port()) {
+            Some(port) if self.host_of_ip(HostId(host), dst.ip()) == Some(HostId(host)) => {
+                SocketAddr::new(dst.ip(), port)
+            }
+            _ => dst,
         };
         let Some(to) = self.host_of_ip(HostId(host), dst.ip()) else {
             // Nobody has the address: the datagram goes nowhere, silently.
@@ -393,6 +423,14 @@ impl Network {
             u.waker = Some(cx.waker().clone());
             crate::socket::wait_on("UdpSocket recv", u.local, u.peer.unwrap_or(u.local));
             return Poll::Pending;
+        };
+        // An IPv6 socket sees an IPv4 sender in its mapped form, as a
+        // dual-stack socket does on Linux.
+        let from = match (u.local, from) {
+            (SocketAddr::V6(_), SocketAddr::V4(v4)) => {
+                SocketAddr::new(v4.ip().to_ipv6_mapped().into(), v4.port())
+            }
+            _ => from,
         };
         let n = buf.len().min(data.len());
         buf[..n].copy_from_slice(&data[..n]);

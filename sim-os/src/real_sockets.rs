@@ -53,6 +53,27 @@ pub fn listener_addr(fd: libc::c_int) -> Option<std::net::SocketAddr> {
     }
 }
 
+/// The address of `fd` when it is a real, bound UDP socket.
+pub fn datagram_addr(fd: libc::c_int) -> Option<std::net::SocketAddr> {
+    // SAFETY: getsockopt into an int of its full size.
+    let kind = unsafe {
+        let mut kind: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        let rc = libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TYPE,
+            (&mut kind as *mut libc::c_int).cast(),
+            &mut len,
+        );
+        (rc == 0).then_some(kind)
+    };
+    if kind != Some(libc::SOCK_DGRAM) {
+        return None;
+    }
+    local_addr(fd).filter(|a| a.port() != 0)
+}
+
 /// `getsockname` of a real socket, for IPv4 and IPv6.
 fn local_addr(fd: libc::c_int) -> Option<std::net::SocketAddr> {
     // SAFETY: getsockname into a zeroed storage of its full size; the

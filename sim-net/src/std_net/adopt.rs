@@ -117,3 +117,105 @@ pub(super) fn simulation_listens(port: u16) -> bool {
 pub fn adopt_real_listener(fd: i32) -> bool {
     sim_os::real_sockets::listener_addr(fd).is_some_and(|addr| adopt(fd, addr))
 }
+
+/// Real ports of adopted UDP sockets, by runtime: the simulated port each
+/// is bound to instead (as [`ALIASES`] for listeners).
+static UDP_ALIASES: Mutex<BTreeMap<(u16, u16), u16>> = Mutex::new(BTreeMap::new());
+
+/// The simulated port a datagram to `port` of the current host goes to,
+/// when `port` is an adopted UDP socket's real one.
+pub(crate) fn udp_alias(port: u16) -> Option<u16> {
+    let core = crate::net::with_core(|core| core.id());
+    UDP_ALIASES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&(core, port))
+        .copied()
+}
+
+/// A real, bound UDP socket `fd` (made before any runtime) joins the
+/// calling thread's simulation, for `tokio::net::UdpSocket::from_std`: it
+/// is bound to the host's next ephemeral port, where datagrams to the real
+/// port go (the kernel picked that port, so it differs from run to run),
+/// and its `local_addr` still answers the real address. True when `fd` is
+/// now simulated.
+pub fn adopt_real_datagram(fd: i32) -> bool {
+    let Some(core) = thread_core().filter(|c| !c.is_shut_down()) else {
+        return false;
+    };
+    if table().contains_key(&fd) {
+        return true;
+    }
+    let Some(addr) = sim_os::real_sockets::datagram_addr(fd) else {
+        return false;
+    };
+    let (nonblocking, kept) = real_state(fd);
+    let at = SocketAddr::new(addr.ip(), 0);
+    let Ok(Ok(id)) = on_net(core.id(), |net| net.udp_bind(at)) else {
+        return false;
+    };
+    let close = || {
+        let _ = on_net(core.id(), |net| net.udp_close(id));
+    };
+    // The kernel's socket gives way to a `/dev/null` reservation at the
+    // same number, atomically (dup3 closes what the number named).
+    let Ok(reserve) = reserve_fd() else {
+        close();
+        return false;
+    };
+    // SAFETY: both descriptors are this process's; dup3 replaces `fd`.
+    let rc = unsafe { libc::syscall(libc::SYS_dup3, reserve, fd, libc::O_CLOEXEC) };
+    sim_os::reserved::release_fd(reserve);
+    if rc < 0 {
+        close();
+        return false;
+    }
+    if let Ok(Ok(local)) = on_net(core.id(), |net| {
+        let _ = net.udp_show(id, addr);
+        net.with_udp_local(id)
+    }) {
+        UDP_ALIASES
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert((core.id(), addr.port()), local.port());
+    }
+    let sock = new_sock(core.id(), Phase::Datagram(id), addr.is_ipv6(), nonblocking);
+    {
+        let mut s = lock(&sock);
+        s.udp = true;
+        s.kept = kept;
+    }
+    table().insert(fd, sock);
+    sim_os::sockets::count_sim_fd(true);
+    true
+}
+
+/// What a real datagram socket carries over into the simulation: its
+/// non-blocking mode, and the options the simulation acts on (the
+/// destination address of received datagrams).
+fn real_state(fd: i32) -> (bool, BTreeMap<(i32, i32), Vec<u8>>) {
+    // SAFETY: a flags query of an open descriptor.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    let mut kept = BTreeMap::new();
+    for (level, name) in [
+        (libc::IPPROTO_IP, libc::IP_PKTINFO),
+        (libc::IPPROTO_IPV6, libc::IPV6_RECVPKTINFO),
+    ] {
+        let mut value: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: getsockopt into an int of its full size.
+        let rc = unsafe {
+            libc::getsockopt(
+                fd,
+                level,
+                name,
+                (&mut value as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        if rc == 0 && value != 0 {
+            kept.insert((level, name), value.to_ne_bytes().to_vec());
+        }
+    }
+    (flags >= 0 && flags & libc::O_NONBLOCK != 0, kept)
+}

@@ -16,7 +16,8 @@ mod datagram;
 mod options;
 mod wait;
 
-pub use adopt::adopt_real_listener;
+pub(crate) use adopt::udp_alias;
+pub use adopt::{adopt_real_datagram, adopt_real_listener};
 pub(crate) use adopt::{connect_port, note_listening};
 
 use crate::net::{try_with_socket_net, Network, SocketId};
@@ -116,6 +117,23 @@ pub(crate) struct Sock {
 }
 
 type Shared = Arc<Mutex<Sock>>;
+
+/// Options kept on a UDP socket that `tokio::net` took from its `std`
+/// descriptor (`from_std`), until its `as_raw_fd` descriptor ([`alias`])
+/// takes them: quinn-udp sets `IP_PKTINFO` on the `std` socket and reads
+/// packets through the `tokio` one. Emptied as each socket closes
+/// ([`forget`]).
+static STASHED: Mutex<BTreeMap<SocketId, BTreeMap<(i32, i32), Vec<u8>>>> =
+    Mutex::new(BTreeMap::new());
+
+fn stashed() -> MutexGuard<'static, BTreeMap<SocketId, BTreeMap<(i32, i32), Vec<u8>>>> {
+    STASHED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Socket `id` closed: options stashed for it go (see [`alias`]).
+pub fn forget(id: SocketId) {
+    stashed().remove(&id);
+}
 
 /// Simulated socket descriptors of the process. Process-wide: a listener
 /// made on the test's thread is accepted on by a simulated thread.
@@ -687,6 +705,11 @@ pub fn take(fd: i32) -> Option<Taken> {
         family: s.family,
         nonblocking: s.nonblocking,
     };
+    if let Phase::Datagram(id) = taken.phase {
+        if !s.kept.is_empty() {
+            stashed().insert(id, s.kept.clone());
+        }
+    }
     // Another descriptor (a dup) still holds it: it stays shared, and its
     // close will not close the socket now owned by tokio.
     s.phase = Phase::Failed(libc::EBADF);
@@ -736,7 +759,11 @@ pub fn give_as(phase: Phase, family: Family, nonblocking: bool) -> io::Result<i3
 pub fn alias(phase: Phase) -> io::Result<i32> {
     let fd = give(phase)?;
     if let Ok(sock) = get(fd) {
-        lock(&sock).borrowed = true;
+        let mut s = lock(&sock);
+        s.borrowed = true;
+        if let Phase::Datagram(id) = phase {
+            s.kept = stashed().remove(&id).unwrap_or_default();
+        }
     }
     Ok(fd)
 }

@@ -1,14 +1,17 @@
 //! The message calls on simulated sockets: `sendmsg`, `recvmsg`,
 //! `sendmmsg` and `recvmmsg` (quinn-udp sends and receives with them). A
 //! message's buffers are gathered or scattered around the socket's `send`
-//! and `recv`; its address is the datagram's destination or source. The
-//! simulated network carries no ancillary data: none is given back, and a
-//! message that asks for segmentation offload (`UDP_SEGMENT`, which
-//! `setsockopt` refuses) is refused.
+//! and `recv`; its address is the datagram's destination or source. Of
+//! ancillary data, a receive gives the destination address
+//! (`IP_PKTINFO`, `IPV6_PKTINFO`) when the socket asked for it; ECN marks
+//! and timestamps are not simulated, and a send that asks for
+//! segmentation offload (`UDP_SEGMENT`, which `setsockopt` refuses) is
+//! refused.
 
 use super::calls::{fail, to_isize};
 use super::{addr, sim_fd, SocketHooks};
 use crate::symbols::real;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// The bytes of `msg`'s buffers, in order.
 ///
@@ -129,9 +132,105 @@ unsafe fn recv_one(
         },
         _ => msg.msg_namelen = 0,
     }
-    msg.msg_controllen = 0;
+    // SAFETY: the caller's message.
+    msg.msg_controllen = unsafe { write_pktinfo(h, fd, msg, from) };
     msg.msg_flags = 0;
     Ok(n)
+}
+
+/// Whether option `level`/`name` of `fd` is set to a nonzero integer.
+fn flag(h: &dyn SocketHooks, fd: i32, level: i32, name: i32) -> bool {
+    h.option(fd, level, name)
+        .ok()
+        .and_then(|v| {
+            v.get(..4)
+                .and_then(|b| b.try_into().ok())
+                .map(i32::from_ne_bytes)
+        })
+        .is_some_and(|v| v != 0)
+}
+
+/// The address a datagram from `from` came to on `fd`: the socket's own,
+/// or, bound to the unspecified address, loopback for a datagram from
+/// loopback (in the socket's family).
+fn destination(h: &dyn SocketHooks, fd: i32, from: Option<SocketAddr>) -> Option<IpAddr> {
+    let local = h.local_addr(fd).ok()?.ip();
+    if !local.is_unspecified() {
+        return Some(local);
+    }
+    let from_loopback = from.is_some_and(|f| match f.ip() {
+        IpAddr::V6(v6) => v6
+            .to_ipv4_mapped()
+            .map_or(v6.is_loopback(), |v4| v4.is_loopback()),
+        IpAddr::V4(v4) => v4.is_loopback(),
+    });
+    Some(match (local, from_loopback) {
+        (IpAddr::V4(_), true) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        (IpAddr::V6(_), true) if from.is_some_and(|f| f.is_ipv4()) => {
+            IpAddr::V6(Ipv4Addr::LOCALHOST.to_ipv6_mapped())
+        }
+        (IpAddr::V6(_), true) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        (other, false) => other,
+    })
+}
+
+/// Writes the destination address of the datagram just received (from
+/// `from`) into `msg`'s control buffer when the socket asked for it
+/// (`IP_PKTINFO`, `IPV6_RECVPKTINFO`); returns the control bytes written.
+///
+/// # Safety
+/// `msg`'s control buffer is `msg_controllen` writable bytes.
+unsafe fn write_pktinfo(
+    h: &dyn SocketHooks,
+    fd: i32,
+    msg: &mut libc::msghdr,
+    from: Option<SocketAddr>,
+) -> usize {
+    let Some(dst) = destination(h, fd, from) else {
+        return 0;
+    };
+    let (level, kind, data): (i32, i32, Vec<u8>) = match dst {
+        IpAddr::V4(v4) if flag(h, fd, libc::IPPROTO_IP, libc::IP_PKTINFO) => {
+            // SAFETY: a plain C struct, valid when zeroed.
+            let mut info: libc::in_pktinfo = unsafe { std::mem::zeroed() };
+            info.ipi_ifindex = 1;
+            info.ipi_spec_dst.s_addr = u32::from(v4).to_be();
+            info.ipi_addr.s_addr = u32::from(v4).to_be();
+            (libc::IPPROTO_IP, libc::IP_PKTINFO, bytes_of(&info))
+        }
+        IpAddr::V6(v6) if flag(h, fd, libc::IPPROTO_IPV6, libc::IPV6_RECVPKTINFO) => {
+            // SAFETY: a plain C struct, valid when zeroed.
+            let mut info: libc::in6_pktinfo = unsafe { std::mem::zeroed() };
+            info.ipi6_ifindex = 1;
+            info.ipi6_addr.s6_addr = v6.octets();
+            (libc::IPPROTO_IPV6, libc::IPV6_PKTINFO, bytes_of(&info))
+        }
+        _ => return 0,
+    };
+    // SAFETY: the sizes libc computes for a payload of `data.len()` bytes.
+    let space = unsafe { libc::CMSG_SPACE(data.len() as u32) } as usize;
+    if msg.msg_control.is_null() || msg.msg_controllen < space {
+        return 0;
+    }
+    // SAFETY: the control buffer holds `space` bytes (checked), so the
+    // first header and its data fit.
+    unsafe {
+        let cmsg = libc::CMSG_FIRSTHDR(msg);
+        (*cmsg).cmsg_level = level;
+        (*cmsg).cmsg_type = kind;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(data.len() as u32) as usize;
+        std::ptr::copy_nonoverlapping(data.as_ptr(), libc::CMSG_DATA(cmsg), data.len());
+    }
+    space
+}
+
+/// A plain C struct's bytes.
+fn bytes_of<T: Copy>(value: &T) -> Vec<u8> {
+    // SAFETY: a `Copy` C struct viewed as its bytes.
+    unsafe {
+        std::slice::from_raw_parts((value as *const T).cast::<u8>(), std::mem::size_of::<T>())
+    }
+    .to_vec()
 }
 
 /// `sendmsg`.

@@ -75,7 +75,9 @@ impl UdpSocket {
     #[track_caller]
     pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
         crate::util::require_io();
-        if !sim_net::std_net::is_sim(std::os::unix::io::AsRawFd::as_raw_fd(&socket)) {
+        let fd = std::os::unix::io::AsRawFd::as_raw_fd(&socket);
+        // A real socket bound before any runtime joins the simulation.
+        if !sim_net::std_net::is_sim(fd) && !sim_net::std_net::adopt_real_datagram(fd) {
             let addr = socket
                 .local_addr()
                 .map(|a| a.to_string())
@@ -687,6 +689,7 @@ impl UdpSocket {
 impl Drop for UdpSocket {
     fn drop(&mut self) {
         let id = self.id;
+        sim_net::std_net::forget(id);
         sim_net::release_socket(id, |net| net.udp_close(id));
     }
 }
