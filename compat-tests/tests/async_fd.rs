@@ -160,3 +160,30 @@ fn a_dropped_runtime_ends_the_wait() {
     let err = result.unwrap_err();
     assert!(tokio::runtime::is_rt_shutdown_err(&err), "{err}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_std_udp_socket_and_a_listener_are_watched() {
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let addr = udp.local_addr().unwrap();
+    let udp = AsyncFd::new(udp).unwrap();
+    let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sender.send_to(b"dgram", addr).unwrap();
+    let mut buf = [0u8; 16];
+    let n = udp
+        .async_io(Interest::READABLE, |socket| socket.recv(&mut buf))
+        .await
+        .unwrap();
+    assert_eq!(&buf[..n], b"dgram");
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let listener_addr = listener.local_addr().unwrap();
+    let listener = AsyncFd::new(listener).unwrap();
+    let client = std::net::TcpStream::connect(listener_addr).unwrap();
+    let (_server, peer) = listener
+        .async_io(Interest::READABLE, |l| l.accept())
+        .await
+        .unwrap();
+    assert_eq!(peer, client.local_addr().unwrap());
+}

@@ -36,6 +36,7 @@ pub mod std_net;
 pub mod tcp;
 pub mod udp;
 pub mod unix;
+pub mod watch;
 
 pub use control::{ConnEnds, ConnPredicate};
 pub use link::LinkConfig;

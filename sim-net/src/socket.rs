@@ -40,6 +40,10 @@ pub(crate) struct TcpListenerState {
     /// Set for a Unix listener: its path in the host's namespace.
     pub(crate) path: Option<std::path::PathBuf>,
     pub(crate) backlog: VecDeque<(SocketId, SocketAddr)>,
+    /// Connections that reached the backlog so far (`watch.rs`).
+    pub(crate) arrivals: u64,
+    /// An `AsyncFd` watching the listener (`watch.rs`).
+    pub(crate) fd_watch_read: Option<Waker>,
     pub(crate) backlog_max: usize,
     /// Every task waiting to accept: all are woken by a connection, as in
     /// tokio (one takes it, the others wait again).
@@ -315,6 +319,32 @@ pub(crate) struct UdpState {
     /// `try_io` cleared read readiness (see `TcpEnd::read_cleared_at`).
     pub(crate) arrivals: u64,
     pub(crate) read_cleared_at: Option<u64>,
+    /// An `AsyncFd` watching the socket (`watch.rs`).
+    pub(crate) fd_watch_read: Option<Waker>,
+}
+
+impl UdpState {
+    /// A datagram or an error arrived: counted, and its waiters woken.
+    pub(crate) fn arrived(&mut self) {
+        self.arrivals += 1;
+        if let Some(w) = self.waker.take() {
+            w.wake();
+        }
+        if let Some(w) = self.fd_watch_read.take() {
+            w.wake();
+        }
+    }
+}
+
+impl TcpListenerState {
+    /// A connection reached the backlog: counted, and the `AsyncFd`
+    /// watching woken (the accepters are the caller's to wake).
+    pub(crate) fn arrived(&mut self) {
+        self.arrivals += 1;
+        if let Some(w) = self.fd_watch_read.take() {
+            w.wake();
+        }
+    }
 }
 
 pub(crate) struct Datagram {

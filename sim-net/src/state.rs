@@ -135,14 +135,20 @@ impl Drop for Network {
         let mut woken = Vec::new();
         for slot in self.state.get_mut().sockets.iter_mut() {
             match slot.socket.as_mut() {
-                Some(Socket::Listener(l)) => woken.append(&mut l.wakers),
+                Some(Socket::Listener(l)) => {
+                    woken.append(&mut l.wakers);
+                    woken.extend(l.fd_watch_read.take());
+                }
                 Some(Socket::Tcp(end)) => {
                     woken.extend(end.read_waker.take());
                     woken.extend(end.write_waker.take());
                     woken.extend(end.fd_watch_read.take());
                     woken.extend(end.fd_watch_write.take());
                 }
-                Some(Socket::Udp(u)) => woken.extend(u.waker.take()),
+                Some(Socket::Udp(u)) => {
+                    woken.extend(u.waker.take());
+                    woken.extend(u.fd_watch_read.take());
+                }
                 Some(Socket::UnixDatagram(d)) => {
                     woken.extend(d.read_waker.take());
                     woken.append(&mut d.send_wakers);

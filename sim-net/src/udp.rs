@@ -44,6 +44,7 @@ impl Network {
             refused: false,
             arrivals: 0,
             read_cleared_at: None,
+            fd_watch_read: None,
         }));
         st.hosts[host as usize].udp_ports.insert(port, id.index);
         Ok(id)
@@ -328,6 +329,7 @@ impl Network {
                 .get(&d.src.port())
                 .copied();
             let mut waker = None;
+            let mut watcher = None;
             if let Some(index) = sender {
                 let generation = st.sockets[index as usize].generation;
                 if let Some(Socket::Udp(u)) = {
@@ -342,12 +344,16 @@ impl Network {
                         u.refused = true;
                         u.arrivals += 1;
                         waker = u.waker.take();
+                        watcher = u.fd_watch_read.take();
                     }
                 }
             }
             drop(st);
             lost(self, "no socket on the port");
             if let Some(w) = waker {
+                w.wake();
+            }
+            if let Some(w) = watcher {
                 w.wake();
             }
             return;
@@ -387,10 +393,7 @@ impl Network {
             return;
         };
         u.queue.push_back((d.data, d.src));
-        u.arrivals += 1;
-        if let Some(w) = u.waker.take() {
-            w.wake();
-        }
+        u.arrived();
     }
 
     /// Receives a datagram into `buf` (truncating a longer one, as UDP

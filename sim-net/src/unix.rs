@@ -84,6 +84,8 @@ impl Network {
             backlog_max: backlog.max(1),
             wakers: Vec::new(),
             paused: false,
+            arrivals: 0,
+            fd_watch_read: None,
         }));
         st.hosts[host as usize]
             .unix_paths
@@ -150,6 +152,7 @@ impl Network {
         let mut woken = Vec::new();
         if let Some(Socket::Listener(l)) = st.get_mut(listener) {
             l.backlog.push_back((server, LOCAL));
+            l.arrived();
             woken = std::mem::take(&mut l.wakers);
         }
         drop(st);

@@ -244,7 +244,7 @@ settings! {
         "pct: the scheduling decisions the change points spread over (measured by cargo sim test for #[tokio::test]s)");
     /// The one-host swarm.
     SWARM = user("SIM_SWARM", Kind::Flag, "-",
-        "each run of a plain test draws a one-host swarm: loopback latency, segment cuts, disk faults, poll cost (--swarm)");
+        "each run of a plain test draws a one-host swarm: loopback latency, segment cuts, UDP drops, disk faults, poll cost (--swarm)");
     /// Real threads.
     ALLOW_THREADS = user(
         "SIM_ALLOW_THREADS",

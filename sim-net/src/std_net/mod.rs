@@ -648,12 +648,12 @@ pub fn is_sim(fd: i32) -> bool {
 /// What an `AsyncFd` can watch of descriptor `fd`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Watchable {
-    /// A connection (TCP, or a Unix stream of `socketpair`) of the current
-    /// simulation, connected or connecting.
-    Connection(SocketId),
-    /// A simulated socket whose readiness is not watched yet: a listener,
-    /// a datagram socket, or one not connected.
-    Other,
+    /// A socket of the current simulation: a connection (TCP, or a Unix
+    /// stream of `socketpair` or `pipe2`), connected or connecting, a
+    /// listener, or a bound datagram socket.
+    Socket(SocketId),
+    /// A simulated socket not bound or connected yet: nothing to watch.
+    Unbound,
     /// Not a simulated socket of this simulation: a real descriptor, or a
     /// simulated file.
     NotSimulated,
@@ -668,8 +668,11 @@ pub fn watchable(fd: i32) -> Watchable {
         return Watchable::NotSimulated;
     }
     match v.phase {
-        Phase::Connected(id) | Phase::Connecting(id) => Watchable::Connection(id),
-        _ => Watchable::Other,
+        Phase::Connected(id)
+        | Phase::Connecting(id)
+        | Phase::Listening(id)
+        | Phase::Datagram(id) => Watchable::Socket(id),
+        Phase::Fresh(_) | Phase::Failed(_) => Watchable::Unbound,
     }
 }
 

@@ -172,6 +172,7 @@ impl Network {
                 }
                 if let Some(Socket::Listener(l)) = st.get_mut(listener_id) {
                     l.backlog.push_back((server, segment.src));
+                    l.arrived();
                     woken = std::mem::take(&mut l.wakers);
                 }
                 server

@@ -28,11 +28,9 @@ mod ack;
 mod close;
 mod handshake;
 mod segment;
-mod watch;
 
 pub use ack::{DELAYED_ACK_NS, MSS_LOOPBACK_BYTES, QUICK_ACKS};
 pub use handshake::{SYN_RETRIES_MAX, SYN_RTO_INITIAL_NS};
-pub use watch::Edges;
 
 /// The largest segment: a bigger write is split.
 const SEGMENT_BYTES: usize = 16 * 1024;
@@ -94,6 +92,8 @@ impl Network {
             backlog_max: backlog.max(1),
             wakers: Vec::new(),
             paused: false,
+            arrivals: 0,
+            fd_watch_read: None,
         }));
         st.hosts[host as usize].tcp_ports.insert(port, id.index);
         drop(st);
@@ -519,7 +519,7 @@ impl Network {
     }
 
     /// How many bytes a write may send now.
-    fn window(st: &NetState, end: &TcpEnd) -> usize {
+    pub(crate) fn window(st: &NetState, end: &TcpEnd) -> usize {
         let unread = end
             .peer_id
             .and_then(|peer| match st.get(peer) {

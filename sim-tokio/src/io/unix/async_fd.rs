@@ -50,14 +50,12 @@ pub struct AsyncFd<T: AsRawFd> {
 /// Why descriptor `fd` cannot be watched, or its watch.
 fn watch_of(fd: RawFd, interest: Interest) -> io::Result<Watch> {
     match sim_net::std_net::watchable(fd) {
-        Watchable::Connection(id) => Watch::new(id, interest),
-        Watchable::Other => Err(io::Error::new(
-            io::ErrorKind::Unsupported,
+        Watchable::Socket(id) => Watch::new(id, interest),
+        Watchable::Unbound => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
             format!(
-                "sim: AsyncFd on simulated socket {fd}: only a connection (TCP, or a Unix \
-                 stream from socketpair) is watched in a simulation, not a listener, a \
-                 datagram socket or a socket not connected. Use tokio::net's TcpListener or \
-                 UdpSocket for those."
+                "sim: AsyncFd on simulated socket {fd}, which is not bound, listening or \
+                 connected yet: nothing can make it ready. Bind or connect it first."
             ),
         )),
         Watchable::NotSimulated => Err(io::Error::other(format!(

@@ -2,14 +2,13 @@
 //!
 //! In a simulation, a descriptor's readiness must come from the
 //! simulation, or a run could not be replayed from its seed. So an
-//! `AsyncFd` watches a simulated connection: a TCP socket made through
-//! libc (`std::net`, `socket2`) or a Unix stream pair from `socketpair`
-//! (as `nix` and `std::os::unix::net::UnixStream::pair` make one), read
+//! `AsyncFd` watches a simulated socket made through libc during the run:
+//! a `std::net` TCP stream, listener or UDP socket, a Unix stream pair from
+//! `socketpair` or a pipe from `pipe2` (as nix and `std` make them), read
 //! and written through libc as on Linux. Its readiness follows tokio's
 //! edge-triggered rules (`watch.rs`). A real descriptor (a kernel socket,
 //! pipe or device) is an escape: making an `AsyncFd` on one fails with an
-//! error that names it. So does a simulated listener or datagram socket,
-//! whose readiness is not watched yet.
+//! error that names it.
 
 mod async_fd;
 mod error;

@@ -4,8 +4,7 @@
 //! whose closure said `WouldBlock`), never by a read or write that found
 //! nothing.
 //!
-//! The connection counts its read and write events (`sim_net`'s
-//! `tcp/watch.rs`). A `Watch` keeps the counts at which each direction was
+//! The socket counts its read and write events (`sim_net`'s `watch.rs`). A `Watch` keeps the counts at which each direction was
 //! cleared: a direction is ready while its count differs. A guard carries
 //! the counts it saw, so clearing it keeps an event that came after.
 //!
@@ -17,7 +16,7 @@
 //! wake it at the turn.
 
 use super::super::{Interest, Ready};
-use sim_net::tcp::Edges;
+use sim_net::watch::Edges;
 use sim_net::SocketId;
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -127,7 +126,7 @@ impl Shared {
     /// The "fd-register" event, at the driver's turn: wakes the waiters
     /// of what is ready.
     fn first_turn(&self, id: SocketId) {
-        let Some(Some(e)) = sim_net::try_with_socket(id, |net| net.tcp_edges(id)) else {
+        let Some(Some(e)) = sim_net::try_with_socket(id, |net| net.fd_edges(id)) else {
             return;
         };
         let (read, write) = {
@@ -149,7 +148,7 @@ impl Shared {
     }
 }
 
-/// One `AsyncFd`'s registration on a simulated connection.
+/// One `AsyncFd`'s registration on a simulated socket.
 #[derive(Debug)]
 pub(super) struct Watch {
     id: SocketId,
@@ -161,7 +160,7 @@ pub(super) struct Watch {
 fn edges(id: SocketId) -> io::Result<(Option<Edges>, u64)> {
     sim_net::with_socket(id, |net| {
         let step = sim_runtime::context::with_current(|core| core.steps()).unwrap_or(0);
-        Ok((net.tcp_edges(id), step))
+        Ok((net.fd_edges(id), step))
     })
 }
 
@@ -274,7 +273,7 @@ impl Watch {
         let read = reads.then(|| Waker::from(self.shared.read.clone()));
         let write = writes.then(|| Waker::from(self.shared.write.clone()));
         sim_net::try_with_socket(self.id, |net| {
-            net.tcp_watch(self.id, read.as_ref(), write.as_ref());
+            net.fd_watch(self.id, read.as_ref(), write.as_ref());
         });
         crate::util::note_wait("AsyncFd readiness", sim_runtime::WaitDetail::None, None);
         Poll::Pending
