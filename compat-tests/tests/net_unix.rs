@@ -385,3 +385,33 @@ async fn a_std_unix_stream_pair_moves_to_tokio_and_back() {
     std::io::Read::read_exact(&mut &a, &mut buf).unwrap();
     assert_eq!(&buf, b"pong");
 }
+
+#[tokio::test]
+async fn std_unix_sockets_bound_to_a_path_meet_tokio_ones() {
+    use std::io::{Read, Write};
+    let std_path = path("std-bound");
+    let listener = std::os::unix::net::UnixListener::bind(&std_path).unwrap();
+    assert_eq!(
+        listener.local_addr().unwrap().as_pathname(),
+        Some(std_path.as_path())
+    );
+    let mut client = UnixStream::connect(&std_path).await.unwrap();
+    // The connection is in the backlog already: this accept does not wait.
+    let (mut server, _) = listener.accept().unwrap();
+    server.write_all(b"hi").unwrap();
+    let mut buf = [0u8; 2];
+    client.read_exact(&mut buf).await.unwrap();
+    assert_eq!(&buf, b"hi");
+
+    let tokio_path = path("tokio-bound");
+    let tokio_listener = UnixListener::bind(&tokio_path).unwrap();
+    let mut std_client = std::os::unix::net::UnixStream::connect(&tokio_path).unwrap();
+    let (mut accepted, _) = tokio_listener.accept().await.unwrap();
+    accepted.write_all(b"yo").await.unwrap();
+    std_client.read_exact(&mut buf).unwrap();
+    assert_eq!(&buf, b"yo");
+    assert_eq!(
+        std_client.peer_addr().unwrap().as_pathname(),
+        Some(tokio_path.as_path())
+    );
+}

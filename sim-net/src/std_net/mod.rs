@@ -14,6 +14,7 @@
 mod adopt;
 mod datagram;
 mod options;
+mod unix;
 mod wait;
 
 pub(crate) use adopt::udp_alias;
@@ -104,6 +105,8 @@ pub(crate) struct Sock {
     /// A descriptor that names a socket `tokio::net` owns (its `as_raw_fd`,
     /// see [`alias`]): closing it leaves the socket open.
     borrowed: bool,
+    /// A Unix stream socket's bound path, before it listens or connects.
+    unix_path: Option<std::path::PathBuf>,
     nonblocking: bool,
     read_shut: bool,
     read_timeout: Option<Duration>,
@@ -198,6 +201,7 @@ fn new_sock(core: u16, phase: Phase, ipv6: bool, nonblocking: bool) -> Shared {
         udp: matches!(phase, Phase::Datagram(_)),
         family: Family::Inet,
         borrowed: false,
+        unix_path: None,
         nonblocking,
         read_shut: false,
         read_timeout: None,
@@ -323,8 +327,12 @@ struct Hooks;
 
 impl SocketHooks for Hooks {
     fn socket(&self, domain: i32, kind: i32) -> Option<Result<i32, i32>> {
+        let flags = kind;
         let kind = kind & !(libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC);
         let udp = kind == libc::SOCK_DGRAM;
+        if domain == libc::AF_UNIX && kind == libc::SOCK_STREAM {
+            return unix::socket(flags);
+        }
         if !(udp || kind == libc::SOCK_STREAM)
             || (domain != libc::AF_INET && domain != libc::AF_INET6)
         {
@@ -365,9 +373,16 @@ impl SocketHooks for Hooks {
 
     fn unix_name(&self, fd: i32, peer: bool) -> Result<Vec<u8>, i32> {
         use std::os::unix::ffi::OsStrExt;
-        let (_, v) = view(fd)?;
-        let Phase::Connected(id) = v.phase else {
-            return Ok(Vec::new());
+        let (sock, v) = view(fd)?;
+        let id = match v.phase {
+            Phase::Connected(id) => id,
+            Phase::Listening(id) if !peer => id,
+            Phase::Fresh(_) if !peer => {
+                let bound = lock(&sock).unix_path.clone();
+                return Ok(bound.map_or_else(Vec::new, |p| p.as_os_str().as_bytes().to_vec()));
+            }
+            _ if peer => return Err(libc::ENOTCONN),
+            _ => return Ok(Vec::new()),
         };
         let path = on_net(v.core, |net| {
             if peer {
@@ -405,8 +420,19 @@ impl SocketHooks for Hooks {
         Ok(())
     }
 
+    fn bind_unix(&self, fd: i32, path: &[u8]) -> Result<(), i32> {
+        unix::bind(fd, path)
+    }
+
+    fn connect_unix(&self, fd: i32, path: &[u8]) -> Result<(), i32> {
+        unix::connect(fd, path)
+    }
+
     fn listen(&self, fd: i32, backlog: i32) -> Result<(), i32> {
         let (sock, v) = view(fd)?;
+        if v.family == Family::Unix {
+            return unix::listen(&sock, &v, backlog);
+        }
         if v.udp {
             return Err(libc::EOPNOTSUPP);
         }
@@ -438,6 +464,7 @@ impl SocketHooks for Hooks {
         let ipv6 = lock(&sock).ipv6;
         let nonblocking = flags & libc::SOCK_NONBLOCK != 0;
         let accepted = new_sock(v.core, Phase::Connected(conn), ipv6, nonblocking);
+        lock(&accepted).family = v.family;
         Ok((register(accepted)?, peer))
     }
 

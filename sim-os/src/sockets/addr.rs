@@ -2,6 +2,40 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 
+/// The path of the Unix address `addr` points at (`len` bytes), as bytes
+/// (a leading NUL for an abstract name, no terminating NUL); `None` for
+/// another family.
+///
+/// # Safety
+/// `addr` points at `len` readable bytes, or is null.
+pub(super) unsafe fn read_unix(
+    addr: *const libc::sockaddr,
+    len: libc::socklen_t,
+) -> Option<Vec<u8>> {
+    let family_bytes = std::mem::size_of::<libc::sa_family_t>();
+    if addr.is_null() || (len as usize) < family_bytes {
+        return None;
+    }
+    // SAFETY: at least the family is readable (checked above).
+    if i32::from(unsafe { (*addr).sa_family }) != libc::AF_UNIX {
+        return None;
+    }
+    // SAFETY: the caller's `len` bytes, the path after the family.
+    let path = unsafe {
+        std::slice::from_raw_parts(
+            addr.cast::<u8>().add(family_bytes),
+            len as usize - family_bytes,
+        )
+    };
+    // A path name ends at its NUL; an abstract one (leading NUL) is all of
+    // its bytes.
+    let path = match path.first() {
+        Some(0) => path,
+        _ => path.split(|&b| b == 0).next().unwrap_or_default(),
+    };
+    Some(path.to_vec())
+}
+
 /// The address `addr` points at (`len` bytes); `None` for another family
 /// or a short buffer.
 ///

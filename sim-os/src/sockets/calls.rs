@@ -105,6 +105,10 @@ pub unsafe extern "C" fn pipe(fds: *mut i32) -> i32 {
 pub unsafe extern "C" fn bind(fd: i32, at: *const libc::sockaddr, len: libc::socklen_t) -> i32 {
     if let Some(h) = sim_fd(fd) {
         // SAFETY: the caller's address of `len` bytes.
+        if let Some(path) = unsafe { addr::read_unix(at, len) } {
+            return to_c_int(h.bind_unix(fd, &path));
+        }
+        // SAFETY: as above.
         return match unsafe { addr::read(at, len) } {
             Some(a) => to_c_int(h.bind(fd, a)),
             None => fail(libc::EAFNOSUPPORT),
@@ -160,8 +164,14 @@ pub unsafe extern "C" fn accept4(
     if let Some(h) = sim_fd(fd).or_else(|| adopt(fd)) {
         return match h.accept(fd, flags) {
             Ok((new, peer)) => {
-                // SAFETY: the caller's buffer of `*len` bytes.
-                unsafe { addr::write(peer, at, len) };
+                match h.family(new) {
+                    // SAFETY: the caller's buffer of `*len` bytes.
+                    Some(libc::AF_UNIX) => unsafe {
+                        addr::write_unix(&h.unix_name(new, true).unwrap_or_default(), at, len)
+                    },
+                    // SAFETY: as above.
+                    _ => unsafe { addr::write(peer, at, len) },
+                }
                 new
             }
             Err(e) => fail(e),
@@ -197,6 +207,10 @@ fn adopt(fd: i32) -> Option<&'static dyn super::SocketHooks> {
 pub unsafe extern "C" fn connect(fd: i32, at: *const libc::sockaddr, len: libc::socklen_t) -> i32 {
     if let Some(h) = sim_fd(fd) {
         // SAFETY: the caller's address of `len` bytes.
+        if let Some(path) = unsafe { addr::read_unix(at, len) } {
+            return to_c_int(h.connect_unix(fd, &path));
+        }
+        // SAFETY: as above.
         return match unsafe { addr::read(at, len) } {
             Some(a) => to_c_int(h.connect(fd, a)),
             None => fail(libc::EAFNOSUPPORT),

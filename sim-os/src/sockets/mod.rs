@@ -60,6 +60,11 @@ pub trait SocketHooks: Sync {
     fn unix_name(&self, fd: i32, peer: bool) -> Result<Vec<u8>, i32>;
     /// `bind`.
     fn bind(&self, fd: i32, addr: SocketAddr) -> Result<(), i32>;
+    /// `bind` of a Unix stream socket to `path` (bytes; a leading NUL for
+    /// an abstract name).
+    fn bind_unix(&self, fd: i32, path: &[u8]) -> Result<(), i32>;
+    /// `connect` of a Unix stream socket to `path`.
+    fn connect_unix(&self, fd: i32, path: &[u8]) -> Result<(), i32>;
     /// `listen`.
     fn listen(&self, fd: i32, backlog: i32) -> Result<(), i32>;
     /// `accept4`: the new descriptor (with `SOCK_NONBLOCK` of `flags`) and
