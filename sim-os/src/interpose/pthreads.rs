@@ -56,6 +56,9 @@ pub unsafe extern "C" fn pthread_create(
     };
     let simulated = sim_runtime::context::with_simulation(spawn)
         .or_else(|| sim_runtime::context::thread_core().map(|core| spawn(&core)))
+        // A plain test's first thread, under `cargo sim test`: its
+        // simulation begins (`threads/ambient.rs`).
+        .or_else(|| crate::threads::ambient::core().map(|core| spawn(&core)))
         .flatten();
     if let Some(rc) = simulated {
         return rc;

@@ -23,6 +23,7 @@
 //!
 //! `SIM_ALLOW_THREADS=1` starts real, parallel threads instead.
 
+pub(crate) mod ambient;
 mod background;
 mod block_on;
 mod calls;

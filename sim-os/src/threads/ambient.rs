@@ -1,0 +1,76 @@
+//! The simulation of a plain test whose threads start before any runtime.
+//!
+//! A plain `#[test]` may start a server on a thread of its own, with its
+//! own runtime, and talk to it from the test's thread (hyper's own tests
+//! do, with blocking `std::net` sockets and `std::sync::mpsc`). Two
+//! threads outside any simulation would be two worlds: the server's
+//! simulation, and the test's real thread, which the kernel's network
+//! cannot bring into it. So in a test process that `cargo sim test` runs
+//! (the test on the process's main thread, `--test-threads=1`, with a
+//! seed), the first thread that the test starts outside any simulation
+//! makes one first, on the test's thread: the new thread is one of its
+//! simulated threads, a runtime it builds joins it, and the test's own
+//! blocking calls wait in it, in virtual time. It lasts until the thread
+//! ends.
+
+use sim_runtime::{Flavor, RuntimeOptions, SimConfig};
+use std::cell::RefCell;
+
+/// Closes the thread's ambient simulation when the thread ends.
+struct Ambient(u16);
+
+impl Drop for Ambient {
+    fn drop(&mut self) {
+        sim_runtime::Core::close(self.0);
+    }
+}
+
+thread_local! {
+    static AMBIENT: RefCell<Option<Ambient>> = const { RefCell::new(None) };
+    /// The simulation is being made: a thread started meanwhile (the
+    /// sweep's watchdog) is a plain one.
+    static MAKING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this process is a test process of `cargo sim test`: a seed,
+/// and libtest running one test at a time on the main thread.
+fn test_process() -> bool {
+    sim_runtime::settings::SEED.non_empty().is_some()
+        && std::thread::current().name() == Some("main")
+        && std::env::args_os().any(|a| a == "--test-threads=1")
+}
+
+/// The simulation a thread outside any starts its threads in (made now,
+/// see the module docs); `None` outside a test process of `cargo sim
+/// test`, with real threads asked for, or when the calling thread has one
+/// already.
+pub(crate) fn core() -> Option<std::rc::Rc<sim_runtime::Core>> {
+    if sim_runtime::outside::is_outside() || !test_process() {
+        return None;
+    }
+    if AMBIENT.try_with(|a| a.borrow().is_some()).unwrap_or(true) {
+        return None;
+    }
+    let config = SimConfig::try_from_env().ok()?;
+    if config.allow_threads {
+        return None;
+    }
+    if MAKING.with(|m| m.replace(true)) {
+        return None;
+    }
+    crate::install();
+    let core = sim_runtime::launch(
+        config,
+        RuntimeOptions {
+            flavor: Flavor::CurrentThread,
+            start_paused: false,
+            local: false,
+            enable_time: true,
+            enable_io: true,
+            workers: 0,
+        },
+    );
+    MAKING.with(|m| m.set(false));
+    AMBIENT.with(|a| *a.borrow_mut() = Some(Ambient(core.id())));
+    Some(core)
+}
