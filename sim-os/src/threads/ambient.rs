@@ -6,8 +6,8 @@
 //! threads outside any simulation would be two worlds: the server's
 //! simulation, and the test's real thread, which the kernel's network
 //! cannot bring into it. So in a test process that `cargo sim test` runs
-//! (the test on the process's main thread, `--test-threads=1`, with a
-//! seed), the first thread that the test starts outside any simulation
+//! (one test, named with `--exact`, on libtest's thread of that name, with
+//! a seed), the first thread that the test starts outside any simulation
 //! makes one first, on the test's thread: the new thread is one of its
 //! simulated threads, a runtime it builds joins it, and the test's own
 //! blocking calls wait in it, in virtual time. It lasts until the thread
@@ -32,12 +32,19 @@ thread_local! {
     static MAKING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Whether this process is a test process of `cargo sim test`: a seed,
-/// and libtest running one test at a time on the main thread.
-fn test_process() -> bool {
-    sim_runtime::settings::SEED.non_empty().is_some()
-        && std::thread::current().name() == Some("main")
-        && std::env::args_os().any(|a| a == "--test-threads=1")
+/// Whether the calling thread runs the one test of a test process of
+/// `cargo sim test`: a seed, and libtest running the test named on the
+/// command line (`--exact`) on a thread of that name.
+fn test_thread() -> bool {
+    if sim_runtime::settings::SEED.non_empty().is_none() {
+        return false;
+    }
+    let current = std::thread::current();
+    let Some(name) = current.name() else {
+        return false;
+    };
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    args.iter().any(|a| a == "--exact") && args.iter().any(|a| a.as_os_str() == name)
 }
 
 /// The simulation a thread outside any starts its threads in (made now,
@@ -45,7 +52,7 @@ fn test_process() -> bool {
 /// test`, with real threads asked for, or when the calling thread has one
 /// already.
 pub(crate) fn core() -> Option<std::rc::Rc<sim_runtime::Core>> {
-    if sim_runtime::outside::is_outside() || !test_process() {
+    if sim_runtime::outside::is_outside() || !test_thread() {
         return None;
     }
     if AMBIENT.try_with(|a| a.borrow().is_some()).unwrap_or(true) {

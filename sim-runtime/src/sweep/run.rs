@@ -16,18 +16,22 @@ use std::process::{ExitCode, Termination};
 /// Fixing the measuring seed keeps a found seed replayable alone: its
 /// replay measures the same horizon.
 pub(crate) fn measure_decisions<R: Termination + 'static>(body: fn() -> R) -> u64 {
-    let measuring = std::thread::Builder::new()
-        .name("sim-pct-horizon".to_string())
-        .spawn(move || {
-            SWEEP_THREAD.with(|s| s.set(true));
-            SEED_OVERRIDE.with(|s| s.set(Some(0)));
-            POLICY_OVERRIDE.with(|p| p.set(Some(crate::config::Policy::Random)));
-            let _ = std::panic::catch_unwind(move || {
-                let _ = body();
-            });
-            crate::summary::last_run().map_or(0, |run| run.decisions)
-        })
-        .expect("a thread for the horizon's measuring run");
+    // The harness's own threads are plain ones (`outside`): never the
+    // first thread of a plain test's simulation (sim-os's `ambient`).
+    let measuring = crate::outside::outside(|| {
+        std::thread::Builder::new()
+            .name("sim-pct-horizon".to_string())
+            .spawn(move || {
+                SWEEP_THREAD.with(|s| s.set(true));
+                SEED_OVERRIDE.with(|s| s.set(Some(0)));
+                POLICY_OVERRIDE.with(|p| p.set(Some(crate::config::Policy::Random)));
+                let _ = std::panic::catch_unwind(move || {
+                    let _ = body();
+                });
+                crate::summary::last_run().map_or(0, |run| run.decisions)
+            })
+    })
+    .expect("a thread for the horizon's measuring run");
     measuring.join().unwrap_or(0)
 }
 
@@ -168,9 +172,12 @@ pub fn run_test<R: Termination + 'static>(should_panic: ShouldPanic, body: fn() 
         if let Some(name) = &name {
             builder = builder.name(name.clone());
         }
-        let seed_thread = builder.spawn(move || {
-            POLICY_OVERRIDE.with(|p| p.set(policy));
-            run_seed(seed, should_panic, body)
+        // A plain thread (`outside`), as the horizon's above.
+        let seed_thread = crate::outside::outside(|| {
+            builder.spawn(move || {
+                POLICY_OVERRIDE.with(|p| p.set(policy));
+                run_seed(seed, should_panic, body)
+            })
         });
         let record = match seed_thread.map(|t| t.join()) {
             Ok(Ok(record)) => record,

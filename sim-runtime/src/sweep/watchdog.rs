@@ -27,10 +27,14 @@ pub(crate) fn start_watchdog() {
         // Started outside any run (or refused inside one, as any thread
         // would be); it reads only the atomics above and real time, so it
         // cannot change what a run does.
-        let spawned = std::thread::Builder::new()
-            .name("sim-watchdog".into())
-            .stack_size(64 * 1024)
-            .spawn(move || watchdog(poll_budget, run_budget));
+        // A plain thread (`outside`): never a simulated one, nor the
+        // first thread of a plain test's simulation (sim-os's `ambient`).
+        let spawned = crate::outside::outside(|| {
+            std::thread::Builder::new()
+                .name("sim-watchdog".into())
+                .stack_size(64 * 1024)
+                .spawn(move || watchdog(poll_budget, run_budget))
+        });
         match spawned {
             Ok(_) => crate::watch::start_watching(),
             Err(e) => eprintln!(
