@@ -126,10 +126,12 @@ type Shared = Arc<Mutex<Sock>>;
 /// takes them: quinn-udp sets `IP_PKTINFO` on the `std` socket and reads
 /// packets through the `tokio` one. Emptied as each socket closes
 /// ([`forget`]).
-static STASHED: Mutex<BTreeMap<SocketId, BTreeMap<(i32, i32), Vec<u8>>>> =
-    Mutex::new(BTreeMap::new());
+static STASHED: Mutex<BTreeMap<SocketId, Kept>> = Mutex::new(BTreeMap::new());
 
-fn stashed() -> MutexGuard<'static, BTreeMap<SocketId, BTreeMap<(i32, i32), Vec<u8>>>> {
+/// Options kept as set (level, name: value).
+type Kept = BTreeMap<(i32, i32), Vec<u8>>;
+
+fn stashed() -> MutexGuard<'static, BTreeMap<SocketId, Kept>> {
     STASHED.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -359,7 +361,7 @@ impl SocketHooks for Hooks {
         if domain != libc::AF_UNIX || kind != libc::SOCK_STREAM {
             return None;
         }
-        Some(stream_pair([Family::Unix, Family::Unix], nonblocking)?)
+        stream_pair([Family::Unix, Family::Unix], nonblocking)
     }
 
     fn pipe(&self, flags: i32) -> Option<Result<(i32, i32), i32>> {
