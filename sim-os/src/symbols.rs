@@ -60,3 +60,27 @@ macro_rules! real {
 pub(crate) use libc_fn;
 #[cfg(simulation)]
 pub(crate) use real;
+
+/// libc's own `pthread_create`, past ours.
+#[cfg(simulation)]
+pub(crate) type PthreadCreate = unsafe extern "C" fn(
+    *mut libc::pthread_t,
+    *const libc::pthread_attr_t,
+    extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
+    *mut libc::c_void,
+) -> libc::c_int;
+
+/// libc's own `pthread_create` (`None` if libc has none), for the threads
+/// this layer starts itself: real ones, simulated ones, the driver.
+#[cfg(simulation)]
+pub(crate) fn real_pthread_create() -> Option<PthreadCreate> {
+    libc_fn!(
+        c"pthread_create",
+        fn(
+            *mut libc::pthread_t,
+            *const libc::pthread_attr_t,
+            extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
+            *mut libc::c_void,
+        ) -> libc::c_int
+    )
+}

@@ -2,29 +2,7 @@
 //! `crate::threads`); `pthread_join`, `pthread_detach`, `pthread_setname_np`
 //! and `sched_yield` act on it.
 
-use crate::symbols::{libc_fn, real};
-
-/// libc's own `pthread_create`, past ours.
-pub(crate) type PthreadCreate = unsafe extern "C" fn(
-    *mut libc::pthread_t,
-    *const libc::pthread_attr_t,
-    extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
-    *mut libc::c_void,
-) -> libc::c_int;
-
-/// libc's own `pthread_create` (`None` if libc has none), for the threads
-/// this layer starts itself: real ones, simulated ones, the driver.
-pub(crate) fn real_pthread_create() -> Option<PthreadCreate> {
-    libc_fn!(
-        c"pthread_create",
-        fn(
-            *mut libc::pthread_t,
-            *const libc::pthread_attr_t,
-            extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
-            *mut libc::c_void,
-        ) -> libc::c_int
-    )
-}
+use crate::symbols::{libc_fn, real, real_pthread_create};
 
 /// libc's `pthread_create`: during a run, a simulated thread (see
 /// `threads/`), real with `SIM_ALLOW_THREADS=1`.

@@ -386,7 +386,7 @@ pub(crate) unsafe fn spawn(
         thread: sim.clone(),
         core: Rc::into_raw(rc),
     }));
-    let Some(real) = crate::interpose::real_pthread_create() else {
+    let Some(real) = crate::symbols::real_pthread_create() else {
         return libc::EAGAIN;
     };
     let rc = real(thread, attr, trampoline, boot.cast());

@@ -12,12 +12,10 @@
 
 mod async_fd;
 mod error;
-mod guard;
 mod watch;
 
-pub use async_fd::AsyncFd;
+pub use async_fd::{AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard};
 pub use error::{AsyncFdRegisterError, TryIoError};
-pub use guard::{AsyncFdReadyGuard, AsyncFdReadyMutGuard};
 
 /// The error of `try_new` and `try_with_interest`: tokio's older name.
 #[deprecated(note = "use `AsyncFdRegisterError` instead")]
