@@ -207,9 +207,12 @@ async fn planted_abort() {
 
 #[test]
 fn planted_handle_across_real_threads() {
-    // A plain test: its thread is real, and so is the one it starts, whose
-    // runtime is a simulation of its own. Using that runtime's handle here
-    // is refused, whichever thread gets there first.
+    // A plain test with real threads asked for: its thread is real, and so
+    // is the one it starts, whose runtime is a simulation of its own. Using
+    // that runtime's handle here is refused, whichever thread gets there
+    // first. (Without SIM_ALLOW_THREADS, the test's first thread starts one
+    // simulation that both threads are in, and the handle works.)
+    std::env::set_var("SIM_ALLOW_THREADS", "1");
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();

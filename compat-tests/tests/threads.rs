@@ -187,3 +187,37 @@ async fn a_spawn_blocking_closure_is_in_the_runtime_context() {
     });
     assert_eq!(inner.await.unwrap(), 7);
 }
+
+/// hyper's own tests: a plain test starts a server on a thread of its own,
+/// with its own runtime, and talks to it with blocking `std::net` calls and
+/// `std::sync::mpsc`. On the simulator both threads are in the simulation
+/// that the test's first thread starts.
+#[test]
+fn a_plain_tests_server_thread_answers_its_blocking_client() {
+    use std::io::{Read, Write};
+    let (addr_tx, addr_rx) = mpsc::channel();
+    let (heard_tx, heard_rx) = mpsc::channel();
+    let server = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            addr_tx.send(listener.local_addr().unwrap()).unwrap();
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 4];
+            stream.read_exact(&mut buf).await.unwrap();
+            heard_tx.send(buf).unwrap();
+            stream.write_all(b"pong").await.unwrap();
+        });
+    });
+    let addr = addr_rx.recv().unwrap();
+    let mut client = std::net::TcpStream::connect(addr).unwrap();
+    client.write_all(b"ping").unwrap();
+    let mut reply = [0u8; 4];
+    client.read_exact(&mut reply).unwrap();
+    assert_eq!(&reply, b"pong");
+    assert_eq!(&heard_rx.recv().unwrap(), b"ping");
+    server.join().unwrap();
+}
