@@ -17,11 +17,26 @@ thread_local! {
     static RUNS_ON_THREAD: Cell<u64> = const { Cell::new(0) };
 }
 
+/// Called at the start of every [`launch`], on the launching thread
+/// (installed once by the OS layer).
+static BEFORE_LAUNCH: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Installs the call [`launch`] makes first (once per process; later calls
+/// are ignored).
+pub fn set_before_launch(hook: fn()) {
+    let _ = BEFORE_LAUNCH.set(hook);
+}
+
 /// Builds a simulation with `config` as the environment asks (its trace
 /// file, decision log and reports), registers it with this thread and, for
 /// a program's run (or with `SIM_VERBOSE`), announces its seed and replay
 /// command on stderr.
 pub fn launch(config: SimConfig, options: RuntimeOptions) -> Rc<Core> {
+    // A simulated thread of a plain test's simulation that starts a
+    // simulation of its own leaves that one first (sim-os's `ambient`).
+    if let Some(hook) = BEFORE_LAUNCH.get() {
+        hook();
+    }
     warn_unknown_settings();
     let thread = std::thread::current();
     let thread_name = thread.name().filter(|name| *name != "main");

@@ -12,6 +12,11 @@
 //! simulated threads, a runtime it builds joins it, and the test's own
 //! blocking calls wait in it, in virtual time. It lasts until the thread
 //! ends.
+//!
+//! A thread of it that starts a simulation of its own (a test that runs
+//! seeds on fresh threads, each with `Sim::run` or `build_with`) leaves it
+//! first, as a real thread: the two simulations never share a thread, and
+//! a join of that thread waits for it as for any real one.
 
 use sim_runtime::{Flavor, RuntimeOptions, SimConfig};
 use std::cell::RefCell;
@@ -21,8 +26,27 @@ struct Ambient(u16);
 
 impl Drop for Ambient {
     fn drop(&mut self) {
+        ambient_cores().retain(|&id| id != self.0);
         sim_runtime::Core::close(self.0);
     }
+}
+
+/// Before any simulation starts: a simulated thread of an ambient
+/// simulation leaves it (see the module docs).
+fn before_launch() {
+    let Some(id) = sim_runtime::context::with_simulation(|core| core.id()) else {
+        return;
+    };
+    if ambient_cores().contains(&id) {
+        super::release_self();
+    }
+}
+
+/// The ambient simulations alive, by core id.
+static AMBIENT_CORES: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+
+fn ambient_cores() -> std::sync::MutexGuard<'static, Vec<u16>> {
+    AMBIENT_CORES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 thread_local! {
@@ -78,6 +102,8 @@ pub(crate) fn core() -> Option<std::rc::Rc<sim_runtime::Core>> {
         },
     );
     MAKING.with(|m| m.set(false));
+    ambient_cores().push(core.id());
+    sim_runtime::launch::set_before_launch(before_launch);
     AMBIENT.with(|a| *a.borrow_mut() = Some(Ambient(core.id())));
     Some(core)
 }

@@ -275,6 +275,24 @@ impl SimThread {
     }
 }
 
+/// The calling simulated thread leaves its simulation for good, while it
+/// holds the turn (it starts a simulation of its own, see `ambient.rs`):
+/// the simulator takes it as ended and joins the real thread when it
+/// ends; from now on its calls are real ones.
+pub(crate) fn release_self() {
+    let Some(thread) = me() else {
+        return;
+    };
+    {
+        let mut inner = lock(&thread.inner);
+        inner.exited = true;
+        inner.waits = "";
+    }
+    thread.free.store(true, Ordering::SeqCst);
+    leave_simulation();
+    give(&thread.back);
+}
+
 /// The calling (released) thread leaves its simulation: from now on its
 /// calls are real ones.
 fn leave_simulation() {

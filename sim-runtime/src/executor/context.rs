@@ -74,6 +74,8 @@ pub fn with_thread_clock<R>(f: impl FnOnce(&Core) -> R) -> Option<R> {
 /// in its registry (handles work) and answers [`with_simulation`].
 pub struct Adopted {
     core: std::mem::ManuallyDrop<Rc<Core>>,
+    /// The thread's releases when made (see `RELEASES`).
+    releases: u32,
 }
 
 impl Adopted {
@@ -83,13 +85,14 @@ impl Adopted {
         REGISTRY.with(|r| r.borrow_mut().push(core.clone()));
         Adopted {
             core: std::mem::ManuallyDrop::new(core),
+            releases: releases(),
         }
     }
 }
 
 impl Drop for Adopted {
     fn drop(&mut self) {
-        if RELEASED.try_with(Cell::get).unwrap_or(true) {
+        if releases() != self.releases {
             // Released: the count stays (see `release_adopted`).
             return;
         }
@@ -103,7 +106,9 @@ impl Drop for Adopted {
 
 thread_local! {
     /// This simulated OS thread was released from its simulation.
-    static RELEASED: Cell<bool> = const { Cell::new(false) };
+    /// How many times this thread was released (a guard made before a
+    /// release leaves what it holds; one made after works as usual).
+    static RELEASES: Cell<u32> = const { Cell::new(0) };
 }
 
 /// A simulated OS thread whose simulation ended while it ran goes on as a
@@ -111,7 +116,7 @@ thread_local! {
 /// core are leaked, never dropped: the core's counts are not atomic, and
 /// the thread now runs beside the simulator's thread.
 pub fn release_adopted() {
-    let _ = RELEASED.try_with(|r| r.set(true));
+    let _ = RELEASES.try_with(|r| r.set(r.get() + 1));
     let _ = ADOPTED.try_with(|c| c.set(std::ptr::null()));
     let _ = CURRENT.try_with(|c| c.set(std::ptr::null()));
     let held = REGISTRY
@@ -120,9 +125,14 @@ pub fn release_adopted() {
     std::mem::forget(held);
 }
 
+/// How many times this thread was released from a simulation.
+fn releases() -> u32 {
+    RELEASES.try_with(Cell::get).unwrap_or(u32::MAX)
+}
+
 /// Whether this thread was released from its simulation.
 pub fn is_released() -> bool {
-    RELEASED.try_with(Cell::get).unwrap_or(false)
+    releases() > 0
 }
 
 thread_local! {
@@ -311,6 +321,8 @@ pub fn with_core<R>(id: u16, f: impl FnOnce(&Core) -> R) -> Option<R> {
 pub struct Enter {
     previous: *const Core,
     core: std::mem::ManuallyDrop<Rc<Core>>,
+    /// The thread's releases when made (see `RELEASES`).
+    releases: u32,
 }
 
 impl Enter {
@@ -320,13 +332,14 @@ impl Enter {
         Enter {
             previous,
             core: std::mem::ManuallyDrop::new(core),
+            releases: releases(),
         }
     }
 }
 
 impl Drop for Enter {
     fn drop(&mut self) {
-        if is_released() {
+        if releases() != self.releases {
             // Released from its simulation: it stays out of it, and its
             // count stays (see `release_adopted`).
             return;
