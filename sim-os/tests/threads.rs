@@ -211,13 +211,15 @@ fn a_thread_blocking_on_a_real_socket_is_refused() {
 fn a_thread_blocking_on_a_real_pipe_is_refused() {
     use std::io::Read;
     use std::os::fd::FromRawFd;
+    // Made before the simulation, so a real pipe (in one, `pipe` gives a
+    // simulated one).
+    let mut fds = [0i32; 2];
+    // SAFETY: room for two descriptors.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build_with(sim_runtime::SimConfig::with_seed(2));
     let failure = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         runtime.block_on(async {
-            let mut fds = [0i32; 2];
-            // SAFETY: room for two descriptors.
-            assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
             let reader = std::thread::Builder::new()
                 .name("reader".into())
                 .spawn(move || {
