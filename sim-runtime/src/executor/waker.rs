@@ -5,7 +5,7 @@
 
 use super::context;
 use super::Core;
-use crate::task::{TaskCell, DONE, QUEUED, ROOT_SLOT, RUNNING, SLOT_MASK};
+use crate::task::{TaskCell, DONE, NOTED, QUEUED, ROOT_SLOT, RUNNING, SLOT_MASK};
 use crate::trace::{EventKind, Label};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -233,6 +233,10 @@ impl Core {
         // Taken while the slot is at hand (looking it up again after the
         // scheduler's answer cost more than the fetch saved).
         let future = task.cell.as_deref().map(|cell| cell as *const dyn TaskCell);
+        if task.flags & NOTED != 0 {
+            // The poll to come clears the note its last poll left.
+            tasks.prefetch_wait(slot);
+        }
         drop(tasks);
         let mut scheduler = self.scheduler.borrow_mut();
         let local_waker = scheduler.woken(slot, owner, scope, node);

@@ -144,7 +144,23 @@ impl Tasks {
     #[inline]
     pub(crate) fn prefetch(&self, first: u32, second: u32) {
         self.prefetch_future(first);
+        self.prefetch_wait(first);
         self.prefetch_slot(second);
+    }
+
+    /// Fetches the wait entry of the task in `slot`: a poll that ends
+    /// pending notes what it waits on there, and the entries lie apart
+    /// from the slots (a cold line per poll otherwise).
+    #[inline]
+    pub(crate) fn prefetch_wait(&self, slot: u32) {
+        if let Some(entry) = self.waits.get(slot as usize) {
+            // An entry may straddle two lines: fetch both ends.
+            let start = (entry as *const Option<(WaitNote, u32)>).cast::<u8>();
+            crate::prefetch::line(start);
+            crate::prefetch::line(
+                start.wrapping_add(std::mem::size_of::<Option<(WaitNote, u32)>>() - 1),
+            );
+        }
     }
 
     /// Fetches the first lines of the future of the task in `slot` (it is
