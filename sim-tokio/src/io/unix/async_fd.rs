@@ -403,14 +403,17 @@ impl<T: AsRawFd> AsyncFd<T> {
             .ok_or_else(|| io::ErrorKind::WouldBlock.into())
     }
 
-    fn clear_if_blocked<R>(&self, result: &io::Result<R>, event: Event) {
-        if matches!(result, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
-            self.clear(event, Ready::ALL);
+    fn clear_if_blocked<R>(&self, result: &io::Result<R>, mut event: Event) {
+        if would_block(result) {
+            self.clear(&mut event, Ready::ALL);
         }
     }
 
-    pub(super) fn clear(&self, event: Event, which: Ready) {
-        self.watch.clear(event, which);
+    /// Clears the `which` part of what `event` saw (closed states stay,
+    /// in the watch and in `event`).
+    fn clear(&self, event: &mut Event, which: Ready) {
+        self.watch.clear(*event, which);
+        event.ready = event.ready - (which & (Ready::READABLE | Ready::WRITABLE));
     }
 }
 
@@ -482,8 +485,7 @@ impl<'a, Inner: AsRawFd> AsyncFdReadyGuard<'a, Inner> {
 
     /// Clears the `ready` part of the readiness (closed states stay).
     pub fn clear_ready_matching(&mut self, ready: Ready) {
-        self.async_fd.clear(self.event, ready);
-        self.event.ready = self.event.ready - (ready & (Ready::READABLE | Ready::WRITABLE));
+        self.async_fd.clear(&mut self.event, ready);
     }
 
     /// Keeps the readiness for the next wait (what dropping the guard
@@ -538,8 +540,7 @@ impl<'a, Inner: AsRawFd> AsyncFdReadyMutGuard<'a, Inner> {
 
     /// Clears the `ready` part of the readiness (closed states stay).
     pub fn clear_ready_matching(&mut self, ready: Ready) {
-        self.async_fd.clear(self.event, ready);
-        self.event.ready = self.event.ready - (ready & (Ready::READABLE | Ready::WRITABLE));
+        self.async_fd.clear(&mut self.event, ready);
     }
 
     /// Keeps the readiness for the next wait (what dropping the guard
