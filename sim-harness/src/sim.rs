@@ -35,7 +35,7 @@ use crate::observe::Observations;
 use crate::swarm::Swarm;
 use sim_fs::DiskConfig;
 use sim_net::{with_net, HostId, LinkConfig, Network};
-use sim_runtime::{Core, Flavor, Output, RuntimeOptions, SimConfig, TaskMeta};
+use sim_runtime::{Core, Output, RuntimeOptions, SimConfig, TaskMeta};
 use std::future::Future;
 use std::panic::Location;
 use std::rc::Rc;
@@ -581,12 +581,8 @@ impl Sim {
         let core = sim_runtime::launch(
             self.config,
             RuntimeOptions {
-                flavor: Flavor::CurrentThread,
                 start_paused: true,
-                local: false,
-                enable_time: true,
-                enable_io: true,
-                workers: 0,
+                ..RuntimeOptions::current_thread()
             },
         );
         let id = core.id();

@@ -37,6 +37,22 @@ pub struct RuntimeOptions {
     pub workers: u16,
 }
 
+impl RuntimeOptions {
+    /// A `current_thread` runtime with time and sockets enabled, its clock
+    /// running: what the simulator builds for itself (a plain test's
+    /// simulation, a runtime reserved before a builder asked for one).
+    pub const fn current_thread() -> RuntimeOptions {
+        RuntimeOptions {
+            flavor: Flavor::CurrentThread,
+            start_paused: false,
+            local: false,
+            enable_time: true,
+            enable_io: true,
+            workers: 0,
+        }
+    }
+}
+
 /// One runtime of a simulation.
 #[derive(Clone, Copy, Debug)]
 struct Scope {

@@ -18,7 +18,7 @@
 //! first, as a real thread: the two simulations never share a thread, and
 //! a join of that thread waits for it as for any real one.
 
-use sim_runtime::{Flavor, RuntimeOptions, SimConfig};
+use sim_runtime::{RuntimeOptions, SimConfig};
 use std::cell::RefCell;
 
 /// Closes the thread's ambient simulation when the thread ends.
@@ -90,17 +90,7 @@ pub(crate) fn core() -> Option<std::rc::Rc<sim_runtime::Core>> {
         return None;
     }
     crate::install();
-    let core = sim_runtime::launch(
-        config,
-        RuntimeOptions {
-            flavor: Flavor::CurrentThread,
-            start_paused: false,
-            local: false,
-            enable_time: true,
-            enable_io: true,
-            workers: 0,
-        },
-    );
+    let core = sim_runtime::launch(config, RuntimeOptions::current_thread());
     MAKING.with(|m| m.set(false));
     ambient_cores().push(core.id());
     sim_runtime::launch::set_before_launch(before_launch);

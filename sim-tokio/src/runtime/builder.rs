@@ -441,14 +441,7 @@ pub(crate) fn reserved_core() -> std::rc::Rc<sim_runtime::Core> {
     {
         return core;
     }
-    let options = RuntimeOptions {
-        flavor: Flavor::CurrentThread,
-        start_paused: false,
-        local: false,
-        enable_time: true,
-        enable_io: true,
-        workers: 0,
-    };
+    let options = RuntimeOptions::current_thread();
     let config = env_config().unwrap_or_else(|e| panic!("{e}"));
     sim_os::install();
     sim_fs::install();
