@@ -34,44 +34,36 @@ pub fn listener_on(port: u16) -> Option<i32> {
 
 /// The local address of `fd` when it is a real TCP socket that listens.
 pub fn listener_addr(fd: libc::c_int) -> Option<std::net::SocketAddr> {
-    // SAFETY: getsockopt and getsockname into zeroed buffers of their full
-    // sizes.
-    unsafe {
-        let mut listening: libc::c_int = 0;
-        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        let rc = libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_ACCEPTCONN,
-            (&mut listening as *mut libc::c_int).cast(),
-            &mut len,
-        );
-        if rc != 0 || listening == 0 {
-            return None;
-        }
-        local_addr(fd)
+    if int_option(fd, libc::SO_ACCEPTCONN).unwrap_or(0) == 0 {
+        return None;
     }
+    local_addr(fd)
 }
 
 /// The address of `fd` when it is a real, bound UDP socket.
 pub fn datagram_addr(fd: libc::c_int) -> Option<std::net::SocketAddr> {
-    // SAFETY: getsockopt into an int of its full size.
-    let kind = unsafe {
-        let mut kind: libc::c_int = 0;
-        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        let rc = libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_TYPE,
-            (&mut kind as *mut libc::c_int).cast(),
-            &mut len,
-        );
-        (rc == 0).then_some(kind)
-    };
-    if kind != Some(libc::SOCK_DGRAM) {
+    if int_option(fd, libc::SO_TYPE) != Some(libc::SOCK_DGRAM) {
         return None;
     }
     local_addr(fd).filter(|a| a.port() != 0)
+}
+
+/// An `int` socket option of level `SOL_SOCKET` on a real socket (`None`
+/// when `fd` is no socket).
+fn int_option(fd: libc::c_int, option: libc::c_int) -> Option<libc::c_int> {
+    let mut value: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: getsockopt into an int of its full size.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            option,
+            (&mut value as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    (rc == 0).then_some(value)
 }
 
 /// `getsockname` of a real socket, for IPv4 and IPv6.
