@@ -610,7 +610,8 @@ fn answers_arrive_in_time() {
 
 const SERVERS: &str = r#"
 //! One host, three servers, and a test body that asks each once: every
-//! event at t=0 (the timeline draws them in event order, a lane a server).
+//! event at t=0 (the timeline draws them in event order, a lane a server),
+//! on a paused clock, where polls take no time.
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 async fn serve(listener: tokio::net::TcpListener) {
@@ -620,7 +621,7 @@ async fn serve(listener: tokio::net::TcpListener) {
     stream.write_all(&byte).await.unwrap();
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn three_servers_answer() {
     let mut addresses = Vec::new();
     let mut servers = Vec::new();

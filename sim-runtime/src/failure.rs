@@ -17,7 +17,7 @@ pub enum FailureClass {
     TimeLimit,
     /// More polls than `SIM_STEP_LIMIT`.
     StepLimit,
-    /// More polls than `SIM_INSTANT_STEP_LIMIT` without the clock moving.
+    /// More polls than `SIM_INSTANT_STEP_LIMIT` with no event between them.
     Livelock,
     /// One poll or one run passed its wall-clock budget.
     Hang,

@@ -34,8 +34,11 @@ pub fn reset_branch() {
     EPOCH.store(0, Ordering::Release);
 }
 
-/// SplitMix64: spreads a seed and a stream number over 128 bits of state.
-fn splitmix64(state: &mut u64) -> u64 {
+/// SplitMix64: spreads a seed and a stream number over 128 bits of state;
+/// also a cheap, well-spread hash of a counter (the poll cost of
+/// `Core::charge_work`).
+#[inline]
+pub(crate) fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

@@ -209,7 +209,7 @@ settings! {
         "SIM_INSTANT_STEP_LIMIT",
         Kind::Count,
         "2000000",
-        "fail a run (livelock) after this many polls at one virtual instant",
+        "fail a run (livelock) after this many polls with no event (a timer, a delivery) between them",
     );
     /// The cost of a poll in virtual time.
     POLL_COST_MAX_NS = user(

@@ -62,6 +62,7 @@ impl Core {
             shut_down: Cell::new(false),
             steps: Cell::new(0),
             steps_at_instant: Cell::new(0),
+            work_salt: crate::rng::child_seed(seed, "work time"),
             failed: Cell::new(false),
             failure: RefCell::new(None),
             deferred: RefCell::new(Vec::new()),

@@ -122,8 +122,12 @@ pub struct Core {
     shut_down: Cell<bool>,
     /// Polls so far (the step limit).
     steps: Cell<u64>,
-    /// Polls since the clock last moved (the livelock limit).
+    /// Polls since an event last moved the clock (the livelock limit; a
+    /// poll's own cost, `charge_work`, is not one).
     steps_at_instant: Cell<u64>,
+    /// Salts the cost of a poll on a clock that is not paused
+    /// (`run.rs`, `charge_work`), from the seed.
+    work_salt: u64,
     /// Set by [`Core::fail_run`]: the loop stops at its next turn.
     failed: Cell<bool>,
     failure: RefCell<Option<(FailureClass, String)>>,

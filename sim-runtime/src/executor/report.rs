@@ -158,7 +158,7 @@ impl Core {
 
     pub(super) fn livelock_message(&self) -> String {
         format!(
-            "sim: livelock: {} polls at virtual time {:?} without the clock moving (seed {:#x}). \
+            "sim: livelock: {} polls at virtual time {:?} with no event between them (seed {:#x}). \
              Tasks keep waking each other (a retry or yield loop with no sleep, or messages over \
              links of zero latency: a loop bounded by virtual time never ends when nothing takes \
              time), so no timer can ever fire. Raise the limit with {}=<count> if the run really does that much work \

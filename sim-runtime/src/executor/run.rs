@@ -165,6 +165,7 @@ impl Core {
                         self.run_deferred();
                     }
                     self.charge_busy();
+                    self.charge_poll(true);
                     if let Poll::Ready(output) = result {
                         self.scheduler.borrow_mut().root_done();
                         self.trace.borrow_mut().flush();
@@ -183,7 +184,7 @@ impl Core {
                         self.scheduler.borrow_mut().poll_done();
                     }
                     self.charge_busy();
-                    self.charge_poll();
+                    self.charge_poll(false);
                 }
                 None => self.park(),
             }
@@ -484,16 +485,23 @@ impl Core {
 
     /// Moves the clock to `now_ns` (never back), within the time limit.
     fn set_now(&self, now_ns: u64) {
+        if self.move_clock(now_ns) {
+            self.steps_at_instant.set(0);
+            watch::clock_moved(now_ns);
+        }
+    }
+
+    /// Moves the clock to `now_ns` within the time limit; whether it moved.
+    /// Alone (a poll's work, `charge_work`), it neither resets the livelock
+    /// count nor tells the hang watchdog: neither is an event.
+    fn move_clock(&self, now_ns: u64) -> bool {
         let limit_ns = self.config.time_limit.as_nanos().min(u64::MAX as u128) as u64;
         if now_ns > limit_ns {
             let message = self.time_limit_message(now_ns);
             set_failure_class(FailureClass::TimeLimit);
             panic!("{message}");
         }
-        if self.time.move_to(now_ns) {
-            self.steps_at_instant.set(0);
-            watch::clock_moved(now_ns);
-        }
+        self.time.move_to(now_ns)
     }
 
     /// Jumps to the next event and fires everything due. Returns false when
@@ -544,10 +552,6 @@ impl Core {
         }
     }
 
-    /// Charges one poll's cost to the clock, when polls have one
-    /// (`SimConfig::poll_cost_max_ns`): work takes virtual time, so a timer
-    /// can come due in the middle of it. Drawn from its own stream.
-    #[inline]
     /// Busy time passes: on a clock that is not paused, tasks that keep
     /// each other ready at one instant (a loop on `yield_now` waiting for a
     /// timer, or for a thread's sleep) let time move as a real machine's
@@ -568,9 +572,20 @@ impl Core {
         }
     }
 
-    fn charge_poll(&self) {
+    /// Charges one poll's cost to the clock. Polls have one when the run
+    /// sets it (`SimConfig::poll_cost_max_ns`, drawn from its own stream):
+    /// work takes virtual time, so a timer can come due in the middle of
+    /// it. Otherwise a poll on a clock that is not paused takes
+    /// `1..=WORK_POLL_NS_MAX` ns ([`Core::charge_work`]), as it takes time
+    /// on a real machine; the root's polls (`root`) count there too.
+    #[inline]
+    fn charge_poll(&self, root: bool) {
         let max = self.config.poll_cost_max_ns;
         if max == 0 {
+            self.charge_work();
+            return;
+        }
+        if root {
             return;
         }
         let cost = self.stream_below("poll cost", max + 1);
@@ -578,7 +593,27 @@ impl Core {
             self.set_now(self.time.now_ns() + cost);
         }
     }
+
+    /// A poll's work on a clock that is not paused: a real machine's clock
+    /// moves while a task runs, so a wait measured around polls is never
+    /// zero and a sleep ends after its deadline, never on it, as programs
+    /// written against tokio expect (`Instant::elapsed() > timeout`).
+    /// The cost is a hash of the step and the run's seed: no draw, no
+    /// decision, the same on every replay. It does not count as the clock
+    /// moving for the livelock limit: a spin is still caught.
+    #[inline]
+    fn charge_work(&self) {
+        if self.time.is_paused() {
+            return;
+        }
+        let mut state = self.work_salt ^ self.steps.get();
+        let cost = 1 + crate::rng::splitmix64(&mut state) % WORK_POLL_NS_MAX;
+        self.move_clock(self.time.now_ns() + cost);
+    }
 }
+
+/// The most a poll costs on a clock that is not paused (`charge_work`).
+const WORK_POLL_NS_MAX: u64 = 1_000;
 
 /// Polls at one instant that take no virtual time (see `charge_poll`).
 const BUSY_POLLS_FREE: u64 = 1_000;

@@ -125,7 +125,8 @@ pub(crate) fn watchdog(poll_budget: Duration, run_budget: Duration) {
 
 /// What the virtual clock did during a slow run: moved (how far), or stood
 /// still, which no timer can end (every step finishes at one instant: a
-/// busy loop, or links and disks that take no time).
+/// busy loop, or links and disks that take no time). A poll's own cost on
+/// a clock that is not paused is not counted: only events move it here.
 pub(crate) fn virtual_time_moved(from_ns: u64, to_ns: u64) -> String {
     let at = |ns: u64| format!("{:.6}s", ns as f64 / 1e9);
     if to_ns > from_ns {
@@ -133,8 +134,8 @@ pub(crate) fn virtual_time_moved(from_ns: u64, to_ns: u64) -> String {
     } else {
         format!(
             "virtual time stood still at {} the whole time, so no timer could end the \
-             run: every step finished at one instant (a loop that never sleeps, or links and \
-             disks that take no time)",
+             run: every step finished at one instant, but for what its poll cost (a loop \
+             that never sleeps, or links and disks that take no time)",
             at(from_ns)
         )
     }
