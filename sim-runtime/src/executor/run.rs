@@ -576,8 +576,9 @@ impl Core {
     /// sets it (`SimConfig::poll_cost_max_ns`, drawn from its own stream):
     /// work takes virtual time, so a timer can come due in the middle of
     /// it. Otherwise a poll on a clock that is not paused takes
-    /// `1..=WORK_POLL_NS_MAX` ns ([`Core::charge_work`]), as it takes time
-    /// on a real machine; the root's polls (`root`) count there too.
+    /// `WORK_POLL_NS_MIN..=WORK_POLL_NS_MAX` ([`Core::charge_work`]), as it
+    /// takes time on a real machine; the root's polls (`root`) count there
+    /// too.
     #[inline]
     fn charge_poll(&self, root: bool) {
         let max = self.config.poll_cost_max_ns;
@@ -607,13 +608,19 @@ impl Core {
             return;
         }
         let mut state = self.work_salt ^ self.steps.get();
-        let cost = 1 + crate::rng::splitmix64(&mut state) % WORK_POLL_NS_MAX;
+        let spread = WORK_POLL_NS_MAX - WORK_POLL_NS_MIN + 1;
+        let cost = WORK_POLL_NS_MIN + crate::rng::splitmix64(&mut state) % spread;
         self.move_clock(self.time.now_ns() + cost);
     }
 }
 
-/// The most a poll costs on a clock that is not paused (`charge_work`).
-const WORK_POLL_NS_MAX: u64 = 1_000;
+/// What a poll costs on a clock that is not paused (`charge_work`), at
+/// least and at most: a wake and a poll of a task take a microsecond or
+/// so on a real machine (tests run debug builds), so a wait that spans
+/// another task's poll measures at least a microsecond, as bb8's
+/// `get_wait_time` does on tokio.
+const WORK_POLL_NS_MIN: u64 = 500;
+const WORK_POLL_NS_MAX: u64 = 2_000;
 
 /// Polls at one instant that take no virtual time (see `charge_poll`).
 const BUSY_POLLS_FREE: u64 = 1_000;
