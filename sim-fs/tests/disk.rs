@@ -76,7 +76,8 @@ async fn a_full_disk_gives_a_short_write_then_storage_full() {
     fs::write(scratch("another"), b"x").await.unwrap();
 }
 
-#[tokio::test]
+// Paused, so that only the disk's latency moves the clock.
+#[tokio::test(start_paused = true)]
 async fn each_operation_takes_its_latency_in_virtual_time() {
     tokio::sim::set_disk_config(DiskConfig {
         latency_min_us: 3_000,

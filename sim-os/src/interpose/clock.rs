@@ -71,10 +71,13 @@ fn virtual_ns(clock: libc::clockid_t) -> Option<u64> {
     if let Virtual::Real = kind {
         return None;
     }
-    sim_runtime::context::with_thread_clock(|core| match kind {
-        Virtual::Monotonic => crate::raw::MONOTONIC_ORIGIN_NS + core.local_now_ns(),
-        _ => (core.config().epoch_unix_ns + core.now_ns())
-            .saturating_add_signed(core.wall_offset_ns()),
+    sim_runtime::context::with_thread_clock(|core| {
+        core.charge_clock_read();
+        match kind {
+            Virtual::Monotonic => crate::raw::MONOTONIC_ORIGIN_NS + core.local_now_ns(),
+            _ => (core.config().epoch_unix_ns + core.now_ns())
+                .saturating_add_signed(core.wall_offset_ns()),
+        }
     })
 }
 

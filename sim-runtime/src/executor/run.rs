@@ -612,7 +612,29 @@ impl Core {
         let cost = WORK_POLL_NS_MIN + crate::rng::splitmix64(&mut state) % spread;
         self.move_clock(self.time.now_ns() + cost);
     }
+
+    /// A read of the clock (`Instant::now`, `clock_gettime`). On a clock
+    /// that is not paused it takes `CLOCK_READ_NS`, as a real read takes
+    /// tens of ns: two reads are never equal, so time passes between two
+    /// reads around `time::pause` or `time::resume`, as on tokio. Not an
+    /// event, and never past the time limit (a read cannot fail). The
+    /// runtime's own reads before its first poll are free: a run starts at
+    /// zero.
+    #[inline]
+    pub fn charge_clock_read(&self) {
+        if self.time.is_paused() || self.steps.get() == 0 {
+            return;
+        }
+        let read_ns = self.time.now_ns() + CLOCK_READ_NS;
+        let limit_ns = self.config.time_limit.as_nanos().min(u64::MAX as u128) as u64;
+        if read_ns <= limit_ns {
+            self.time.move_to(read_ns);
+        }
+    }
 }
+
+/// What a read of a clock that is not paused costs (`charge_clock_read`).
+const CLOCK_READ_NS: u64 = 25;
 
 /// What a poll costs on a clock that is not paused (`charge_work`), at
 /// least and at most: a wake and a poll of a task take a microsecond or

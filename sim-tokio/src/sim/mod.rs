@@ -79,7 +79,9 @@ pub use sim_harness::{
 /// ```
 /// use std::time::Duration;
 ///
-/// #[tokio::main(flavor = "current_thread")]
+/// // Paused: the clock moves only by timers (on a clock that is not
+/// // paused, polls and reads of the clock take time, as on a real machine).
+/// #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// async fn main() {
 ///     tokio::time::sleep(Duration::from_secs(90)).await;
 ///     assert_eq!(tokio::sim::now(), Duration::from_secs(90));

@@ -15,6 +15,7 @@ impl Instant {
     /// The current time.
     pub fn now() -> Instant {
         let now = sim_runtime::context::with_current(|core| {
+            core.charge_clock_read();
             core.base_instant() + Duration::from_nanos(core.local_now_ns())
         });
         Instant {
