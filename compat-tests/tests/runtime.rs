@@ -411,6 +411,58 @@ fn park_counts_outlive_the_runtime() {
 }
 
 #[test]
+fn a_worker_is_busy_while_it_polls_and_its_busy_time_outlives_the_runtime() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let metrics = rt.metrics();
+    rt.block_on(async {
+        for _ in 0..5 {
+            tokio::spawn(async { tokio::task::yield_now().await })
+                .await
+                .unwrap();
+        }
+    });
+    let busy = metrics.worker_total_busy_duration(0);
+    assert!(busy > std::time::Duration::ZERO);
+    drop(rt);
+    assert!(metrics.worker_total_busy_duration(0) >= busy);
+}
+
+#[test]
+fn time_passes_between_two_reads_of_a_clock_that_is_not_paused() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let start = tokio::time::Instant::now();
+        tokio::time::pause();
+        let paused_at = tokio::time::Instant::now();
+        assert!(paused_at > start, "pausing reads the clock a little later");
+        tokio::time::advance(std::time::Duration::from_secs(1)).await;
+        assert!(tokio::time::Instant::now() - start > std::time::Duration::from_secs(1));
+        tokio::time::resume();
+        let resumed = tokio::time::Instant::now();
+        assert!(tokio::time::Instant::now() > resumed);
+    });
+}
+
+#[test]
+fn a_sleep_ends_after_its_deadline_on_a_clock_that_is_not_paused() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let start = std::time::Instant::now();
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        assert!(start.elapsed() > std::time::Duration::from_millis(20));
+    });
+}
+
+#[test]
 fn a_task_spawned_outside_block_on_waits_in_the_global_queue() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

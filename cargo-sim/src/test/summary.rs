@@ -444,6 +444,31 @@ fn determinism_line(tally: &Tally) {
     }
 }
 
+/// What the runner itself (this process: the sweep's bookkeeping, not the
+/// tests nor cargo) spent on CPU per seed, for the time line: the
+/// overhead a sweep adds to each run.
+fn runner_cpu_per_seed(seeds: usize) -> String {
+    if seeds == 0 {
+        return String::new();
+    }
+    // SAFETY: getrusage only writes the struct it is given, which is
+    // plain data (all-zero is a valid value).
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        if libc::getrusage(libc::RUSAGE_SELF, &mut usage) != 0 {
+            return String::new();
+        }
+        usage
+    };
+    let micros = |t: libc::timeval| t.tv_sec as f64 * 1e6 + t.tv_usec as f64;
+    let cpu_us = micros(usage.ru_utime) + micros(usage.ru_stime);
+    format!(
+        "; the runner's own CPU {:.2}s, {:.0} µs a seed",
+        cpu_us / 1e6,
+        cpu_us / seeds as f64
+    )
+}
+
 /// The seeds and time line (stderr), then the counts (stdout).
 fn closing_lines(
     tally: &Tally,
@@ -476,11 +501,12 @@ fn closing_lines(
         (true, false) => "; doc tests failed",
     };
     eprintln!(
-        "sim: {} in {:.2}s ({:.0} seeds/s; the build took {:.1}s){explored}{not_simulated}{doc}",
+        "sim: {} in {:.2}s ({:.0} seeds/s; the build took {:.1}s{}){explored}{not_simulated}{doc}",
         plural(tally.seeds_run, "seed"),
         swept.as_secs_f64(),
         tally.seeds_run as f64 / swept.as_secs_f64().max(1e-3),
         built_in.as_secs_f64(),
+        runner_cpu_per_seed(tally.seeds_run),
     );
     if tally.checked > 0 {
         determinism_line(tally);

@@ -63,6 +63,8 @@ impl Core {
             steps: Cell::new(0),
             steps_at_instant: Cell::new(0),
             work_salt: crate::rng::child_seed(seed, "work time"),
+            polled_by: Cell::new((0, 0)),
+            busy_ns: RefCell::new(Vec::new()),
             failed: Cell::new(false),
             failure: RefCell::new(None),
             deferred: RefCell::new(Vec::new()),

@@ -128,6 +128,12 @@ pub struct Core {
     /// Salts the cost of a poll on a clock that is not paused
     /// (`run.rs`, `charge_work`), from the seed.
     work_salt: u64,
+    /// The runtime (scope) and worker of the latest poll, which its cost
+    /// is charged to.
+    polled_by: Cell<(u16, u16)>,
+    /// The virtual ns each worker spent polling, by scope then worker
+    /// (`RuntimeMetrics::worker_total_busy_duration`).
+    busy_ns: RefCell<Vec<Vec<u64>>>,
     /// Set by [`Core::fail_run`]: the loop stops at its next turn.
     failed: Cell<bool>,
     failure: RefCell<Option<(FailureClass, String)>>,
@@ -343,6 +349,16 @@ impl Core {
     #[inline]
     pub fn base_instant(&self) -> std::time::Instant {
         self.time.base_instant()
+    }
+
+    /// The virtual time worker `worker` of runtime `scope` spent polling
+    /// (the root future's polls count for worker 0).
+    pub fn busy_ns(&self, scope: u16, worker: u16) -> u64 {
+        let busy = self.busy_ns.borrow();
+        busy.get(usize::from(scope))
+            .and_then(|workers| workers.get(usize::from(worker)))
+            .copied()
+            .unwrap_or(0)
     }
 
     /// How many times the scheduler went idle and moved the clock.

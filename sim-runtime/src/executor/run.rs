@@ -153,6 +153,7 @@ impl Core {
             match self.next_ready() {
                 Some(ROOT_SLOT) => {
                     self.scheduler.borrow_mut().root_polled();
+                    self.polled_by.set((self.scopes.current(), 0));
                     self.trace(EventKind::Poll, 0, Label::None);
                     let previous = self.current_task.replace(0);
                     self.budget.set(TASK_BUDGET);
@@ -361,6 +362,7 @@ impl Core {
         } else {
             None
         };
+        self.polled_by.set((scope, worker.unwrap_or(0)));
         match worker {
             Some(w) => self.trace(EventKind::Poll, id, Label::Num(u64::from(w))),
             None => self.trace(EventKind::Poll, id, Label::None),
@@ -592,6 +594,7 @@ impl Core {
         let cost = self.stream_below("poll cost", max + 1);
         if cost > 0 {
             self.set_now(self.time.now_ns() + cost);
+            self.count_busy(cost);
         }
     }
 
@@ -611,6 +614,22 @@ impl Core {
         let spread = WORK_POLL_NS_MAX - WORK_POLL_NS_MIN + 1;
         let cost = WORK_POLL_NS_MIN + crate::rng::splitmix64(&mut state) % spread;
         self.move_clock(self.time.now_ns() + cost);
+        self.count_busy(cost);
+    }
+
+    /// Counts `ns` of polling for the latest poll's worker.
+    fn count_busy(&self, ns: u64) {
+        let (scope, worker) = self.polled_by.get();
+        let (scope, worker) = (usize::from(scope), usize::from(worker));
+        let mut busy = self.busy_ns.borrow_mut();
+        if busy.len() <= scope {
+            busy.resize_with(scope + 1, Vec::new);
+        }
+        let workers = &mut busy[scope];
+        if workers.len() <= worker {
+            workers.resize(worker + 1, 0);
+        }
+        workers[worker] += ns;
     }
 
     /// A read of the clock (`Instant::now`, `clock_gettime`). On a clock

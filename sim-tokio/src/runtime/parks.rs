@@ -1,5 +1,6 @@
 //! A runtime's park and unpark counts (`RuntimeMetrics::worker_park_count`
-//! and `worker_park_unpark_count`), kept past its shutdown as tokio keeps
+//! and `worker_park_unpark_count`) and its workers' busy time
+//! (`worker_total_busy_duration`), kept past its shutdown as tokio keeps
 //! them.
 //!
 //! Every worker parks when the simulation has nothing to run and the clock
@@ -23,6 +24,8 @@ pub(crate) struct Parks {
     extra_parks: AtomicU64,
     extra_unparks: AtomicU64,
     parked: AtomicBool,
+    /// Each worker's busy ns at shutdown (`None`: not shut down).
+    busy_final_ns: std::sync::Mutex<Option<Vec<u64>>>,
 }
 
 impl Parks {
@@ -35,6 +38,7 @@ impl Parks {
             extra_parks: AtomicU64::new(0),
             extra_unparks: AtomicU64::new(0),
             parked: AtomicBool::new(false),
+            busy_final_ns: std::sync::Mutex::new(None),
         };
         parks.park();
         parks
@@ -58,7 +62,13 @@ impl Parks {
 
     /// The runtime shuts down: its idle parks stop counting, and its
     /// workers unpark.
-    pub(crate) fn shut_down(&self, core_parks: Option<u64>) {
+    pub(crate) fn shut_down(&self, core_parks: Option<u64>, busy_ns: Vec<u64>) {
+        let mut busy_final = self
+            .busy_final_ns
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        busy_final.get_or_insert(busy_ns);
+        drop(busy_final);
         let idle = core_parks.map_or(0, |p| p.saturating_sub(self.idle_base));
         let _ =
             self.idle_final
@@ -85,5 +95,18 @@ impl Parks {
         2 * self.idle(core_parks)
             + self.extra_parks.load(Ordering::Relaxed)
             + self.extra_unparks.load(Ordering::Relaxed)
+    }
+
+    /// Worker `worker`'s busy ns: kept at shutdown, or `live` (the
+    /// simulation's count) before.
+    pub(crate) fn busy_ns(&self, worker: usize, live: impl FnOnce() -> u64) -> u64 {
+        let busy_final = self
+            .busy_final_ns
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match &*busy_final {
+            Some(kept) => kept.get(worker).copied().unwrap_or(0),
+            None => live(),
+        }
     }
 }

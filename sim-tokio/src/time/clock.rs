@@ -14,6 +14,9 @@ pub fn pause() {
         let multi = core.flavor() == sim_runtime::Flavor::MultiThread;
         let was_paused = core.is_paused();
         if !multi && !was_paused {
+            // Pausing reads the clock, which takes time as any read does:
+            // the paused instant is a little after the last read before it.
+            core.charge_clock_read();
             core.set_paused(true);
         }
         (multi, was_paused)
