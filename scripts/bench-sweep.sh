@@ -44,7 +44,7 @@ kv() {
     cargo_sim test -p sim-examples --test kv --seeds "$kv_seeds" --no-doc --no-save --jobs "$1" \
         -- the_store_keeps_every_acknowledged_write_under_faults --exact > /dev/null 2> "$log"
     e=$(now)
-    overhead=$(sed -n "s/.*the runner's own CPU \([0-9]*\) µs a seed.*/\1/p" "$log")
+    overhead=$(sed -n "s/.*the runner's own CPU [0-9.]*s, \([0-9]*\) µs a seed.*/\1/p" "$log")
     rm -f "$log"
     echo "$s $e ${overhead:-?}"
 }
