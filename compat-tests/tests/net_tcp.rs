@@ -391,3 +391,27 @@ async fn quickack_set_then_read() {
     client.set_quickack(false).unwrap();
     assert!(!client.quickack().unwrap());
 }
+
+/// A port holds a listener per address that does not overlap another's:
+/// `127.0.0.1:p` and `[::1]:p` side by side, each accepting its own
+/// connections, where a second `127.0.0.1:p` or a dual-stack `[::]:p`
+/// finds the port taken.
+#[tokio::test]
+async fn the_two_loopbacks_share_a_port_and_each_accepts_its_own() {
+    let v4 = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = v4.local_addr().unwrap().port();
+    let v6 = TcpListener::bind(format!("[::1]:{port}")).await.unwrap();
+    let taken = TcpListener::bind(format!("127.0.0.1:{port}")).await;
+    assert_eq!(taken.unwrap_err().kind(), ErrorKind::AddrInUse);
+    let wide = TcpListener::bind(format!("[::]:{port}")).await;
+    assert_eq!(wide.unwrap_err().kind(), ErrorKind::AddrInUse);
+    for (listener, to) in [
+        (&v4, format!("127.0.0.1:{port}")),
+        (&v6, format!("[::1]:{port}")),
+    ] {
+        let client = TcpStream::connect(&to).await.unwrap();
+        let (_, peer) = listener.accept().await.unwrap();
+        assert_eq!(peer, client.local_addr().unwrap());
+        assert_eq!(peer.is_ipv6(), to.starts_with('['));
+    }
+}

@@ -34,6 +34,7 @@ mod socket;
 mod state;
 pub mod std_net;
 pub mod tcp;
+mod tcp_ports;
 pub mod udp;
 pub mod unix;
 pub mod watch;

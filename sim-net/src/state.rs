@@ -49,7 +49,7 @@ pub(crate) struct Host {
     pub(crate) incarnation: u32,
     pub(crate) addr: Ipv4Addr,
     pub(crate) udp_ports: PortMap,
-    pub(crate) tcp_ports: BTreeMap<u16, u32>,
+    pub(crate) tcp_ports: crate::tcp_ports::TcpPorts,
     pub(crate) name: String,
     /// Unix socket paths bound on the host: its own namespace.
     pub(crate) unix_paths: BTreeMap<std::path::PathBuf, u32>,
@@ -180,7 +180,7 @@ impl NetState {
             alive: true,
             incarnation: 0,
             next_port: EPHEMERAL_FIRST,
-            tcp_ports: BTreeMap::new(),
+            tcp_ports: crate::tcp_ports::TcpPorts::default(),
             udp_ports: PortMap::default(),
             unix_paths: BTreeMap::new(),
             unix_stale: std::collections::BTreeSet::new(),
@@ -279,7 +279,7 @@ impl NetState {
                 port + 1
             };
             let used = if tcp {
-                h.tcp_ports.contains_key(&port)
+                h.tcp_ports.contains(port)
             } else {
                 h.udp_ports.contains_key(&port)
             };
@@ -291,6 +291,58 @@ impl NetState {
             io::ErrorKind::AddrInUse,
             "sim: every ephemeral port of the host is in use",
         ))
+    }
+
+    /// The local address of the TCP socket (listener or connection) at
+    /// slab `index`.
+    fn tcp_local(&self, index: u32) -> Option<SocketAddr> {
+        match self.sockets.get(index as usize)?.socket.as_ref()? {
+            Socket::Listener(l) => Some(l.local),
+            Socket::Tcp(end) => Some(end.local),
+            _ => None,
+        }
+    }
+
+    /// Whether binding `local` on `host` conflicts with a TCP socket bound
+    /// there already (see `tcp_ports::overlap`).
+    pub(crate) fn tcp_bind_conflict(&self, host: u32, local: SocketAddr) -> bool {
+        self.hosts[host as usize]
+            .tcp_ports
+            .holders(local.port())
+            .iter()
+            .filter_map(|&index| self.tcp_local(index))
+            .any(|bound| crate::tcp_ports::overlap(bound.ip(), local.ip()))
+    }
+
+    /// The slab indexes of `host`'s TCP listeners on `port`.
+    pub(crate) fn tcp_listeners(&self, host: u32, port: u16) -> Vec<u32> {
+        self.hosts[host as usize]
+            .tcp_ports
+            .holders(port)
+            .iter()
+            .copied()
+            .filter(|&index| {
+                matches!(
+                    self.sockets[index as usize].socket,
+                    Some(Socket::Listener(_))
+                )
+            })
+            .collect()
+    }
+
+    /// The listener of `host` a connection to `dst` reaches: the one bound
+    /// to `dst`'s own address, else to an unspecified address that covers
+    /// it, else to another loopback address (see `tcp_ports::match_rank`).
+    pub(crate) fn tcp_listener_for(&self, host: u32, dst: SocketAddr) -> Option<u32> {
+        self.tcp_listeners(host, dst.port())
+            .into_iter()
+            .filter_map(|index| {
+                let bound = self.tcp_local(index)?;
+                crate::tcp_ports::match_rank(bound.ip(), dst.ip()).map(|rank| (rank, index))
+            })
+            // The best rank; the oldest bind among equals.
+            .min_by_key(|&(rank, index)| (std::cmp::Reverse(rank), index))
+            .map(|(_, index)| index)
     }
 
     /// Checks that `ip` can be bound on `host`.

@@ -81,10 +81,7 @@ impl Network {
                     // finds no socket and answers with an RST.
                     let (host, port) = (end.host, end.local.port());
                     debug_assert!(end.unix.is_none(), "unix streams connect at once");
-                    let ports = &mut st.hosts[host as usize].tcp_ports;
-                    if ports.get(&port) == Some(&id.index) {
-                        ports.remove(&port);
-                    }
+                    st.hosts[host as usize].tcp_ports.remove(port, id.index);
                     st.free_slot(id.index);
                     return;
                 }
@@ -118,10 +115,7 @@ impl Network {
                     // The port is free for new binds; the tombstone keeps its
                     // slot so that late segments still find it.
                     let (host, port) = (end.host, end.local.port());
-                    let ports = &mut st.hosts[host as usize].tcp_ports;
-                    if ports.get(&port) == Some(&id.index) {
-                        ports.remove(&port);
-                    }
+                    st.hosts[host as usize].tcp_ports.remove(port, id.index);
                     // Both sides are done, and the peer sends nothing more
                     // (it sent its FIN and is closed or gone): nothing can
                     // arrive that needs this tombstone once its own segment
@@ -176,7 +170,7 @@ impl Network {
                     st.hosts[host as usize].unix_stale.insert(path);
                 }
                 None => {
-                    st.hosts[host as usize].tcp_ports.remove(&port);
+                    st.hosts[host as usize].tcp_ports.remove(port, id.index);
                     crate::std_net::note_listening(port, false);
                 }
             }

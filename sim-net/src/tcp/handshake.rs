@@ -146,12 +146,13 @@ impl Network {
         let mut woken = Vec::new();
         let accepted = {
             let mut st = self.state.borrow_mut();
-            let host = &st.hosts[segment.to_host as usize];
-            let listener_id = host.tcp_ports.get(&dst.port()).map(|index| SocketId {
-                net: st.net,
-                index: *index,
-                generation: st.sockets[*index as usize].generation,
-            });
+            let listener_id = st
+                .tcp_listener_for(segment.to_host, dst)
+                .map(|index| SocketId {
+                    net: st.net,
+                    index,
+                    generation: st.sockets[index as usize].generation,
+                });
             let listening = listener_id.and_then(|id| match st.get(id) {
                 Some(Socket::Listener(l))
                     if (l.local.ip().is_unspecified()

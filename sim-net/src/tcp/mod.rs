@@ -74,16 +74,16 @@ impl Network {
         } else {
             addr.port()
         };
-        if st.hosts[host as usize].tcp_ports.contains_key(&port) {
+        let local = SocketAddr::new(addr.ip(), port);
+        if st.tcp_bind_conflict(host, local) {
             return Err(io::Error::new(
                 io::ErrorKind::AddrInUse,
                 format!(
-                    "Address already in use: port {port} on host {:?}",
+                    "Address already in use: {local} on host {:?}",
                     st.hosts[host as usize].name
                 ),
             ));
         }
-        let local = SocketAddr::new(addr.ip(), port);
         let id = st.insert(Socket::Listener(TcpListenerState {
             host,
             local,
@@ -95,7 +95,7 @@ impl Network {
             arrivals: 0,
             fd_watch_read: None,
         }));
-        st.hosts[host as usize].tcp_ports.insert(port, id.index);
+        st.hosts[host as usize].tcp_ports.add(port, id.index);
         drop(st);
         crate::std_net::note_listening(port, true);
         self.note(&format!("tcp-listen {}", self.describe(&local)));
@@ -127,11 +127,7 @@ impl Network {
 
     /// Whether `host` has a TCP listener on `port`.
     pub fn tcp_is_listening(&self, host: HostId, port: u16) -> bool {
-        let st = self.state.borrow();
-        let Some(&index) = st.hosts[host.0 as usize].tcp_ports.get(&port) else {
-            return false;
-        };
-        matches!(st.sockets[index as usize].socket, Some(Socket::Listener(_)))
+        !self.state.borrow().tcp_listeners(host.0, port).is_empty()
     }
 
     /// Pauses or resumes the TCP listener of `host` on `port`: while paused,
@@ -141,23 +137,22 @@ impl Network {
     pub fn tcp_pause_listener(&self, host: HostId, port: u16, paused: bool) -> bool {
         let waker = {
             let mut st = self.state.borrow_mut();
-            let Some(&index) = st.hosts[host.0 as usize].tcp_ports.get(&port) else {
+            let listeners = st.tcp_listeners(host.0, port);
+            if listeners.is_empty() {
                 return false;
-            };
-            let id = SocketId {
-                net: st.net,
-                index,
-                generation: st.sockets[index as usize].generation,
-            };
-            let Some(Socket::Listener(listener)) = st.get_mut(id) else {
-                return false;
-            };
-            listener.paused = paused;
-            if paused {
-                Vec::new()
-            } else {
-                std::mem::take(&mut listener.wakers)
             }
+            // Every listener on the port (one per address bound there).
+            let mut wakers = Vec::new();
+            for index in listeners {
+                if let Some(Socket::Listener(listener)) = st.sockets[index as usize].socket.as_mut()
+                {
+                    listener.paused = paused;
+                    if !paused {
+                        wakers.append(&mut listener.wakers);
+                    }
+                }
+            }
+            wakers
         };
         self.note(&format!(
             "tcp-listener {}:{port} {}",
@@ -265,7 +260,7 @@ impl Network {
             let end = TcpEnd::new(host.0, local, dst, Phase::Connecting);
             let id = st.insert(Socket::Tcp(end));
             // The port is taken while the connection lives.
-            st.hosts[host.0 as usize].tcp_ports.insert(port, id.index);
+            st.hosts[host.0 as usize].tcp_ports.add(port, id.index);
             (id, local)
         };
         self.note(&format!(
