@@ -16,7 +16,8 @@
 //! `Core`'s impl is wiring, one file per concern: `build.rs` (a run's
 //! start and end), `spawn.rs` (tasks and local sets), `timers.rs`,
 //! `draws.rs` (the seed's streams and the decision log), `report.rs`
-//! (failure reports), `waker.rs` (wakers) and `context.rs` (which
+//! (failure reports), `waker.rs` (wakers), `work_time.rs` (what polls
+//! and reads of the clock cost in virtual time) and `context.rs` (which
 //! simulation a thread is in).
 
 mod background;
@@ -28,6 +29,7 @@ mod run;
 mod spawn;
 mod timers;
 mod waker;
+mod work_time;
 
 pub use background::block_in_background;
 pub use run::ScopeDriving;
