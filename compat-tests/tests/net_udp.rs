@@ -157,3 +157,44 @@ async fn libc_message_calls_on_a_tokio_socket_reach_it() {
     assert_eq!(&buf[..9], b"two parts");
     assert_eq!(from.sin_port, a.local_addr().unwrap().port().to_be());
 }
+
+/// A UDP port holds a socket per address that does not overlap another's:
+/// `127.0.0.1:p` and `[::1]:p` side by side, each receiving what is sent
+/// to its own address, where a second `127.0.0.1:p` finds the port taken.
+#[tokio::test]
+async fn the_two_loopbacks_share_a_udp_port_and_each_receives_its_own() {
+    let v4 = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let port = v4.local_addr().unwrap().port();
+    let v6 = UdpSocket::bind(format!("[::1]:{port}")).await.unwrap();
+    let taken = UdpSocket::bind(format!("127.0.0.1:{port}")).await;
+    assert_eq!(taken.unwrap_err().kind(), std::io::ErrorKind::AddrInUse);
+    let sender4 = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let sender6 = UdpSocket::bind("[::1]:0").await.unwrap();
+    sender6
+        .send_to(b"six", format!("[::1]:{port}"))
+        .await
+        .unwrap();
+    sender4
+        .send_to(b"four", format!("127.0.0.1:{port}"))
+        .await
+        .unwrap();
+    let mut buf = [0u8; 8];
+    let (n, from) = v4.recv_from(&mut buf).await.unwrap();
+    assert_eq!(
+        (&buf[..n], from),
+        (&b"four"[..], sender4.local_addr().unwrap())
+    );
+    let (n, from) = v6.recv_from(&mut buf).await.unwrap();
+    assert_eq!(
+        (&buf[..n], from),
+        (&b"six"[..], sender6.local_addr().unwrap())
+    );
+    // The first goes; the port stays the other's until it goes too.
+    drop(v4);
+    sender6
+        .send_to(b"again", format!("[::1]:{port}"))
+        .await
+        .unwrap();
+    let (n, _) = v6.recv_from(&mut buf).await.unwrap();
+    assert_eq!(&buf[..n], b"again");
+}

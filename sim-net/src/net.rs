@@ -526,6 +526,7 @@ impl Network {
             h.incarnation += 1;
             h.tcp_ports.clear();
             h.udp_ports.clear();
+            h.udp_more.clear();
             h.unix_paths.clear();
             h.next_port = EPHEMERAL_FIRST;
             // Every socket of the host goes, silently.

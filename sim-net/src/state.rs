@@ -49,7 +49,10 @@ pub(crate) struct Host {
     pub(crate) incarnation: u32,
     pub(crate) addr: Ipv4Addr,
     pub(crate) udp_ports: PortMap,
-    pub(crate) tcp_ports: crate::tcp_ports::TcpPorts,
+    pub(crate) tcp_ports: crate::port_holders::PortHolders,
+    /// A UDP port's sockets after its first (which `udp_ports` keeps):
+    /// others bound to addresses that do not overlap the first's.
+    pub(crate) udp_more: crate::port_holders::PortHolders,
     pub(crate) name: String,
     /// Unix socket paths bound on the host: its own namespace.
     pub(crate) unix_paths: BTreeMap<std::path::PathBuf, u32>,
@@ -180,7 +183,8 @@ impl NetState {
             alive: true,
             incarnation: 0,
             next_port: EPHEMERAL_FIRST,
-            tcp_ports: crate::tcp_ports::TcpPorts::default(),
+            tcp_ports: crate::port_holders::PortHolders::default(),
+            udp_more: crate::port_holders::PortHolders::default(),
             udp_ports: PortMap::default(),
             unix_paths: BTreeMap::new(),
             unix_stale: std::collections::BTreeSet::new(),
@@ -304,14 +308,14 @@ impl NetState {
     }
 
     /// Whether binding `local` on `host` conflicts with a TCP socket bound
-    /// there already (see `tcp_ports::overlap`).
+    /// there already (see `port_holders::overlap`).
     pub(crate) fn tcp_bind_conflict(&self, host: u32, local: SocketAddr) -> bool {
         self.hosts[host as usize]
             .tcp_ports
             .holders(local.port())
             .iter()
             .filter_map(|&index| self.tcp_local(index))
-            .any(|bound| crate::tcp_ports::overlap(bound.ip(), local.ip()))
+            .any(|bound| crate::port_holders::overlap(bound.ip(), local.ip()))
     }
 
     /// The slab indexes of `host`'s TCP listeners on `port`.
@@ -332,17 +336,90 @@ impl NetState {
 
     /// The listener of `host` a connection to `dst` reaches: the one bound
     /// to `dst`'s own address, else to an unspecified address that covers
-    /// it, else to another loopback address (see `tcp_ports::match_rank`).
+    /// it, else to another loopback address (see `port_holders::match_rank`).
     pub(crate) fn tcp_listener_for(&self, host: u32, dst: SocketAddr) -> Option<u32> {
         self.tcp_listeners(host, dst.port())
             .into_iter()
             .filter_map(|index| {
                 let bound = self.tcp_local(index)?;
-                crate::tcp_ports::match_rank(bound.ip(), dst.ip()).map(|rank| (rank, index))
+                crate::port_holders::match_rank(bound.ip(), dst.ip()).map(|rank| (rank, index))
             })
             // The best rank; the oldest bind among equals.
             .min_by_key(|&(rank, index)| (std::cmp::Reverse(rank), index))
             .map(|(_, index)| index)
+    }
+
+    /// The UDP sockets of `host` bound to `port`: the first, then the
+    /// others.
+    fn udp_holders(&self, host: u32, port: u16) -> impl Iterator<Item = u32> + '_ {
+        let h = &self.hosts[host as usize];
+        h.udp_ports
+            .get(&port)
+            .copied()
+            .into_iter()
+            .chain(h.udp_more.holders(port).iter().copied())
+    }
+
+    /// The local address of the UDP socket at slab `index`.
+    fn udp_local(&self, index: u32) -> Option<SocketAddr> {
+        match self.sockets.get(index as usize)?.socket.as_ref()? {
+            Socket::Udp(u) => Some(u.local),
+            _ => None,
+        }
+    }
+
+    /// Whether binding `local` on `host` conflicts with a UDP socket bound
+    /// there already (see `port_holders::overlap`).
+    pub(crate) fn udp_bind_conflict(&self, host: u32, local: SocketAddr) -> bool {
+        self.udp_holders(host, local.port())
+            .filter_map(|index| self.udp_local(index))
+            .any(|bound| crate::port_holders::overlap(bound.ip(), local.ip()))
+    }
+
+    /// The UDP socket of `host` a datagram to `dst` reaches: with one
+    /// socket on the port (the usual case, one lookup), that one;
+    /// otherwise the one bound to `dst`'s own address, else a wildcard
+    /// that covers it, else another loopback address.
+    #[inline]
+    pub(crate) fn udp_socket_for(&self, host: u32, dst: SocketAddr) -> Option<u32> {
+        let h = &self.hosts[host as usize];
+        let first = h.udp_ports.get(&dst.port()).copied()?;
+        if h.udp_more.is_empty() || h.udp_more.holders(dst.port()).is_empty() {
+            return Some(first);
+        }
+        self.udp_holders(host, dst.port())
+            .filter_map(|index| {
+                let bound = self.udp_local(index)?;
+                crate::port_holders::match_rank(bound.ip(), dst.ip()).map(|rank| (rank, index))
+            })
+            .max_by_key(|&(rank, _)| rank)
+            .map(|(_, index)| index)
+    }
+
+    /// Binds the UDP socket at `index` to `port` on `host`: the port's
+    /// first socket, or one more.
+    pub(crate) fn udp_add(&mut self, host: u32, port: u16, index: u32) {
+        let h = &mut self.hosts[host as usize];
+        if h.udp_ports.contains_key(&port) {
+            h.udp_more.add(port, index);
+        } else {
+            h.udp_ports.insert(port, index);
+        }
+    }
+
+    /// Unbinds the UDP socket at `index` from `port` on `host`; the next
+    /// socket on the port, if any, becomes its first.
+    pub(crate) fn udp_remove(&mut self, host: u32, port: u16, index: u32) {
+        let h = &mut self.hosts[host as usize];
+        if h.udp_ports.get(&port) != Some(&index) {
+            h.udp_more.remove(port, index);
+            return;
+        }
+        h.udp_ports.remove(&port);
+        if let Some(&next) = h.udp_more.holders(port).first() {
+            h.udp_more.remove(port, next);
+            h.udp_ports.insert(port, next);
+        }
     }
 
     /// Checks that `ip` can be bound on `host`.

@@ -25,13 +25,13 @@ impl Network {
         } else {
             addr.port()
         };
-        if st.hosts[host as usize].udp_ports.contains_key(&port) {
+        let local = SocketAddr::new(addr.ip(), port);
+        if st.udp_bind_conflict(host, local) {
             return Err(io::Error::new(
                 io::ErrorKind::AddrInUse,
-                format!("Address already in use: UDP port {port}"),
+                format!("Address already in use: UDP {local}"),
             ));
         }
-        let local = SocketAddr::new(addr.ip(), port);
         let id = st.insert(Socket::Udp(UdpState {
             host,
             local,
@@ -46,7 +46,7 @@ impl Network {
             read_cleared_at: None,
             fd_watch_read: None,
         }));
-        st.hosts[host as usize].udp_ports.insert(port, id.index);
+        st.udp_add(host, port, id.index);
         Ok(id)
     }
 
@@ -315,19 +315,15 @@ impl Network {
     fn deliver_datagram(self: &Rc<Self>, d: Datagram) {
         let lost = |net: &Network, why: &str| net.note_udp("lost", &d, &format!(": {why}"));
         let mut st = self.state.borrow_mut();
-        let host = &st.hosts[d.to_host as usize];
-        if !host.alive {
+        if !st.hosts[d.to_host as usize].alive {
             drop(st);
             lost(self, "the host is down");
             return;
         }
-        let Some(&index) = host.udp_ports.get(&d.dst.port()) else {
+        let Some(index) = st.udp_socket_for(d.to_host, d.dst) else {
             // Port unreachable: a sender connected to this address hears of
             // it (only connected sockets do, as on Linux).
-            let sender = st.hosts[d.from_host as usize]
-                .udp_ports
-                .get(&d.src.port())
-                .copied();
+            let sender = st.udp_socket_for(d.from_host, d.src);
             let mut waker = None;
             let mut watcher = None;
             if let Some(index) = sender {
@@ -467,7 +463,7 @@ impl Network {
         let mut st = self.state.borrow_mut();
         if let Some(Socket::Udp(u)) = st.get(id) {
             let (host, port) = (u.host, u.local.port());
-            st.hosts[host as usize].udp_ports.remove(&port);
+            st.udp_remove(host, port, id.index);
             st.free_slot(id.index);
         }
     }

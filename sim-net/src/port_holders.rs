@@ -1,20 +1,22 @@
-//! A host's TCP port table: the sockets (by slab index) bound to each
-//! port. As on Linux, one port holds several sockets when their addresses
-//! do not overlap: `127.0.0.1:8080` and `[::1]:8080` (or the host's own
-//! address) side by side, where `0.0.0.0:8080` takes the port for every
-//! IPv4 address and `[::]:8080`, dual-stack, for every address.
-//! A connection's own port counts as bound while it lives.
+//! Ports that hold several sockets (by slab index). As on Linux, one port
+//! holds several sockets when their addresses do not overlap:
+//! `127.0.0.1:8080` and `[::1]:8080` (or the host's own address) side by
+//! side, where `0.0.0.0:8080` takes the port for every IPv4 address and
+//! `[::]:8080`, dual-stack, for every address. A host's TCP ports are a
+//! table of these (a connection's own port counts as bound while it
+//! lives); its UDP ports keep their first socket in the `PortMap` a
+//! delivery reads and only the others here.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 /// The sockets bound to each port, in bind order.
 #[derive(Default)]
-pub(crate) struct TcpPorts {
+pub(crate) struct PortHolders {
     ports: BTreeMap<u16, Vec<u32>>,
 }
 
-impl TcpPorts {
+impl PortHolders {
     /// The sockets bound to `port`, oldest first.
     pub(crate) fn holders(&self, port: u16) -> &[u32] {
         self.ports.get(&port).map_or(&[], Vec::as_slice)
@@ -47,6 +49,12 @@ impl TcpPorts {
     /// Unbinds every port (the host restarts).
     pub(crate) fn clear(&mut self) {
         self.ports.clear();
+    }
+
+    /// Whether no port holds a socket here (the common case for UDP:
+    /// one socket per port, kept in the `PortMap` alone).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.ports.is_empty()
     }
 }
 
@@ -106,7 +114,7 @@ mod tests {
 
     #[test]
     fn a_port_keeps_its_holders_until_the_last_goes() {
-        let mut ports = TcpPorts::default();
+        let mut ports = PortHolders::default();
         ports.add(8080, 1);
         ports.add(8080, 2);
         ports.add(8080, 2);
