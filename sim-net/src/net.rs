@@ -527,6 +527,7 @@ impl Network {
             h.tcp_ports.clear();
             h.udp_ports.clear();
             h.udp_more.clear();
+            h.udp_shared = false;
             h.unix_paths.clear();
             h.next_port = EPHEMERAL_FIRST;
             // Every socket of the host goes, silently.

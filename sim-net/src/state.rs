@@ -48,6 +48,10 @@ pub(crate) struct Host {
     pub(crate) next_port: u16,
     pub(crate) incarnation: u32,
     pub(crate) addr: Ipv4Addr,
+    /// Whether some UDP port holds more than one socket (`udp_more` is
+    /// not empty): kept here, in the first line, so that a delivery to a
+    /// host whose ports hold one socket each reads no other line.
+    pub(crate) udp_shared: bool,
     pub(crate) udp_ports: PortMap,
     pub(crate) tcp_ports: crate::port_holders::PortHolders,
     /// A UDP port's sockets after its first (which `udp_ports` keeps):
@@ -181,6 +185,7 @@ impl NetState {
             name: name.to_string(),
             addr,
             alive: true,
+            udp_shared: false,
             incarnation: 0,
             next_port: EPHEMERAL_FIRST,
             tcp_ports: crate::port_holders::PortHolders::default(),
@@ -384,7 +389,7 @@ impl NetState {
     pub(crate) fn udp_socket_for(&self, host: u32, dst: SocketAddr) -> Option<u32> {
         let h = &self.hosts[host as usize];
         let first = h.udp_ports.get(&dst.port()).copied()?;
-        if h.udp_more.is_empty() || h.udp_more.holders(dst.port()).is_empty() {
+        if !h.udp_shared || h.udp_more.holders(dst.port()).is_empty() {
             return Some(first);
         }
         self.udp_holders(host, dst.port())
@@ -402,6 +407,7 @@ impl NetState {
         let h = &mut self.hosts[host as usize];
         if h.udp_ports.contains_key(&port) {
             h.udp_more.add(port, index);
+            h.udp_shared = true;
         } else {
             h.udp_ports.insert(port, index);
         }
@@ -413,13 +419,14 @@ impl NetState {
         let h = &mut self.hosts[host as usize];
         if h.udp_ports.get(&port) != Some(&index) {
             h.udp_more.remove(port, index);
-            return;
+        } else {
+            h.udp_ports.remove(&port);
+            if let Some(&next) = h.udp_more.holders(port).first() {
+                h.udp_more.remove(port, next);
+                h.udp_ports.insert(port, next);
+            }
         }
-        h.udp_ports.remove(&port);
-        if let Some(&next) = h.udp_more.holders(port).first() {
-            h.udp_more.remove(port, next);
-            h.udp_ports.insert(port, next);
-        }
+        h.udp_shared = !h.udp_more.is_empty();
     }
 
     /// Checks that `ip` can be bound on `host`.
@@ -563,5 +570,23 @@ impl Signals {
                 self.free.push(index as u32);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Host;
+    use std::mem::offset_of;
+
+    /// What a delivery reads of a host it has not touched for a while
+    /// (`alive`, `udp_shared`, the inline lanes of the UDP ports) lies in
+    /// the host's first cache line.
+    #[test]
+    fn a_delivery_reads_one_line_of_its_host() {
+        assert_eq!(std::mem::align_of::<Host>(), 64);
+        assert!(offset_of!(Host, alive) < 64);
+        assert!(offset_of!(Host, udp_shared) < 64);
+        // The PortMap's length, flag and four inline lanes: 36 bytes.
+        assert!(offset_of!(Host, udp_ports) + 36 <= 64);
     }
 }
