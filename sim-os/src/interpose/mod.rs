@@ -65,7 +65,6 @@ pub use metadata::{fabricate_metadata, FakeStat};
 #[cfg(simulation)]
 pub use processes::{fork, posix_spawn, posix_spawnp};
 #[cfg(simulation)]
-#[cfg(simulation)]
 pub use pthreads::{pthread_create, pthread_detach, pthread_join, pthread_setname_np, sched_yield};
 #[cfg(simulation)]
 pub use random::{getentropy, getrandom};

@@ -497,13 +497,17 @@ impl Core {
     /// Alone (a poll's work, `charge_work`), it neither resets the livelock
     /// count nor tells the hang watchdog: neither is an event.
     pub(super) fn move_clock(&self, now_ns: u64) -> bool {
-        let limit_ns = self.config.time_limit.as_nanos().min(u64::MAX as u128) as u64;
-        if now_ns > limit_ns {
+        if now_ns > self.time_limit_ns() {
             let message = self.time_limit_message(now_ns);
             set_failure_class(FailureClass::TimeLimit);
             panic!("{message}");
         }
         self.time.move_to(now_ns)
+    }
+
+    /// The run's time limit, in virtual ns.
+    pub(super) fn time_limit_ns(&self) -> u64 {
+        self.config.time_limit.as_nanos().min(u64::MAX as u128) as u64
     }
 
     /// Jumps to the next event and fires everything due. Returns false when

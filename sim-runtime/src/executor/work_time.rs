@@ -103,8 +103,7 @@ impl Core {
             return;
         }
         let read_ns = self.time.now_ns() + CLOCK_READ_NS;
-        let limit_ns = self.config.time_limit.as_nanos().min(u64::MAX as u128) as u64;
-        if read_ns <= limit_ns {
+        if read_ns <= self.time_limit_ns() {
             self.time.move_to(read_ns);
         }
     }
