@@ -302,29 +302,53 @@ impl NetState {
         ))
     }
 
-    /// The local address of the TCP socket (listener or connection) at
-    /// slab `index`.
-    fn tcp_local(&self, index: u32) -> Option<SocketAddr> {
+    /// The local address of the socket at slab `index`: a TCP listener or
+    /// connection, or a UDP socket.
+    fn local_of(&self, index: u32) -> Option<SocketAddr> {
         match self.sockets.get(index as usize)?.socket.as_ref()? {
             Socket::Listener(l) => Some(l.local),
             Socket::Tcp(end) => Some(end.local),
-            _ => None,
+            Socket::Udp(u) => Some(u.local),
+            Socket::UnixDatagram(_) => None,
         }
     }
 
-    /// Whether binding `local` on `host` conflicts with a TCP socket bound
-    /// there already (see `port_holders::overlap`).
-    pub(crate) fn tcp_bind_conflict(&self, host: u32, local: SocketAddr) -> bool {
-        self.hosts[host as usize]
-            .tcp_ports
-            .holders(local.port())
-            .iter()
-            .filter_map(|&index| self.tcp_local(index))
-            .any(|bound| crate::port_holders::overlap(bound.ip(), local.ip()))
+    /// Whether binding `local` conflicts with one of `holders`, the
+    /// sockets bound to its port (see `port_holders::overlap`).
+    fn bind_conflict(&self, mut holders: impl Iterator<Item = u32>, local: SocketAddr) -> bool {
+        holders.any(|index| {
+            self.local_of(index)
+                .is_some_and(|bound| crate::port_holders::overlap(bound.ip(), local.ip()))
+        })
     }
 
-    /// The slab indexes of `host`'s TCP listeners on `port`.
-    pub(crate) fn tcp_listeners(&self, host: u32, port: u16) -> Vec<u32> {
+    /// Which of `holders` (in bind order) a connection or datagram to
+    /// `dst` reaches: the one bound to `dst`'s own address, else to an
+    /// unspecified address that covers it, else to another loopback
+    /// address (see `port_holders::match_rank`); the first bound among
+    /// equals.
+    fn reached(&self, holders: impl Iterator<Item = u32>, dst: SocketAddr) -> Option<u32> {
+        holders
+            .filter_map(|index| {
+                let bound = self.local_of(index)?;
+                crate::port_holders::match_rank(bound.ip(), dst.ip()).map(|rank| (rank, index))
+            })
+            .fold(None, |best: Option<(u8, u32)>, (rank, index)| match best {
+                Some((top, _)) if top >= rank => best,
+                _ => Some((rank, index)),
+            })
+            .map(|(_, index)| index)
+    }
+
+    /// Whether binding `local` on `host` conflicts with a TCP socket bound
+    /// there already.
+    pub(crate) fn tcp_bind_conflict(&self, host: u32, local: SocketAddr) -> bool {
+        let holders = self.hosts[host as usize].tcp_ports.holders(local.port());
+        self.bind_conflict(holders.iter().copied(), local)
+    }
+
+    /// The slab indexes of `host`'s TCP listeners on `port`, in bind order.
+    pub(crate) fn tcp_listeners(&self, host: u32, port: u16) -> impl Iterator<Item = u32> + '_ {
         self.hosts[host as usize]
             .tcp_ports
             .holders(port)
@@ -336,22 +360,11 @@ impl NetState {
                     Some(Socket::Listener(_))
                 )
             })
-            .collect()
     }
 
-    /// The listener of `host` a connection to `dst` reaches: the one bound
-    /// to `dst`'s own address, else to an unspecified address that covers
-    /// it, else to another loopback address (see `port_holders::match_rank`).
+    /// The listener of `host` a connection to `dst` reaches.
     pub(crate) fn tcp_listener_for(&self, host: u32, dst: SocketAddr) -> Option<u32> {
-        self.tcp_listeners(host, dst.port())
-            .into_iter()
-            .filter_map(|index| {
-                let bound = self.tcp_local(index)?;
-                crate::port_holders::match_rank(bound.ip(), dst.ip()).map(|rank| (rank, index))
-            })
-            // The best rank; the oldest bind among equals.
-            .min_by_key(|&(rank, index)| (std::cmp::Reverse(rank), index))
-            .map(|(_, index)| index)
+        self.reached(self.tcp_listeners(host, dst.port()), dst)
     }
 
     /// The UDP sockets of `host` bound to `port`: the first, then the
@@ -365,26 +378,15 @@ impl NetState {
             .chain(h.udp_more.holders(port).iter().copied())
     }
 
-    /// The local address of the UDP socket at slab `index`.
-    fn udp_local(&self, index: u32) -> Option<SocketAddr> {
-        match self.sockets.get(index as usize)?.socket.as_ref()? {
-            Socket::Udp(u) => Some(u.local),
-            _ => None,
-        }
-    }
-
     /// Whether binding `local` on `host` conflicts with a UDP socket bound
-    /// there already (see `port_holders::overlap`).
+    /// there already.
     pub(crate) fn udp_bind_conflict(&self, host: u32, local: SocketAddr) -> bool {
-        self.udp_holders(host, local.port())
-            .filter_map(|index| self.udp_local(index))
-            .any(|bound| crate::port_holders::overlap(bound.ip(), local.ip()))
+        self.bind_conflict(self.udp_holders(host, local.port()), local)
     }
 
     /// The UDP socket of `host` a datagram to `dst` reaches: with one
-    /// socket on the port (the usual case, one lookup), that one;
-    /// otherwise the one bound to `dst`'s own address, else a wildcard
-    /// that covers it, else another loopback address.
+    /// socket on the port (the usual case, one lookup), that one, whatever
+    /// its address; otherwise as `reached` picks.
     #[inline]
     pub(crate) fn udp_socket_for(&self, host: u32, dst: SocketAddr) -> Option<u32> {
         let h = &self.hosts[host as usize];
@@ -392,13 +394,7 @@ impl NetState {
         if !h.udp_shared || h.udp_more.holders(dst.port()).is_empty() {
             return Some(first);
         }
-        self.udp_holders(host, dst.port())
-            .filter_map(|index| {
-                let bound = self.udp_local(index)?;
-                crate::port_holders::match_rank(bound.ip(), dst.ip()).map(|rank| (rank, index))
-            })
-            .max_by_key(|&(rank, _)| rank)
-            .map(|(_, index)| index)
+        self.reached(self.udp_holders(host, dst.port()), dst)
     }
 
     /// Binds the UDP socket at `index` to `port` on `host`: the port's

@@ -153,15 +153,10 @@ impl Network {
                     index,
                     generation: st.sockets[index as usize].generation,
                 });
+            // The listener's address matches (`tcp_listener_for`); its
+            // backlog must have room.
             let listening = listener_id.and_then(|id| match st.get(id) {
-                Some(Socket::Listener(l))
-                    if (l.local.ip().is_unspecified()
-                        || l.local.ip() == dst.ip()
-                        || (l.local.ip().is_loopback() && dst.ip().is_loopback()))
-                        && l.backlog.len() < l.backlog_max =>
-                {
-                    Some(id)
-                }
+                Some(Socket::Listener(l)) if l.backlog.len() < l.backlog_max => Some(id),
                 _ => None,
             });
             listening.map(|listener_id| {

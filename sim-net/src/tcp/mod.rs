@@ -127,7 +127,11 @@ impl Network {
 
     /// Whether `host` has a TCP listener on `port`.
     pub fn tcp_is_listening(&self, host: HostId, port: u16) -> bool {
-        !self.state.borrow().tcp_listeners(host.0, port).is_empty()
+        self.state
+            .borrow()
+            .tcp_listeners(host.0, port)
+            .next()
+            .is_some()
     }
 
     /// Pauses or resumes the TCP listener of `host` on `port`: while paused,
@@ -137,7 +141,7 @@ impl Network {
     pub fn tcp_pause_listener(&self, host: HostId, port: u16, paused: bool) -> bool {
         let waker = {
             let mut st = self.state.borrow_mut();
-            let listeners = st.tcp_listeners(host.0, port);
+            let listeners: Vec<u32> = st.tcp_listeners(host.0, port).collect();
             if listeners.is_empty() {
                 return false;
             }
