@@ -353,14 +353,12 @@ impl Core {
         self.time.base_instant()
     }
 
-    /// The virtual time worker `worker` of runtime `scope` spent polling
-    /// (the root future's polls count for worker 0).
-    pub fn busy_ns(&self, scope: u16, worker: u16) -> u64 {
+    /// The virtual time each worker of runtime `scope` spent polling, by
+    /// worker (the root future's polls count for worker 0; a worker past
+    /// the end has not polled).
+    pub fn busy_ns(&self, scope: u16) -> Vec<u64> {
         let busy = self.busy_ns.borrow();
-        busy.get(usize::from(scope))
-            .and_then(|workers| workers.get(usize::from(worker)))
-            .copied()
-            .unwrap_or(0)
+        busy.get(usize::from(scope)).cloned().unwrap_or_default()
     }
 
     /// How many times the scheduler went idle and moved the clock.

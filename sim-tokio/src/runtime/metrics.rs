@@ -36,14 +36,13 @@ impl RuntimeMetrics {
     #[track_caller]
     pub fn worker_total_busy_duration(&self, worker: usize) -> std::time::Duration {
         self.check_worker(worker);
-        let scope = self.handle.scope();
-        let busy_ns = self.handle.parks().busy_ns(worker, || {
-            let worker = u16::try_from(worker).unwrap_or(u16::MAX);
+        let busy_ns = self.handle.parks().busy_ns(|| {
             self.handle
                 .try_core()
-                .map_or(0, |core| core.busy_ns(scope, worker))
+                .map(|core| core.busy_ns(self.handle.scope()))
+                .unwrap_or_default()
         });
-        std::time::Duration::from_nanos(busy_ns)
+        std::time::Duration::from_nanos(busy_ns.get(worker).copied().unwrap_or(0))
     }
 
     /// How many times worker `worker` parked: each time nothing was ready

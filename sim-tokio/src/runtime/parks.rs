@@ -97,16 +97,13 @@ impl Parks {
             + self.extra_unparks.load(Ordering::Relaxed)
     }
 
-    /// Worker `worker`'s busy ns: kept at shutdown, or `live` (the
+    /// Each worker's busy ns: kept at shutdown, or `live` (the
     /// simulation's count) before.
-    pub(crate) fn busy_ns(&self, worker: usize, live: impl FnOnce() -> u64) -> u64 {
+    pub(crate) fn busy_ns(&self, live: impl FnOnce() -> Vec<u64>) -> Vec<u64> {
         let busy_final = self
             .busy_final_ns
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match &*busy_final {
-            Some(kept) => kept.get(worker).copied().unwrap_or(0),
-            None => live(),
-        }
+        busy_final.clone().unwrap_or_else(live)
     }
 }

@@ -189,14 +189,9 @@ pub(crate) fn block_on_counted<F: Future>(handle: &Handle, future: F) -> F::Outp
 pub(crate) fn close(handle: &Handle, wait_limit_ns: Option<u64>) {
     let core = sim_runtime::context::lookup(handle.core_id());
     let core_parks = core.as_ref().map(|core| core.parks());
-    let busy_ns = (0..handle.workers())
-        .map(|worker| {
-            let worker = u16::try_from(worker).unwrap_or(u16::MAX);
-            core.as_ref()
-                .map_or(0, |core| core.busy_ns(handle.scope(), worker))
-        })
-        .collect();
-    drop(core);
+    let busy_ns = core
+        .map(|core| core.busy_ns(handle.scope()))
+        .unwrap_or_default();
     handle.parks().shut_down(core_parks, busy_ns);
     if let Some(core) = sim_runtime::context::lookup(handle.core_id()) {
         if !core.scope_shut_down(handle.scope()) {
