@@ -412,10 +412,7 @@ fn park_counts_outlive_the_runtime() {
 
 #[test]
 fn a_worker_is_busy_while_it_polls_and_its_busy_time_outlives_the_runtime() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = Builder::new_current_thread().enable_all().build().unwrap();
     let metrics = rt.metrics();
     rt.block_on(async {
         for _ in 0..5 {
@@ -432,10 +429,7 @@ fn a_worker_is_busy_while_it_polls_and_its_busy_time_outlives_the_runtime() {
 
 #[test]
 fn time_passes_between_two_reads_of_a_clock_that_is_not_paused() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let start = tokio::time::Instant::now();
         tokio::time::pause();
@@ -451,10 +445,7 @@ fn time_passes_between_two_reads_of_a_clock_that_is_not_paused() {
 
 #[test]
 fn a_sleep_ends_after_its_deadline_on_a_clock_that_is_not_paused() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let start = std::time::Instant::now();
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
