@@ -6,7 +6,7 @@ use sim_fs::DiskConfig;
 use sim_net::{with_net, ConnectPolicy, HostId, Network};
 use std::time::Duration;
 
-/// A fault, scheduled with [`Sim::at`] or applied at once with
+/// A fault, scheduled with [`Sim::at`](crate::Sim::at) or applied at once with
 /// [`Fault::apply`]. Hosts are named.
 ///
 /// # Examples

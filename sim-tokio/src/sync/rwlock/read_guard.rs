@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
 use std::ops;
 
-/// Shared access to an [`RwLock`]'s value.
+/// Shared access to an [`RwLock`](super::RwLock)'s value.
 #[clippy::has_significant_drop]
 #[must_use = "if unused the RwLock will immediately unlock"]
 pub struct RwLockReadGuard<'a, T: ?Sized> {
