@@ -19,23 +19,54 @@ pub struct RunSummary {
     pub decisions: u64,
 }
 
+/// What a report of a failure after a run tells of it: its last events
+/// and its story, kept as they were at its end and made into text only
+/// when asked (most runs pass, and nothing asks).
+pub(crate) struct LastRunReport {
+    /// The trace's last chunks.
+    pub(crate) recent: crate::trace::RecentEvents,
+    /// The run's story (no later run writes to it).
+    pub(crate) story: crate::story::SharedStory,
+    /// The host that was running at the end.
+    pub(crate) failing_host: u32,
+}
+
 thread_local! {
     static LAST_SUMMARY: RefCell<Option<RunSummary>> = const { RefCell::new(None) };
-    /// The last events of the last run that ended on this thread.
-    static LAST_RECENT: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
-    /// The story of the last run that ended on this thread.
-    static LAST_STORY: RefCell<String> = const { RefCell::new(String::new()) };
+    /// The last events and story of the last run that ended on this thread.
+    static LAST_REPORT: RefCell<Option<LastRunReport>> = const { RefCell::new(None) };
 }
 
 /// The story (see `Core::story_report`) of the last run that ended on this
 /// thread.
 pub fn last_run_story() -> String {
-    LAST_STORY.with(|s| s.borrow().clone())
+    LAST_REPORT.with(|r| {
+        let report = r.borrow();
+        let Some(report) = report.as_ref() else {
+            return String::new();
+        };
+        let text = match report.story.try_lock() {
+            Ok(story) => story.report(Some(report.failing_host)),
+            Err(_) => String::new(),
+        };
+        text
+    })
 }
 
 /// The last events (at most 16) of the last run that ended on this thread.
 pub fn last_run_recent_events() -> Vec<String> {
-    LAST_RECENT.with(|r| r.borrow().clone())
+    LAST_REPORT.with(|r| {
+        let report = r.borrow();
+        let Some(report) = report.as_ref() else {
+            return Vec::new();
+        };
+        let lines = report.recent.lines();
+        let named = match report.story.try_lock() {
+            Ok(story) => crate::executor::name_tasks(lines, &story),
+            Err(_) => lines,
+        };
+        named
+    })
 }
 
 /// The summary of the last run that finished on this thread.
@@ -43,9 +74,8 @@ pub fn last_run() -> Option<RunSummary> {
     LAST_SUMMARY.with(|s| s.borrow().clone())
 }
 
-/// Keeps a finished run's summary and last events for [`last_run`].
-pub(crate) fn set_last_run(summary: RunSummary, recent: Vec<String>, story: String) {
-    LAST_RECENT.with(|r| *r.borrow_mut() = recent);
-    LAST_STORY.with(|s| *s.borrow_mut() = story);
+/// Keeps a finished run's summary, last events and story for [`last_run`].
+pub(crate) fn set_last_run(summary: RunSummary, report: LastRunReport) {
+    LAST_REPORT.with(|r| *r.borrow_mut() = Some(report));
     LAST_SUMMARY.with(|s| *s.borrow_mut() = Some(summary));
 }

@@ -170,8 +170,13 @@ impl Core {
                 properties: &properties,
             });
         }
-        let recent = self.recent_events();
-        set_last_run(summary, recent, self.story_report());
+        // Kept undecoded: only a failure reported after the run reads it.
+        let report = crate::summary::LastRunReport {
+            recent: self.trace.borrow().recent_snapshot(),
+            story: self.story.clone(),
+            failing_host: self.hosts.current(),
+        };
+        set_last_run(summary, report);
         if let Some(stop) = stop {
             stop();
         }

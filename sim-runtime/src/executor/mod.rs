@@ -25,6 +25,7 @@ mod build;
 pub mod context;
 mod draws;
 mod report;
+pub(crate) use report::name_tasks;
 mod run;
 mod spawn;
 mod timers;

@@ -8,25 +8,33 @@ use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 
 /// Decodes the events of one chunk of the hash's encoding (see
-/// `Trace::record`), appending `(seq, ns, kind, task, label text)`. `start`
-/// is the sequence number and time before the chunk's first event. Stops
-/// at anything it cannot read (it never can, for bytes the trace wrote).
+/// `Trace::record`), appending `(seq, ns, kind, task, label text)` for
+/// those numbered `from_seq` or later (the ones before are read past,
+/// their labels never made). `start` is the sequence number and time
+/// before the chunk's first event. Returns the sequence number after the
+/// chunk's last event. Stops at anything it cannot read (it never can, for
+/// bytes the trace wrote).
 pub(crate) fn decode_events(
     bytes: &[u8],
     start: (u64, u64),
     names: &BTreeMap<IpAddr, Box<str>>,
+    from_seq: u64,
     out: &mut Vec<(u64, u64, EventKind, u64, String, bool)>,
-) {
+) -> u64 {
     let mut reader = Reader { bytes, at: 0 };
     let (mut seq, mut now_ns) = start;
     // Bounded by the chunk's length: every event reads at least one byte.
     while reader.at < bytes.len() {
-        let Some(event) = reader.event(&mut now_ns, names) else {
-            return;
+        let render = seq >= from_seq;
+        let Some(event) = reader.event(&mut now_ns, names, render) else {
+            return seq;
         };
-        out.push((seq, now_ns, event.0, event.1, event.2, event.3));
+        if render {
+            out.push((seq, now_ns, event.0, event.1, event.2, event.3));
+        }
         seq += 1;
     }
+    seq
 }
 
 /// Reads the hash's encoding back (for reports).
@@ -74,11 +82,21 @@ impl Reader<'_> {
         Some(SocketAddr::new(ip, port))
     }
 
-    /// One event: its kind, task and label text; moves `now_ns` on.
+    /// Text of `len` bytes, or, when not `render`ed, nothing (read past).
+    fn text_if(&mut self, len: usize, render: bool) -> Option<String> {
+        match render {
+            true => self.text(len),
+            false => self.take(len).map(|_| String::new()),
+        }
+    }
+
+    /// One event: its kind, task and label text (empty unless `render`);
+    /// moves `now_ns` on.
     pub(crate) fn event(
         &mut self,
         now_ns: &mut u64,
         names: &BTreeMap<IpAddr, Box<str>>,
+        render: bool,
     ) -> Option<(EventKind, u64, String, bool)> {
         let head = self.byte()?;
         let kind = EventKind::from_code(head >> 3)?;
@@ -89,17 +107,21 @@ impl Reader<'_> {
             0 => String::new(),
             1 => {
                 let len = self.varint()? as usize;
-                self.text(len)?
+                self.text_if(len, render)?
             }
+            2 if !render => self.varint().map(|_| String::new())?,
             2 => self.varint()?.to_string(),
             3 => {
                 let id = self.varint()?;
                 let at_ns = now_ns.wrapping_add(self.varint()?);
-                format!("timer={id} at={at_ns}")
+                match render {
+                    true => format!("timer={id} at={at_ns}"),
+                    false => String::new(),
+                }
             }
             4 => {
                 let verb_len = self.byte()? as usize;
-                let verb = self.text(verb_len)?;
+                let verb = self.text_if(verb_len, render)?;
                 let msg = self.varint()?;
                 let ends = match self.byte()? {
                     0 => None,
@@ -113,6 +135,9 @@ impl Reader<'_> {
                         Some((len, digest))
                     }
                 };
+                if !render {
+                    return Some((kind, task, String::new(), false));
+                }
                 let mut line = Vec::new();
                 push_message_text(&mut line, names, &verb, msg, ends, payload);
                 String::from_utf8_lossy(&line).into_owned()
@@ -120,7 +145,7 @@ impl Reader<'_> {
             5 => {
                 // A spawn: the task's name (its site is in the trace file).
                 let len = self.varint()? as usize;
-                let name = self.text(len)?;
+                let name = self.text_if(len, render)?;
                 let file_len = self.varint()? as usize;
                 self.take(file_len)?;
                 self.varint()?;

@@ -60,6 +60,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
+use std::sync::Arc;
 use text::*;
 
 /// How many recent events a failure report shows.
@@ -95,8 +96,70 @@ pub struct Trace {
     /// and of `pending` (times are encoded as deltas).
     previous_start: (u64, u64),
     pending_start: (u64, u64),
-    /// Host names by address, for messages' text (see [`Message`]).
-    addr_names: BTreeMap<IpAddr, Box<str>>,
+    /// Host names by address, for messages' text (see [`Message`]);
+    /// shared with the snapshots of the last events (`recent_snapshot`).
+    addr_names: Arc<BTreeMap<IpAddr, Box<str>>>,
+}
+
+/// The last two chunks of a trace's encoding, as a run's end keeps them
+/// (see [`Trace::recent_snapshot`]).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RecentEvents {
+    previous: (Vec<u8>, (u64, u64)),
+    pending: (Vec<u8>, (u64, u64)),
+    addr_names: Arc<BTreeMap<IpAddr, Box<str>>>,
+}
+
+impl RecentEvents {
+    /// The lines [`Trace::recent_lines`] gave when this was kept.
+    pub(crate) fn lines(&self) -> Vec<String> {
+        recent_lines_of(
+            [
+                (&self.previous.0, self.previous.1),
+                (&self.pending.0, self.pending.1),
+            ],
+            &self.addr_names,
+        )
+    }
+}
+
+/// The last events (at most [`RECENT_MAX`]) of two chunks, as
+/// [`Trace::recent_lines`] shows them.
+fn recent_lines_of(
+    chunks: [(&Vec<u8>, (u64, u64)); 2],
+    names: &BTreeMap<IpAddr, Box<str>>,
+) -> Vec<String> {
+    // Read past every event once to find the last ones, whose labels alone
+    // are made: most of the two chunks' events are never shown.
+    let mut end_seq = 0;
+    for (bytes, start) in chunks {
+        end_seq = decode_events(bytes, start, names, u64::MAX, &mut Vec::new());
+    }
+    let from_seq = end_seq.saturating_sub(RECENT_MAX as u64);
+    let mut events = Vec::new();
+    for (bytes, start) in chunks {
+        decode_events(bytes, start, names, from_seq, &mut events);
+    }
+    let skip = events.len().saturating_sub(RECENT_MAX);
+    events
+        .into_iter()
+        .skip(skip)
+        .map(|(seq, now_ns, kind, task, label, cut)| {
+            let label = if cut && label.len() > RECENT_LABEL_BYTES {
+                cut_at_word(&label, RECENT_LABEL_BYTES)
+            } else if label.is_empty() {
+                "-".to_string()
+            } else {
+                label
+            };
+            format!(
+                "#{seq} {}.{:09}s {} task {task} {label}",
+                now_ns / 1_000_000_000,
+                now_ns % 1_000_000_000,
+                kind.name(),
+            )
+        })
+        .collect()
 }
 
 impl Trace {
@@ -129,14 +192,14 @@ impl Trace {
             previous: Vec::with_capacity(HASH_CHUNK_BYTES + 256),
             previous_start: (0, 0),
             pending_start: (0, 0),
-            addr_names: BTreeMap::new(),
+            addr_names: Arc::default(),
         }
     }
 
     /// Names the host at `ip`: a message's text shows its addresses as
     /// `name:port` (the hash covers the address itself).
     pub fn name_address(&mut self, ip: IpAddr, name: &str) {
-        self.addr_names.insert(ip, name.into());
+        Arc::make_mut(&mut self.addr_names).insert(ip, name.into());
     }
 
     /// `addr` as the trace shows it: `name:port` for a named host's
@@ -178,33 +241,23 @@ impl Trace {
     /// two chunks of encoded events (a text label is cut near 120 bytes, at a
     /// space; a message's is whole).
     pub fn recent_lines(&self) -> Vec<String> {
-        let mut events = Vec::new();
-        for (bytes, start) in [
-            (&self.previous, self.previous_start),
-            (&self.pending, self.pending_start),
-        ] {
-            decode_events(bytes, start, &self.addr_names, &mut events);
+        recent_lines_of(
+            [
+                (&self.previous, self.previous_start),
+                (&self.pending, self.pending_start),
+            ],
+            &self.addr_names,
+        )
+    }
+
+    /// What [`Trace::recent_lines`] reads, kept for later: a run's end
+    /// keeps it, and decodes it only if a report asks (most runs pass).
+    pub(crate) fn recent_snapshot(&self) -> RecentEvents {
+        RecentEvents {
+            previous: (self.previous.clone(), self.previous_start),
+            pending: (self.pending.clone(), self.pending_start),
+            addr_names: self.addr_names.clone(),
         }
-        let skip = events.len().saturating_sub(RECENT_MAX);
-        events
-            .into_iter()
-            .skip(skip)
-            .map(|(seq, now_ns, kind, task, label, cut)| {
-                let label = if cut && label.len() > RECENT_LABEL_BYTES {
-                    cut_at_word(&label, RECENT_LABEL_BYTES)
-                } else if label.is_empty() {
-                    "-".to_string()
-                } else {
-                    label
-                };
-                format!(
-                    "#{seq} {}.{:09}s {} task {task} {label}",
-                    now_ns / 1_000_000_000,
-                    now_ns % 1_000_000_000,
-                    kind.name(),
-                )
-            })
-            .collect()
     }
 
     /// Feeds the pending bytes to the hasher; they become the previous
