@@ -192,11 +192,33 @@ impl Explorer {
         }
     }
 
-    /// The next branch run, if the budget and a point allow one: a point
-    /// of the property the fewest runs satisfied, the least tried of
-    /// those (the newest on a tie), so a rare state reached by several
-    /// runs is dug from all of them in turn.
-    pub fn next(&mut self) -> Option<Branch> {
+    /// The next branch runs, all from one point, for one process (the
+    /// fork server, `sim_runtime::property::fork`): the point is that of
+    /// the property the fewest runs satisfied, the least tried of those
+    /// (the newest on a tie), so a rare state reached by several runs is
+    /// dug from all of them in turn. At most `max` runs; when fewer points
+    /// than `jobs` have tries left, a point's tries are spread over the
+    /// processes, so none waits idle. Empty when none can start.
+    pub fn next_batch(&mut self, max: usize, jobs: usize) -> Vec<Branch> {
+        let Some(at) = self.pick() else {
+            return Vec::new();
+        };
+        let tries_left = self.tries_max() - self.points[at].tries;
+        let open = self.points.iter().filter(|p| self.worth_trying(p)).count();
+        let share = match open >= jobs {
+            true => tries_left,
+            false => self.tries_max().div_ceil(jobs.max(1) as u64),
+        };
+        let count = (max as u64)
+            .min(share)
+            .min(tries_left)
+            .min((self.reserve - self.started) as u64)
+            .max(1);
+        (0..count).map(|_| self.try_point(at)).collect()
+    }
+
+    /// The point the next branch run starts from (see [`Explorer::next_batch`]).
+    fn pick(&self) -> Option<usize> {
         if self.started >= self.reserve || self.released_from.is_some() {
             return None;
         }
@@ -210,6 +232,11 @@ impl Explorer {
                 let rarity = satisfied.get(&p.site).copied().unwrap_or(0);
                 (rarity, p.tries, usize::MAX - i)
             })?;
+        Some(at)
+    }
+
+    /// One more try of point `at`.
+    fn try_point(&mut self, at: usize) -> Branch {
         let point = &mut self.points[at];
         point.tries += 1;
         self.started += 1;
@@ -217,10 +244,17 @@ impl Explorer {
         let last = plan.cuts.last_mut().expect("a point has its own cut");
         // A salt of its own per try, the same in every sweep of the test.
         last.salt = salt(point.seed, point.tries, plan_depth(&point.plan));
-        Some(Branch {
+        Branch {
             index: point.index,
             plan,
-        })
+        }
+    }
+
+    /// Branch runs a process was given and did not run (it could not
+    /// fork): each runs alone, replayed from the start, before any new
+    /// one. They were counted in the budget when first handed out.
+    pub fn requeue(&mut self, branches: Vec<Branch>) {
+        self.saved.extend(branches.into_iter().rev());
     }
 
     /// Whether branch runs may still start: budget left, and a point with
@@ -286,7 +320,7 @@ mod tests {
         seen.run_ended();
         explorer.run_ended(3, 0x7, &Plan::default(), &seen);
         assert_eq!(explorer.points(), 1);
-        let first = explorer.next().unwrap();
+        let first = explorer.next_batch(1, 1).pop().unwrap();
         assert_eq!(first.index, 3);
         assert_eq!(first.plan.cuts.len(), 1);
         assert_eq!(first.plan.cuts[0].location, "tests/deep.rs:1:9");
@@ -295,13 +329,13 @@ mod tests {
         deeper.reached(site(1), 1, 0, 0, 0x7);
         deeper.reached(site(2), 1, 0, 1, 0x7);
         explorer.run_ended(3, 0x7, &first.plan, &deeper);
-        let next = explorer.next().unwrap();
+        let next = explorer.next_batch(1, 1).pop().unwrap();
         assert_eq!(next.plan.cuts.len(), 2, "{next:?}", next = next.plan);
         assert_ne!(next.plan.cuts[0].salt, 0);
         // Without exploration, no points.
         let mut off = Explorer::new(100, false, &[]);
         off.run_ended(3, 0x7, &Plan::default(), &seen);
-        assert!(off.next().is_none());
+        assert!(off.next_batch(1, 1).pop().is_none());
         assert_eq!(off.plain_end(100), 100);
     }
 
@@ -312,6 +346,6 @@ mod tests {
         assert!(!explorer.can_branch());
         assert_eq!(explorer.release(20), 10);
         assert_eq!(explorer.plain_end(20), 20);
-        assert!(explorer.next().is_none());
+        assert!(explorer.next_batch(1, 1).pop().is_none());
     }
 }

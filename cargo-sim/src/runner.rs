@@ -36,8 +36,9 @@ enum JobKind {
     Share,
     Single,
     Check,
-    /// A branch run (`crate::explore`): one run of a seed, in a process of
-    /// its own, with `SIM_BRANCH`.
+    /// Branch runs (`crate::explore`) of one seed from one point, in a
+    /// process of their own, with `SIM_BRANCH` (and `SIM_BRANCH_FORK`
+    /// for the others of a batch: the process forks at the point).
     Branch,
 }
 
@@ -62,9 +63,13 @@ struct Job {
     hang: Option<String>,
     /// What the running seed's runs said of the properties.
     seen: Seen,
-    /// A branch run's plan.
+    /// The plan of the branch run whose records come now.
     plan: Plan,
-    /// Its seed's outcome was recorded (a branch run's, once).
+    /// A branch job's plans (one point, a salt each at its last cut).
+    batch: Vec<Plan>,
+    /// The salts of the batch's runs that started (`branched` records).
+    branched: Vec<u64>,
+    /// The running branch run's outcome was recorded.
     settled: bool,
     started: Instant,
     /// When its records last grew: a process with none for longer than a
@@ -96,8 +101,14 @@ struct TestState {
     next_check: usize,
     /// Hashes of each seed's sweep run, for the check.
     swept_hashes: BTreeMap<usize, Vec<String>>,
-    /// Branch runs' plans, between `next_job` and `spawn`.
-    pending_plans: Vec<Plan>,
+    /// Branch jobs' plans, between `next_job` and `spawn`.
+    pending_plans: Vec<Vec<Plan>>,
+    /// What plain runs of a test libtest runs once per process showed of
+    /// its verdicts, which a forked branch run judges by panics alone
+    /// (`sim_runtime::property::fork`): one passed with no panic, and
+    /// one failed without a panic (a test that returns `Err`).
+    passed_without_panic: bool,
+    failed_without_panic: bool,
     /// The first plain seed index no share holds yet, and the seeds a share
     /// of the next chunk holds (in-process tests that explore).
     plain_next: usize,
@@ -307,16 +318,16 @@ impl<'a> Sweep<'a> {
             };
             self.job_counter += 1;
             let first = seeds.get(0).expect("a job has a seed");
-            let plan = match kind {
+            let plans = match kind {
                 JobKind::Branch => self.states[test].pending_plans.pop().unwrap_or_default(),
-                _ => Plan::default(),
+                _ => Vec::new(),
             };
             let state = &self.states[test];
             let what = Launch {
                 test,
                 kind,
                 seeds,
-                plan,
+                plans,
                 counter: self.job_counter,
             };
             match spawn(self.config, self.binaries, state, what) {
@@ -368,6 +379,7 @@ impl<'a> Sweep<'a> {
             if let Some(status) = exited {
                 read_records(&mut job, state, config);
                 finish_job(&mut job, state, status, config);
+                requeue_unrun(&job, state);
             } else {
                 // Past the first failure: nothing it finds can come first.
                 let _ = job.child.kill();
@@ -474,6 +486,8 @@ impl TestState {
             next_check: 0,
             swept_hashes: BTreeMap::new(),
             pending_plans: Vec::new(),
+            passed_without_panic: false,
+            failed_without_panic: false,
             plain_next,
             chunk: FIRST_CHUNK * 2,
         }
@@ -583,10 +597,22 @@ fn next_exploration(
         return None;
     }
     let count = state.result.case.seeds.len();
-    let saved = state.result.explorer.next_saved();
-    if let Some(branch) = saved.or_else(|| state.result.explorer.next()) {
-        state.pending_plans.push(branch.plan);
-        return Some((t, JobKind::Branch, Indices::one(branch.index)));
+    let batch = match state.result.explorer.next_saved() {
+        Some(saved) => vec![saved],
+        None => {
+            let max = if forkable(state, config) {
+                FORK_BATCH_MAX
+            } else {
+                1
+            };
+            state.result.explorer.next_batch(max, config.jobs)
+        }
+    };
+    if let Some(index) = batch.first().map(|b| b.index) {
+        state
+            .pending_plans
+            .push(batch.into_iter().map(|b| b.plan).collect());
+        return Some((t, JobKind::Branch, Indices::one(index)));
     }
     // A binary with no `sometimes` or `reachable` gives its kept seeds
     // back at once.
@@ -609,6 +635,77 @@ fn next_exploration(
         }
     }
     None
+}
+
+/// Branch runs one process runs at most from one point (the fork server):
+/// its prefix is replayed once for all of them.
+const FORK_BATCH_MAX: usize = 16;
+
+/// Whether the test's branch runs may share a process, forked at their
+/// point (`sim_runtime::property::fork`): no trace file per run, which
+/// children would write over one another; and an in-process sweep (a
+/// child ends in its seed's record), or a test libtest runs once per
+/// process whose plain runs showed that a panic is how it fails (one
+/// passed with none, none failed without one), as a child judges it.
+fn forkable(state: &TestState, config: &SweepConfig) -> bool {
+    let verdicts = match state.result.mode {
+        Mode::InProcess => true,
+        Mode::PerProcess => state.passed_without_panic && !state.failed_without_panic,
+        _ => false,
+    };
+    verdicts && config.traces.is_none() && config.sim_trace.is_none() && !config.check_determinism
+}
+
+/// The branch runs of a finished job that never started (its process
+/// could not fork at their point): each runs alone, replayed from the
+/// start.
+fn requeue_unrun(job: &Job, state: &mut TestState) {
+    if job.kind != JobKind::Branch || job.batch.len() < 2 {
+        return;
+    }
+    let index = job.seeds.get(0).expect("a job has a seed");
+    // Without any `branched` record the process ran the first plan alone.
+    let skip = usize::from(job.branched.is_empty());
+    let unrun: Vec<crate::explore::Branch> = job
+        .batch
+        .iter()
+        .skip(skip)
+        .filter(|plan| !job.branched.contains(&last_salt(plan)))
+        .map(|plan| crate::explore::Branch {
+            index,
+            plan: plan.clone(),
+        })
+        .collect();
+    state.result.explorer.requeue(unrun);
+}
+
+/// A branch job's settings: the first run's plan (`SIM_BRANCH`) and the
+/// others' salts (`SIM_BRANCH_FORK`); none for a plain job.
+fn branch_settings(command: &mut Command, plans: &[Plan], config: &SweepConfig) {
+    command.env_remove(sim_runtime::settings::BRANCH_FORK.name);
+    if plans.len() > 1 {
+        let salts: Vec<String> = plans[1..]
+            .iter()
+            .map(|p| format!("{:#x}", last_salt(p)))
+            .collect();
+        command.env(sim_runtime::settings::BRANCH_FORK.name, salts.join(","));
+    }
+    match plans.first() {
+        Some(plan) if !plan.cuts.is_empty() => {
+            command.env(sim_runtime::settings::BRANCH.name, plan.encode());
+        }
+        // A sweep's plain seeds are plain, whatever the runner inherited (a
+        // branch run's replay line sets SIM_BRANCH for one seed).
+        _ if config.explore => {
+            command.env_remove(sim_runtime::settings::BRANCH.name);
+        }
+        _ => {}
+    }
+}
+
+/// The salt of a plan's last point.
+fn last_salt(plan: &Plan) -> u64 {
+    plan.cuts.last().map_or(0, |cut| cut.salt)
 }
 
 /// Whether the test still has seeds to start (its determinism checks
@@ -646,12 +743,12 @@ fn trace_dir(config: &SweepConfig, test: usize, check: bool) -> PathBuf {
         .join(format!("{test}-{}", if check { "b" } else { "a" }))
 }
 
-/// What a job runs: a test, its kind, its seeds, a branch run's plan.
+/// What a job runs: a test, its kind, its seeds, a branch job's plans.
 struct Launch {
     test: usize,
     kind: JobKind,
     seeds: Indices,
-    plan: Plan,
+    plans: Vec<Plan>,
     counter: u64,
 }
 
@@ -665,9 +762,10 @@ fn spawn(
         test,
         kind,
         seeds,
-        plan,
+        plans,
         counter,
     } = launch;
+    let plan = plans.first().cloned().unwrap_or_default();
     let case = &state.result.case;
     let binary = &binaries[case.binary];
     let out = config.work_dir.join(format!("job-{counter}.records"));
@@ -720,13 +818,7 @@ fn spawn(
         command.env(sweep::KEEP_GOING_VAR, "1");
     }
     case.pin_settings(&mut command, first_seed);
-    if !plan.cuts.is_empty() {
-        command.env(sim_runtime::settings::BRANCH.name, plan.encode());
-    } else if config.explore {
-        // A sweep's plain seeds are plain, whatever the runner inherited (a
-        // branch run's replay line sets SIM_BRANCH for one seed).
-        command.env_remove(sim_runtime::settings::BRANCH.name);
-    }
+    branch_settings(&mut command, &plans, config);
     if state.first_failure.is_some() {
         // The report shows one failure's output, found already: symbolizing
         // a backtrace (RUST_BACKTRACE) for each later failing seed made
@@ -758,6 +850,8 @@ fn spawn(
         run_hashes: Vec::new(),
         seen: Seen::default(),
         plan,
+        batch: plans,
+        branched: Vec::new(),
         settled: false,
         runs_started: 0,
         saw_sweep: false,
@@ -878,7 +972,66 @@ fn apply(job: &mut Job, state: &mut TestState, record: Record, config: &SweepCon
             }
         }
         Record::Hang { message, .. } => job.hang = Some(message),
+        Record::Branched(salt) => branch_started(job, salt),
+        Record::BranchEnded { status, .. } if !job.saw_sweep => {
+            per_process_child_ended(job, state, status, config);
+        }
+        Record::BranchEnded { status, .. } => {
+            // A child that ended without its seed's record died.
+            let index = job.position.and_then(|p| job.seeds.get(p));
+            if let (false, Some(index)) = (job.settled, index) {
+                use std::os::unix::process::ExitStatusExt;
+                let status = std::process::ExitStatus::from_raw(status);
+                let (class, message) = death(job, status);
+                let output = tail(&job.log, 40);
+                let outcome = Outcome::Fail {
+                    class,
+                    message,
+                    output,
+                };
+                settle(job, state, index, outcome, config);
+            }
+        }
     }
+}
+
+/// A forked branch run of a test libtest runs once per process ended with
+/// wait status `status`: 0 is a pass; anything else only suspects a
+/// failure (the child judged by panics), so the run is replayed from the
+/// start, alone, and that outcome counts.
+fn per_process_child_ended(
+    job: &mut Job,
+    state: &mut TestState,
+    status: i32,
+    config: &SweepConfig,
+) {
+    if job.settled {
+        return;
+    }
+    let index = job.seeds.get(0).expect("a job has a seed");
+    if status == 0 {
+        settle(job, state, index, Outcome::Pass(Vec::new()), config);
+        return;
+    }
+    job.settled = true;
+    let replay = crate::explore::Branch {
+        index,
+        plan: job.plan.clone(),
+    };
+    state.result.explorer.requeue(vec![replay]);
+}
+
+/// A branch job's run with `salt` starts: what comes next is that run's.
+fn branch_started(job: &mut Job, salt: u64) {
+    if let Some(plan) = job.batch.iter().find(|p| last_salt(p) == salt) {
+        job.plan = plan.clone();
+    }
+    job.branched.push(salt);
+    job.seen = Seen::default();
+    job.run_hashes.clear();
+    job.settled = false;
+    job.last_panic = None;
+    job.hang = None;
 }
 
 /// Records what a run of seed `index` came to: a plain seed's outcome, or
@@ -1105,9 +1258,17 @@ fn finish_job(
         };
     }
     let hashes = std::mem::take(&mut job.run_hashes);
-    if job.kind == JobKind::Check {
-        check(state, index, hashes, config);
-        return;
+    match job.kind {
+        JobKind::Check => return check(state, index, hashes, config),
+        // Its last run was a forked child's, already counted: the process
+        // ended before it ran its own.
+        JobKind::Branch if job.settled => return,
+        JobKind::Branch => {}
+        _ => {
+            let panicked = job.last_panic.is_some();
+            state.passed_without_panic |= status.success() && !panicked;
+            state.failed_without_panic |= status.code() == Some(101) && !panicked;
+        }
     }
     let ran = state.result.case.whole_binary
         || std::fs::read_to_string(&job.log)

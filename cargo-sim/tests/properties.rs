@@ -210,6 +210,57 @@ fn one_lease_at_a_time() {
 }
 "#;
 
+/// A point late in a run, then races (the fork server's test).
+const FORKED: &str = r#"
+use std::sync::{Arc, Mutex};
+
+/// Forty rounds of four racers; the point comes before the last four, so
+/// what a branch run draws afresh is their order.
+#[tokio::test]
+async fn a_late_point_then_races() {
+    let order = Arc::new(Mutex::new(Vec::new()));
+    for round in 0..40u32 {
+        if round == 36 {
+            sim_assert::assert_reachable!("most of the run is behind");
+        }
+        let racers: Vec<_> = (0..4u32)
+            .map(|racer| {
+                let order = order.clone();
+                tokio::spawn(async move {
+                    tokio::task::yield_now().await;
+                    order.lock().unwrap().push(racer + 4 * round);
+                })
+            })
+            .collect();
+        for racer in racers {
+            racer.await.unwrap();
+        }
+    }
+}
+"#;
+
+/// The same in a harness test: libtest runs it once per process.
+const FORKED_HARNESS: &str = r#"
+#[test]
+fn a_late_point_in_a_harness_run() {
+    let mut sim = tokio::sim::Sim::new();
+    sim.client("client", async {
+        for round in 0..40u32 {
+            if round == 36 {
+                sim_assert::assert_reachable!("most of the harness run is behind");
+            }
+            let racers: Vec<_> = (0..4u32)
+                .map(|_| tokio::spawn(async { tokio::task::yield_now().await }))
+                .collect();
+            for racer in racers {
+                racer.await.unwrap();
+            }
+        }
+    });
+    sim.run();
+}
+"#;
+
 const PLAIN: &str = r#"
 /// A harness test (one process per seed) with no property: a sweep runs
 /// all its seeds plain.
@@ -664,5 +715,143 @@ fn guidance_raises_the_rate_of_a_rare_bug_behind_a_sometimes() {
     assert!(
         guided >= 3 * plain.max(1),
         "guided {guided} failing runs, plain {plain}"
+    );
+}
+
+/// The newest test binary under `dir` whose name is `stem-<hash>`.
+fn newest_binary(dir: &Path, stem: &str) -> PathBuf {
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    // Bounded by the target directory's size.
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if name.starts_with(&format!("{stem}-")) && !name.contains('.') {
+                let modified = entry.metadata().unwrap().modified().unwrap();
+                found.push((modified, path));
+            }
+        }
+    }
+    found.sort();
+    found
+        .pop()
+        .unwrap_or_else(|| panic!("no {stem}-* under {}", dir.display()))
+        .1
+}
+
+/// One process of the test binary `binary` running test `name` for seed
+/// 0x5 as a sweep runs it, with `settings`: its records.
+fn run_records(binary: &Path, name: &str, settings: &[(&str, String)]) -> Vec<String> {
+    let out = binary.with_extension(format!("records-{}", settings.len()));
+    let _ = std::fs::remove_file(&out);
+    let output = Command::new(binary)
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env("SIM_SWEEP_OUT", &out)
+        .env("SIM_SWEEP_SEEDS", "0x5")
+        .env("SIM_SWEEP_PARENT", std::process::id().to_string())
+        .env("SIM_SEED", "0x5")
+        .envs(settings.iter().map(|(k, v)| (k, v)))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// A run's hash after the `branched` record of its salt, for each run.
+fn hashes_by_salt(records: &[String]) -> Vec<(String, String)> {
+    let mut salt = String::new();
+    let mut out = Vec::new();
+    for line in records {
+        let fields: Vec<&str> = line.split('\t').collect();
+        match fields[0] {
+            "branched" => salt = fields[1].to_string(),
+            "run" => out.push((salt.clone(), fields[2].to_string())),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Runs `test` of `binary` as a branch job of three runs from its one
+/// point, forked, then each run alone from the start: equal hashes, and
+/// three different suffixes.
+fn forked_runs_equal_replays(binary: &Path, test: &str) {
+    let plain = run_records(binary, test, &[]);
+    let location = plain
+        .iter()
+        .find_map(|l| l.strip_prefix("declare\treachable\t"))
+        .and_then(|rest| rest.split('\t').next())
+        .unwrap_or_else(|| panic!("{plain:?}"))
+        .to_string();
+    let plan = |salt: &str| format!("{salt}@1@{location}");
+    let forked = run_records(
+        binary,
+        test,
+        &[
+            ("SIM_BRANCH", plan("0x11")),
+            ("SIM_BRANCH_FORK", "0x22,0x33".to_string()),
+        ],
+    );
+    let ended: Vec<&String> = forked
+        .iter()
+        .filter(|l| l.starts_with("branch-ended"))
+        .collect();
+    assert_eq!(
+        ended,
+        ["branch-ended\t0x11\t0", "branch-ended\t0x22\t0"],
+        "two children passed, then the process ran its own: {forked:?}"
+    );
+    let forked_hashes = hashes_by_salt(&forked);
+    let salts: Vec<&str> = forked_hashes.iter().map(|(s, _)| s.as_str()).collect();
+    assert_eq!(salts, ["0x11", "0x22", "0x33"], "{forked:?}");
+    for (salt, hash) in &forked_hashes {
+        let alone = run_records(binary, test, &[("SIM_BRANCH", plan(salt))]);
+        let replayed: Vec<String> = hashes_by_salt(&alone).into_iter().map(|(_, h)| h).collect();
+        assert_eq!(
+            replayed,
+            std::slice::from_ref(hash),
+            "{test}, salt {salt}: forked and replayed runs differ"
+        );
+    }
+    let distinct: std::collections::BTreeSet<&String> =
+        forked_hashes.iter().map(|(_, h)| h).collect();
+    assert_eq!(
+        distinct.len(),
+        3,
+        "each salt draws its own suffix: {forked_hashes:?}"
+    );
+}
+
+/// A branch job forks at its point: each child's run is, hash for hash,
+/// the run a replay from the start with its salt gives, and the salts
+/// draw different suffixes; in a `#[tokio::test]` (an in-process sweep)
+/// and in a harness test (one run per process, libtest's).
+#[test]
+fn forked_branch_runs_equal_their_replays_from_the_start() {
+    let dir = new_crate(
+        "fork",
+        "props-fixture",
+        &[
+            ("tests/forked.rs", FORKED),
+            ("tests/forked_harness.rs", FORKED_HARNESS),
+        ],
+    );
+    let (output, stdout, stderr) = sim(&dir, "test --test forked --test forked_harness --no-save");
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let target = tmp().join("sweep-target");
+    forked_runs_equal_replays(&newest_binary(&target, "forked"), "a_late_point_then_races");
+    forked_runs_equal_replays(
+        &newest_binary(&target, "forked_harness"),
+        "a_late_point_in_a_harness_run",
     );
 }

@@ -110,6 +110,31 @@ impl OsLayer for Layer {
         real_threads::others()
     }
 
+    fn start_plain_thread(&self, start: &mut dyn FnMut()) {
+        #[cfg(all(
+            simulation,
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        threads::plain_thread(start);
+        // Without simulated threads every thread is a plain one.
+        #[cfg(not(all(
+            simulation,
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        )))]
+        start();
+    }
+
+    fn real_fork(&self) -> libc::pid_t {
+        match crate::symbols::libc_fn!(c"fork", fn() -> libc::pid_t) {
+            // SAFETY: libc's fork; the caller (sim-runtime's fork server)
+            // forks only where no other thread is busy.
+            Some(fork) => unsafe { fork() },
+            None => -1,
+        }
+    }
+
     fn real_sleep(&self, duration: std::time::Duration) {
         let request = libc::timespec {
             tv_sec: duration.as_secs() as libc::time_t,

@@ -95,6 +95,13 @@ pub trait OsLayer: Sync {
     /// How many real threads (started outside any run) are alive besides
     /// the caller: one may still wake a task of the run.
     fn other_real_threads(&self) -> usize;
+    /// Runs `start`, in which a thread spawned is a plain real thread of
+    /// the simulator's own (the hang watchdog): not simulated, even inside
+    /// a run, and not counted among the real threads a run waits for.
+    fn start_plain_thread(&self, start: &mut dyn FnMut());
+    /// libc's own `fork` (the interposed one refuses during a run): the
+    /// fork server of branch runs (`property::fork`). `-1` when it failed.
+    fn real_fork(&self) -> libc::pid_t;
     /// Sleeps for `duration` of real time (the interposed sleeps are
     /// virtual during a run).
     fn real_sleep(&self, duration: std::time::Duration);

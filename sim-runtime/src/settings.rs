@@ -335,6 +335,12 @@ settings! {
         Kind::Path,
         "the file a swept test process appends its records to",
     );
+    /// A branch job's other salts (the fork server).
+    BRANCH_FORK = runner(
+        "SIM_BRANCH_FORK",
+        Kind::List,
+        "a branch job's other salts for its plan's last point, comma-separated hex: the process forks there, one child per salt",
+    );
     /// A sweep's seeds.
     SWEEP_SEEDS = runner(
         "SIM_SWEEP_SEEDS",

@@ -44,6 +44,19 @@ pub fn block_on_ended(previous: bool) {
     IN_RUN.store(previous, Ordering::Relaxed);
 }
 
+/// The run waits on something outside the simulation (a forked branch
+/// run, `property::fork`): the watchdog times nothing until [`resume`],
+/// given what this returned.
+pub fn pause() -> bool {
+    IN_RUN.swap(false, Ordering::Relaxed)
+}
+
+/// The wait [`pause`] began is over: the watchdog times the run afresh.
+pub fn resume(paused: bool) {
+    RUN_GENERATION.fetch_add(1, Ordering::Relaxed);
+    IN_RUN.store(paused, Ordering::Relaxed);
+}
+
 /// A poll of `task` (0: the root future) starts. Plain stores: this is on
 /// the hot path.
 #[inline]

@@ -44,6 +44,16 @@ pub(crate) fn starting() -> bool {
     STARTING.try_with(std::cell::Cell::get).unwrap_or(false)
 }
 
+/// Runs `start`, in which `pthread_create` makes plain real threads: the
+/// simulator's own (a driver, the hang watchdog), never simulated, never
+/// counted among the real threads a run waits for.
+pub(crate) fn plain<R>(start: impl FnOnce() -> R) -> R {
+    let previous = STARTING.with(|s| s.replace(true));
+    let result = start();
+    STARTING.with(|s| s.set(previous));
+    result
+}
+
 /// Runs `job` on this thread's driver thread and waits until it ran. The
 /// job must not unwind (it catches its own panics).
 pub(super) fn run(job: &mut dyn FnMut()) {
@@ -66,11 +76,11 @@ fn start() -> Arc<Driver> {
         job: Mutex::new(None),
     });
     let theirs = driver.clone();
-    STARTING.with(|s| s.set(true));
-    let started = std::thread::Builder::new()
-        .name("sim-background".to_string())
-        .spawn(move || serve(&theirs));
-    STARTING.with(|s| s.set(false));
+    let started = plain(|| {
+        std::thread::Builder::new()
+            .name("sim-background".to_string())
+            .spawn(move || serve(&theirs))
+    });
     started.expect("sim: could not start the thread that drives the simulation in the background");
     driver
 }

@@ -31,7 +31,7 @@ mod driver;
 
 use block_on::Request;
 pub(crate) use block_on::{block_on, current_token, run_on_thread};
-pub(crate) use driver::starting as starting_driver;
+pub(crate) use driver::{plain as plain_thread, starting as starting_driver};
 
 /// `OsLayer::block_in_background`: `None` when the calling thread drives no
 /// simulation in the background.

@@ -16,9 +16,11 @@
 //!
 //! The files: `site.rs` (the sites, the kinds, the registry; nothing of the
 //! core), `run.rs` (counting in a run, failing it, what it reached) and
-//! `branch.rs` (branch runs: where a run draws afresh).
+//! `branch.rs` (branch runs: where a run draws afresh) and `fork.rs` (the
+//! fork server: a branch job's runs forked at their point).
 
 pub mod branch;
+pub(crate) mod fork;
 mod run;
 pub(crate) mod site;
 

@@ -85,14 +85,19 @@ impl RunCounts {
         if cut.nth != held || cut.location != site.location() {
             return;
         }
-        crate::rng::branch(cut.salt);
+        // The plan's last point forks the job's other runs, if it has any.
+        let salt = match passed + 1 == plan.cuts.len() {
+            true => super::fork::serve(cut.salt),
+            false => cut.salt,
+        };
+        crate::rng::branch(salt);
         self.cuts_passed.set(passed + 1);
         *self.held_at_cut.borrow_mut() = self.counts.borrow().iter().map(|c| c.0).collect();
         let note = format!(
             "branch {} at {} (satisfied {held}), salt {:#x}",
             passed + 1,
             cut.location,
-            cut.salt
+            salt
         );
         core.trace(
             crate::trace::EventKind::Note,

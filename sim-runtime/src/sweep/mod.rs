@@ -64,6 +64,13 @@ use state::{ESCAPES, LAST_SEED, SEED_LINE_SHOWN};
 use std::path::PathBuf;
 use watchdog::start_watchdog;
 
+/// Whether the calling thread runs one seed of an in-process sweep.
+pub(crate) fn on_sweep_thread() -> bool {
+    state::SWEEP_THREAD.with(std::cell::Cell::get)
+}
+
+pub(crate) use watchdog::{restart_in_child as restart_watchdog_in_child, watchdog_tid};
+
 /// The run's seed line was printed (its start announced it): a failure
 /// does not print it again.
 pub fn seed_line_shown() {

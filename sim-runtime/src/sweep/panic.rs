@@ -114,6 +114,7 @@ pub(crate) fn install_panic_hook() {
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
+            crate::property::fork::note_panic();
             let thread = std::thread::current();
             let raised = crate::failure::failure_class();
             let mut text = headline(info, thread.name().unwrap_or("<unnamed>"), raised);
@@ -125,8 +126,12 @@ pub(crate) fn install_panic_hook() {
             // slower than passing ones.
             static DEFAULT_SHOWN: std::sync::atomic::AtomicBool =
                 std::sync::atomic::AtomicBool::new(false);
-            let quiet = SWEEP_THREAD.with(Cell::get)
-                && DEFAULT_SHOWN.swap(true, std::sync::atomic::Ordering::Relaxed);
+            // A harness test's forked branch run that panics is replayed
+            // from the start for its report (`property::fork`): no
+            // backtrace to symbolize here.
+            let quiet = (SWEEP_THREAD.with(Cell::get)
+                && DEFAULT_SHOWN.swap(true, std::sync::atomic::Ordering::Relaxed))
+                || crate::property::fork::judged_by_panics();
             if raised.is_some() || quiet {
                 eprintln!("{text}");
             } else {

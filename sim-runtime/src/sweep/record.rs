@@ -61,6 +61,17 @@ pub enum Record {
         /// What was stuck.
         message: String,
     },
+    /// A branch job's run with this salt at its last point starts (the
+    /// fork server, `property::fork`): the records after it are that run's.
+    Branched(u64),
+    /// A forked branch run with this salt ended with this wait status
+    /// (written by the process that waited for it).
+    BranchEnded {
+        /// Its salt.
+        salt: u64,
+        /// `waitpid`'s status.
+        status: i32,
+    },
     /// A property site of the binary (one per site, before the first run).
     Declare(SiteRecord),
     /// A run reached a property site (written before the run's `run`).
@@ -153,6 +164,8 @@ impl Record {
             Record::Hang { seed, message } => {
                 format!("hang\t{seed:#x}\t{}", escape_field(message))
             }
+            Record::Branched(salt) => format!("branched\t{salt:#x}"),
+            Record::BranchEnded { salt, status } => format!("branch-ended\t{salt:#x}\t{status}"),
             Record::Declare(site) => format!("declare\t{}", site.fields()),
             Record::Property {
                 seed,
@@ -201,6 +214,11 @@ impl Record {
             "hang" => Record::Hang {
                 seed: seed(1)?,
                 message: text(2)?,
+            },
+            "branched" => Record::Branched(seed(1)?),
+            "branch-ended" => Record::BranchEnded {
+                salt: seed(1)?,
+                status: fields.get(2)?.parse().ok()?,
             },
             "declare" => Record::Declare(SiteRecord::parse(&fields[1..])?),
             "property" => Record::Property {

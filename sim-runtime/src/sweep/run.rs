@@ -161,6 +161,7 @@ pub fn run_test<R: Termination + 'static>(should_panic: ShouldPanic, body: fn() 
         _ => None,
     };
     let portfolio = super::portfolio::active();
+    crate::property::fork::sweep_caller();
     for seed in plan.seeds.iter().flat_map(|item| item.seeds()) {
         let policy = if portfolio {
             Some(super::portfolio::policy(seed))
@@ -176,7 +177,10 @@ pub fn run_test<R: Termination + 'static>(should_panic: ShouldPanic, body: fn() 
         let seed_thread = crate::outside::outside(|| {
             builder.spawn(move || {
                 POLICY_OVERRIDE.with(|p| p.set(policy));
-                run_seed(seed, should_panic, body)
+                let record = run_seed(seed, should_panic, body);
+                // A forked branch run ends here (`property::fork`).
+                crate::property::fork::child_done(&record);
+                record
             })
         });
         let record = match seed_thread.map(|t| t.join()) {

@@ -30,6 +30,11 @@ fn records_round_trip_through_a_line() {
             seed: 5,
             message: "stuck".into(),
         },
+        Record::Branched(0x9e37),
+        Record::BranchEnded {
+            salt: 7,
+            status: 256,
+        },
         Record::Declare(SiteRecord {
             kind: crate::property::Kind::AlwaysOrUnreachable,
             location: "src/lib.rs:3:5".into(),

@@ -7,6 +7,7 @@ use super::record::{write_record, Record};
 use super::vars::{
     DEFAULT_HANG_POLL_S, DEFAULT_HANG_RUN_S, HANG_EXIT_CODE, HANG_POLL_VAR, HANG_RUN_VAR,
 };
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Once;
 use std::time::Duration;
 
@@ -19,29 +20,85 @@ pub(crate) fn budget(setting: &crate::settings::Setting, default_s: u64) -> Dura
     Duration::from_secs_f64(secs)
 }
 
+/// The watchdog thread's id (`gettid`), 0 before it starts: the fork
+/// server knows it for one of the sweep's own threads.
+static WATCHDOG_TID: AtomicI32 = AtomicI32::new(0);
+/// Whether the watchdog thread was started.
+static WATCHDOG_SPAWNED: AtomicBool = AtomicBool::new(false);
+
 pub(crate) fn start_watchdog() {
     static WATCHDOG: Once = Once::new();
-    WATCHDOG.call_once(|| {
-        let poll_budget = budget(&crate::settings::HANG_POLL_S, DEFAULT_HANG_POLL_S);
-        let run_budget = budget(&crate::settings::HANG_RUN_S, DEFAULT_HANG_RUN_S);
-        // Started outside any run (or refused inside one, as any thread
-        // would be); it reads only the atomics above and real time, so it
-        // cannot change what a run does.
-        // A plain thread (`outside`): never a simulated one, nor the
-        // first thread of a plain test's simulation (sim-os's `ambient`).
-        let spawned = crate::outside::outside(|| {
-            std::thread::Builder::new()
-                .name("sim-watchdog".into())
-                .stack_size(64 * 1024)
-                .spawn(move || watchdog(poll_budget, run_budget))
-        });
-        match spawned {
-            Ok(_) => crate::watch::start_watching(),
-            Err(e) => eprintln!(
-                "sim: the hang watchdog could not start ({e}); a stuck run will not be caught"
-            ),
+    WATCHDOG.call_once(spawn_watchdog);
+}
+
+/// The watchdog's thread id, if it was started: a thread just started
+/// publishes its id when it first runs, which on a busy machine may take
+/// a while (up to a second is waited).
+pub(crate) fn watchdog_tid() -> Option<i32> {
+    if !WATCHDOG_SPAWNED.load(Ordering::Acquire) {
+        return None;
+    }
+    // Bounded: a thousand waits of 1 ms.
+    for _ in 0..1_000 {
+        let tid = WATCHDOG_TID.load(Ordering::Acquire);
+        if tid != 0 {
+            return Some(tid);
         }
-    });
+        // Real time: the interposed sleeps are virtual during a run.
+        match crate::seams::os_layer() {
+            Some(layer) => layer.real_sleep(Duration::from_millis(1)),
+            None => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
+    None
+}
+
+/// In a forked branch run (`property::fork`): the parent's watchdog did
+/// not come along (a child has only the thread that forked), so the child
+/// starts its own, if the parent had one.
+pub(crate) fn restart_in_child() {
+    if WATCHDOG_SPAWNED.load(Ordering::Acquire) {
+        WATCHDOG_TID.store(0, Ordering::Release);
+        WATCHDOG_SPAWNED.store(false, Ordering::Release);
+        spawn_watchdog();
+    }
+}
+
+fn spawn_watchdog() {
+    let poll_budget = budget(&crate::settings::HANG_POLL_S, DEFAULT_HANG_POLL_S);
+    let run_budget = budget(&crate::settings::HANG_RUN_S, DEFAULT_HANG_RUN_S);
+    // Started outside any run (or refused inside one, as any thread
+    // would be); it reads only the atomics above and real time, so it
+    // cannot change what a run does.
+    // A plain thread (`outside`): never a simulated one, nor the
+    // first thread of a plain test's simulation (sim-os's `ambient`).
+    let spawn = || {
+        std::thread::Builder::new()
+            .name("sim-watchdog".into())
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                // SAFETY: gettid has no preconditions.
+                WATCHDOG_TID.store(unsafe { libc::gettid() }, Ordering::Release);
+                watchdog(poll_budget, run_budget)
+            })
+    };
+    let spawned = match crate::seams::os_layer() {
+        Some(layer) => {
+            let mut spawned = None;
+            layer.start_plain_thread(&mut || spawned = Some(crate::outside::outside(spawn)));
+            spawned.expect("start_plain_thread runs its closure")
+        }
+        None => crate::outside::outside(spawn),
+    };
+    match spawned {
+        Ok(_) => {
+            WATCHDOG_SPAWNED.store(true, Ordering::Release);
+            crate::watch::start_watching();
+        }
+        Err(e) => eprintln!(
+            "sim: the hang watchdog could not start ({e}); a stuck run will not be caught"
+        ),
+    }
 }
 
 pub(crate) fn watchdog(poll_budget: Duration, run_budget: Duration) {
