@@ -62,7 +62,7 @@ pub fn last_run_recent_events() -> Vec<String> {
         };
         let lines = report.recent.lines();
         let named = match report.story.try_lock() {
-            Ok(story) => crate::executor::name_tasks(lines, &story),
+            Ok(story) => story.name_tasks(lines),
             Err(_) => lines,
         };
         named

@@ -25,7 +25,6 @@ mod build;
 pub mod context;
 mod draws;
 mod report;
-pub(crate) use report::name_tasks;
 mod run;
 mod spawn;
 mod timers;

@@ -20,7 +20,7 @@ impl Core {
             .map(|t| t.recent_lines())
             .unwrap_or_default();
         match self.story.try_lock() {
-            Ok(story) => name_tasks(lines, &story),
+            Ok(story) => story.name_tasks(lines),
             Err(_) => lines,
         }
     }
@@ -158,22 +158,4 @@ impl Core {
             self.pending_tasks_report().trim_end(),
         )
     }
-}
-
-/// Last-event lines with each task by the name a user finds
-/// (`task 3 'src/client.rs:40'`), from `story`.
-pub(crate) fn name_tasks(lines: Vec<String>, story: &crate::story::Story) -> Vec<String> {
-    lines
-        .into_iter()
-        .map(|line| {
-            let Some((head, rest)) = line.split_once(" task ") else {
-                return line;
-            };
-            let (id, tail) = rest.split_once(' ').unwrap_or((rest, ""));
-            match id.parse::<u64>().ok().and_then(|id| story.task_name(id)) {
-                Some(name) => format!("{head} task {id} '{name}' {tail}"),
-                None => line,
-            }
-        })
-        .collect()
 }

@@ -208,6 +208,24 @@ impl Story {
         }
     }
 
+    /// Last-event lines with each task by the name a user finds
+    /// (`task 3 'src/client.rs:40'`).
+    pub(crate) fn name_tasks(&self, lines: Vec<String>) -> Vec<String> {
+        lines
+            .into_iter()
+            .map(|line| {
+                let Some((head, rest)) = line.split_once(" task ") else {
+                    return line;
+                };
+                let (id, tail) = rest.split_once(' ').unwrap_or((rest, ""));
+                match id.parse::<u64>().ok().and_then(|id| self.task_name(id)) {
+                    Some(name) => format!("{head} task {id} '{name}' {tail}"),
+                    None => line,
+                }
+            })
+            .collect()
+    }
+
     /// Task `id` as a user finds it: its `Builder` name, or where it was
     /// spawned (`src/client.rs:40`); `None` for an unknown id.
     pub fn task_name(&self, id: u64) -> Option<String> {
