@@ -4,7 +4,7 @@
 //! - `cargo sim test`: builds the tests as a simulation build, then runs
 //!   every selected test once per seed (`--seeds`) over `--jobs` processes,
 //!   and reports each failing seed with its class and replay command
-//!   (`runner.rs`, `report.rs`). Failing seeds are kept in the package's
+//!   (`runner/`, `report.rs`). Failing seeds are kept in the package's
 //!   `sim-regressions/` and run first next time (`regressions.rs`).
 //! - `cargo sim diff A B`: the first event where two traces differ.
 //! - `cargo sim merge SHARD...`: one report from a sweep's shards

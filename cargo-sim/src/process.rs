@@ -2,7 +2,7 @@
 //! cases, one seed run again alone in a fresh process (`run_one`, what the
 //! shrinker, the timeline and the trace of a failing seed ask for), the
 //! seeds a process is given, and the end of a process's log. The sweep
-//! over many processes is `runner.rs`.
+//! over many processes is `runner/`.
 
 use crate::compile::TestBinary;
 use sim_runtime::sweep::{self, FailureClass, Record};
