@@ -208,3 +208,24 @@ is!(tokio::net::TcpStream: Send, Sync, Unpin, UnwindSafe, RefUnwindSafe);
 /// the target runs in both builds.
 #[test]
 fn auto_traits_are_tokios() {}
+
+/// A descriptor type that is `Send` but not `Sync` (as tokio's own
+/// `async_send_sync` test's `YN`). The `_mut` futures of `AsyncFd` borrow
+/// the `AsyncFd` uniquely, so they are `Send` exactly when it is, whether
+/// or not it is `Sync`.
+struct SendNotSync(std::cell::Cell<std::os::unix::io::RawFd>);
+
+impl std::os::unix::io::AsRawFd for SendNotSync {
+    fn as_raw_fd(&self) -> std::os::unix::io::RawFd {
+        self.0.get()
+    }
+}
+
+/// Compiles only if the value is `Send`.
+fn require_send<T: Send>(_: &T) {}
+
+fn async_fd_mut_futures_are_send(fd: &mut tokio::io::unix::AsyncFd<SendNotSync>) {
+    require_send(&fd.readable_mut());
+    require_send(&fd.writable_mut());
+    require_send(&fd.ready_mut(tokio::io::Interest::READABLE));
+}

@@ -271,8 +271,11 @@ impl<T: AsRawFd> AsyncFd<T> {
         }
     }
 
-    async fn wait(&self, interest: Interest) -> io::Result<Event> {
-        std::future::poll_fn(|cx| self.watch.poll(interest, cx, Slot::Task)).await
+    /// Waits on the watch alone: a future of `ready_mut` borrows `self`
+    /// uniquely and the watch (`Sync`) shared, so it is `Send` whenever
+    /// `T` is, as tokio's, not only when `T` is `Sync` as well.
+    async fn wait(watch: &Watch, interest: Interest) -> io::Result<Event> {
+        std::future::poll_fn(|cx| watch.poll(interest, cx, Slot::Task)).await
     }
 
     /// Waits for any of `interest`.
@@ -280,7 +283,7 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// # Errors
     /// When the runtime shut down.
     pub async fn ready(&self, interest: Interest) -> io::Result<AsyncFdReadyGuard<'_, T>> {
-        let event = self.wait(interest).await?;
+        let event = Self::wait(&self.watch, interest).await?;
         Ok(self.guard(event))
     }
 
@@ -292,7 +295,7 @@ impl<T: AsRawFd> AsyncFd<T> {
         &mut self,
         interest: Interest,
     ) -> io::Result<AsyncFdReadyMutGuard<'_, T>> {
-        let event = self.wait(interest).await?;
+        let event = Self::wait(&self.watch, interest).await?;
         Ok(AsyncFdReadyMutGuard::new(self, event))
     }
 
