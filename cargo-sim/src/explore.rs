@@ -83,6 +83,9 @@ pub struct Explorer {
     pub started: usize,
     /// Branch runs that ended.
     pub runs: u64,
+    /// Of them, those that ran forked at their point (the fork server):
+    /// they cost their suffix, not their whole run.
+    pub forked: u64,
     /// The kept seeds given back to plain runs (from this index on).
     pub released_from: Option<usize>,
     points: Vec<Point>,

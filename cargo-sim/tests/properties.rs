@@ -593,6 +593,8 @@ fn branch_runs_find_a_bug_five_unlikely_steps_deep_and_its_replay_reproduces_it(
         .find(|l| l.starts_with("FAIL the_last_racer_never_wins_five_in_a_row"))
         .unwrap_or_else(|| panic!("{stderr}"));
     assert!(fail.contains("a branch run of seed"), "{fail}");
+    // Its branch runs shared processes, forked at their point.
+    assert!(stderr.contains(" forked at their point"), "{stderr}");
     assert!(
         fail.contains("failed (panic), found by exploration after"),
         "{fail}"
@@ -708,6 +710,9 @@ fn guidance_raises_the_rate_of_a_rare_bug_behind_a_sometimes() {
     let words = "test --test retry --seeds 600 --keep-going --no-save";
     let (_, _, guided) = sim(&dir, words);
     let (_, _, plain) = sim(&dir, &format!("{words} --no-explore"));
+    // A harness test forks its branch runs at their point once a plain run
+    // passed without a panic; the closing line counts them.
+    assert!(guided.contains(" forked at their point"), "{guided}");
     let (guided, plain) = (
         failing_runs(&guided, "a_lease_is_granted"),
         failing_runs(&plain, "a_lease_is_granted"),

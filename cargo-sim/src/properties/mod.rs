@@ -158,6 +158,8 @@ pub fn test_lines(name: &str, properties: &Properties) -> Vec<String> {
 pub struct Explored {
     /// Branch runs that ended.
     pub runs: u64,
+    /// Of them, those that ran forked at their point.
+    pub forked: u64,
     /// Branch points found.
     pub points: usize,
     /// Branch runs that failed.
@@ -205,6 +207,7 @@ pub fn json<'a>(
                 "test": test,
                 "runs": properties.runs,
                 "branch_runs": explored.runs,
+                "branch_runs_forked": explored.forked,
                 "branch_points": explored.points,
                 "branch_runs_failed": explored.failed,
                 "properties": list,

@@ -78,6 +78,8 @@ struct Job {
     batch: Vec<Plan>,
     /// The salts of the batch's runs that started (`branched` records).
     branched: Vec<u64>,
+    /// Its forked children that ended (`branch-ended` records).
+    children_ended: u64,
     /// The running branch run's outcome was recorded.
     settled: bool,
     started: Instant,
@@ -790,6 +792,7 @@ fn spawn(
         plan,
         batch: plans,
         branched: Vec::new(),
+        children_ended: 0,
         settled: false,
         runs_started: 0,
         saw_sweep: false,

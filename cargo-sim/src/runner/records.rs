@@ -123,11 +123,20 @@ pub(super) fn apply(job: &mut Job, state: &mut TestState, record: Record, config
             }
         }
         Record::Hang { message, .. } => job.hang = Some(message),
-        Record::Branched(salt) => branch_started(job, salt),
+        Record::Branched(salt) => {
+            // After its children, the process's own run: forked too.
+            if job.children_ended > 0 {
+                state.result.explorer.forked += 1;
+            }
+            branch_started(job, salt);
+        }
         Record::BranchEnded { status, .. } if !job.saw_sweep => {
+            job.children_ended += 1;
             per_process_child_ended(job, state, status, config);
         }
         Record::BranchEnded { status, .. } => {
+            job.children_ended += 1;
+            state.result.explorer.forked += 1;
             // A child that ended without its seed's record died.
             let index = job.position.and_then(|p| job.seeds.get(p));
             if let (false, Some(index)) = (job.settled, index) {
@@ -443,6 +452,7 @@ fn per_process_child_ended(
     }
     let index = job.seeds.get(0).expect("a job has a seed");
     if status == 0 {
+        state.result.explorer.forked += 1;
         settle(job, state, index, Outcome::Pass(Vec::new()), config);
         return;
     }

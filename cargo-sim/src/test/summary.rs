@@ -25,6 +25,7 @@ struct Tally {
     not_simulated: usize,
     /// Runs from branch points (`crate::explore`), and the points.
     branch_runs: usize,
+    branch_forked: u64,
     branch_points: usize,
     /// Seeds `--check-determinism` compared, and those whose fresh run
     /// differed.
@@ -47,6 +48,7 @@ pub(crate) fn report(
     for (index, result) in swept.results.iter().enumerate() {
         tally.seeds_run += result.outcomes.len() + result.explorer.runs as usize;
         tally.branch_runs += result.explorer.runs as usize;
+        tally.branch_forked += result.explorer.forked;
         tally.branch_points += result.explorer.points();
         tally.checked += result.checked;
         tally.nondeterministic += result
@@ -339,6 +341,7 @@ fn properties(plan: &Plan, built: &Built, swept: &Swept) -> Result<usize, Halt> 
             let label = format!("{} {}", binary.package, binary.target_label());
             let explored = properties::Explored {
                 runs: r.explorer.runs,
+                forked: r.explorer.forked,
                 points: r.explorer.points(),
                 failed: r.explorer.failures.len(),
             };
@@ -489,10 +492,14 @@ fn closing_lines(
             if n == 1 { "" } else { "s" }
         ),
         (n, points) => format!(
-            "; {n} of them branch run{} from {points} branch point{} (--no-explore runs every \
-             seed plain)",
+            "; {n} of them branch run{} from {points} branch point{}{} (--no-explore runs \
+             every seed plain)",
             if n == 1 { "" } else { "s" },
             if points == 1 { "" } else { "s" },
+            match tally.branch_forked {
+                0 => String::new(),
+                forked => format!(", {forked} forked at their point"),
+            },
         ),
     };
     let doc = match (docs.ran(), docs.failures.is_empty()) {
