@@ -124,8 +124,10 @@ pub(super) fn apply(job: &mut Job, state: &mut TestState, record: Record, config
         }
         Record::Hang { message, .. } => job.hang = Some(message),
         Record::Branched(salt) => {
-            // After its children, the process's own run: forked too.
-            if job.children_ended > 0 {
+            // The batch's last run is the process's own, after its
+            // children: it too costs only its suffix.
+            let own = job.batch.last().is_some_and(|p| last_salt(p) == salt);
+            if own && job.children_ended > 0 {
                 state.result.explorer.forked += 1;
             }
             branch_started(job, salt);
