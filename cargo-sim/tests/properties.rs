@@ -261,6 +261,30 @@ fn a_late_point_in_a_harness_run() {
 }
 "#;
 
+/// A thread alive at the point: a child would lack it.
+const FORKED_THREAD: &str = r#"
+#[tokio::test]
+async fn a_point_with_a_thread_alive() {
+    let (tx, rx) = std::sync::mpsc::channel::<u32>();
+    let waiter = std::thread::spawn(move || rx.recv().unwrap());
+    for round in 0..20u32 {
+        if round == 15 {
+            sim_assert::assert_reachable!("a thread is alive here");
+        }
+        let racers: Vec<_> = (0..3u32)
+            .map(|_| tokio::spawn(async { tokio::task::yield_now().await }))
+            .collect();
+        for racer in racers {
+            racer.await.unwrap();
+        }
+    }
+    tx.send(1).unwrap();
+    tokio::task::spawn_blocking(move || waiter.join().unwrap())
+        .await
+        .unwrap();
+}
+"#;
+
 const PLAIN: &str = r#"
 /// A harness test (one process per seed) with no property: a sweep runs
 /// all its seeds plain.
@@ -814,17 +838,22 @@ fn hashes_by_salt(records: &[String]) -> Vec<(String, String)> {
     out
 }
 
-/// Runs `test` of `binary` as a branch job of three runs from its one
-/// point, forked, then each run alone from the start: equal hashes, and
-/// three different suffixes.
-fn forked_runs_equal_replays(binary: &Path, test: &str) {
+/// Where the one `reachable` of `test` is, from a plain run's records.
+fn point_location(binary: &Path, test: &str) -> String {
     let plain = run_records(binary, test, &[]);
-    let location = plain
+    plain
         .iter()
         .find_map(|l| l.strip_prefix("declare\treachable\t"))
         .and_then(|rest| rest.split('\t').next())
         .unwrap_or_else(|| panic!("{plain:?}"))
-        .to_string();
+        .to_string()
+}
+
+/// Runs `test` of `binary` as a branch job of three runs from its one
+/// point, forked, then each run alone from the start: equal hashes, and
+/// three different suffixes.
+fn forked_runs_equal_replays(binary: &Path, test: &str) {
+    let location = point_location(binary, test);
     let plan = |salt: &str| format!("{salt}@1@{location}");
     let forked = run_records(
         binary,
@@ -876,14 +905,35 @@ fn forked_branch_runs_equal_their_replays_from_the_start() {
         &[
             ("tests/forked.rs", FORKED),
             ("tests/forked_harness.rs", FORKED_HARNESS),
+            ("tests/forked_thread.rs", FORKED_THREAD),
         ],
     );
-    let (output, stdout, stderr) = sim(&dir, "test --test forked --test forked_harness --no-save");
+    let words = "test --test forked --test forked_harness --test forked_thread --no-save";
+    let (output, stdout, stderr) = sim(&dir, words);
     assert!(output.status.success(), "{stdout}\n{stderr}");
     let target = tmp().join("sweep-target");
     forked_runs_equal_replays(&newest_binary(&target, "forked"), "a_late_point_then_races");
     forked_runs_equal_replays(
         &newest_binary(&target, "forked_harness"),
         "a_late_point_in_a_harness_run",
+    );
+    // A thread alive at the point: the process does not fork; it runs the
+    // first salt and leaves the others to the runner, which replays them.
+    let binary = newest_binary(&target, "forked_thread");
+    let test = "a_point_with_a_thread_alive";
+    let plan = format!("0x11@1@{}", point_location(&binary, test));
+    let alone = run_records(
+        &binary,
+        test,
+        &[
+            ("SIM_BRANCH", plan),
+            ("SIM_BRANCH_FORK", "0x22,0x33".to_string()),
+        ],
+    );
+    let salts: Vec<String> = hashes_by_salt(&alone).into_iter().map(|(s, _)| s).collect();
+    assert_eq!(salts, ["0x11"], "{alone:?}");
+    assert!(
+        !alone.iter().any(|l| l.starts_with("branch-ended")),
+        "{alone:?}"
     );
 }
