@@ -71,6 +71,11 @@ pub enum Policy {
         /// the change points are spread over.
         horizon: u64,
     },
+    /// The task that became ready first runs first, as on tokio's
+    /// `current_thread` runtime: a suite that assumes tokio's order of
+    /// tasks runs in it, and the seed still draws everything else
+    /// (latencies, faults, randomness).
+    Fifo,
 }
 
 impl std::fmt::Display for Policy {
@@ -78,6 +83,7 @@ impl std::fmt::Display for Policy {
         match self {
             Policy::Random => write!(f, "random"),
             Policy::Pct { depth, horizon } => write!(f, "pct (depth {depth}, horizon {horizon})"),
+            Policy::Fifo => write!(f, "fifo"),
         }
     }
 }
@@ -139,6 +145,7 @@ impl SimConfig {
                 out.push((PCT_DEPTH_VAR, depth.to_string()));
                 out.push((PCT_HORIZON_VAR, horizon.to_string()));
             }
+            Policy::Fifo => out.push((POLICY_VAR, "fifo".to_string())),
         }
         if self.time_limit != DEFAULT_TIME_LIMIT {
             out.push((TIME_LIMIT_VAR, self.time_limit.as_secs().to_string()));
@@ -260,7 +267,7 @@ fn parse_policy(
     horizon: Option<String>,
 ) -> Result<Policy, String> {
     match policy.as_deref().map(str::trim) {
-        None | Some("random") => {
+        policy @ (None | Some("random") | Some("fifo")) => {
             if let Some(name) = [(PCT_DEPTH_VAR, &depth), (PCT_HORIZON_VAR, &horizon)]
                 .iter()
                 .find(|(_, v)| v.is_some())
@@ -271,7 +278,10 @@ fn parse_policy(
                      use it, or unset {name}"
                 ));
             }
-            Ok(Policy::Random)
+            match policy {
+                Some("fifo") => Ok(Policy::Fifo),
+                _ => Ok(Policy::Random),
+            }
         }
         Some("pct") => {
             let depth = match depth {
@@ -296,7 +306,7 @@ fn parse_policy(
         }
         Some(other) => Err(format!(
             "sim: {POLICY_VAR}={other:?} is not a policy: expected {POLICY_VAR}=random (the \
-             default) or {POLICY_VAR}=pct"
+             default), {POLICY_VAR}=pct or {POLICY_VAR}=fifo"
         )),
     }
 }
@@ -327,6 +337,10 @@ mod tests {
     fn policies_parse_and_bad_ones_name_their_variable() {
         let s = |v: &str| Some(v.to_string());
         assert_eq!(parse_policy(None, None, None), Ok(Policy::Random));
+        assert_eq!(parse_policy(s("fifo"), None, None), Ok(Policy::Fifo));
+        assert!(parse_policy(s("fifo"), s("2"), None)
+            .unwrap_err()
+            .contains("SIM_PCT_DEPTH is set, but SIM_POLICY is not pct"));
         assert_eq!(
             parse_policy(s("pct"), None, None),
             Ok(Policy::Pct {
@@ -341,8 +355,8 @@ mod tests {
                 horizon: 500
             })
         );
-        let bad = parse_policy(s("fifo"), None, None).unwrap_err();
-        assert!(bad.contains("SIM_POLICY=\"fifo\" is not a policy"), "{bad}");
+        let bad = parse_policy(s("lifo"), None, None).unwrap_err();
+        assert!(bad.contains("SIM_POLICY=\"lifo\" is not a policy"), "{bad}");
         let bad = parse_policy(s("pct"), s("0"), None).unwrap_err();
         assert!(bad.contains("SIM_PCT_DEPTH=\"0\""), "{bad}");
         let bad = parse_policy(None, s("3"), None).unwrap_err();

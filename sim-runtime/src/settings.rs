@@ -228,9 +228,9 @@ settings! {
     /// The scheduling policy.
     POLICY = user(
         "SIM_POLICY",
-        Kind::Choice(&["random", "pct"]),
+        Kind::Choice(&["random", "pct", "fifo"]),
         "random",
-        "how the next ready task is picked",
+        "how the next ready task is picked (fifo: the first ready runs first, as on tokio's current_thread runtime)",
     );
     /// PCT's depth.
     PCT_DEPTH = user(

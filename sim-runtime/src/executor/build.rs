@@ -6,7 +6,7 @@ use super::{Core, RuntimeHooks, NOT_POLLING, TASK_BUDGET};
 use crate::config::{Policy, SimConfig};
 use crate::hosts::Hosts;
 use crate::rng::Rng;
-use crate::scheduler::{Pct, SchedulePolicy, Scheduler, UniformRandom};
+use crate::scheduler::{Fifo, Pct, SchedulePolicy, Scheduler, UniformRandom};
 use crate::scopes::{RuntimeOptions, Scopes};
 use crate::seams::{os_layer, RunEnd, Setup};
 use crate::streams::Streams;
@@ -29,6 +29,7 @@ impl Core {
         let policy: Box<dyn SchedulePolicy> = match config.policy {
             Policy::Random => Box::new(UniformRandom),
             Policy::Pct { depth, horizon } => Box::new(Pct::new(seed, depth, horizon)),
+            Policy::Fifo => Box::new(Fifo),
         };
         let Setup {
             trace_path,

@@ -20,7 +20,7 @@ mod policy;
 mod workers;
 
 pub use pct::Pct;
-pub use policy::{SchedulePolicy, UniformRandom};
+pub use policy::{Fifo, SchedulePolicy, UniformRandom};
 pub use workers::{GLOBAL_QUEUE_INTERVAL, LIFO_POLLS_MAX, WORKERS_DEFAULT, WORKERS_MAX};
 
 use policy::worker_key;
@@ -374,7 +374,8 @@ impl Scheduler {
                     Some(log) => log(ready, &mut || policy.choose(ready, rng)),
                     None => policy.choose(ready, rng),
                 };
-                Some(take(&mut self.ready, index, replaying))
+                let keep_order = replaying || self.policy.keeps_order();
+                Some(take(&mut self.ready, index, keep_order))
             }
         }
     }
@@ -484,7 +485,8 @@ impl Scheduler {
                         // into the whole ready set, in order.
                         self.ready.remove(at)
                     } else {
-                        take(&mut self.ready, at, replaying)
+                        let keep_order = replaying || self.policy.keeps_order();
+                        take(&mut self.ready, at, keep_order)
                     });
                 }
                 Thread::Worker { set, w, source } => {
@@ -658,15 +660,16 @@ impl Scheduler {
         // the policy is asked even then (its draws are part of the run).
         self.decisions += 1;
         let (policy, rng) = (&mut self.policy, &mut self.rng);
+        let keep_order = replaying || policy.keeps_order();
         match log {
             Some(log) if local.ready.len() > 1 => {
                 let ready = &local.ready;
                 let index = log(ready, &mut || policy.choose(ready, rng));
-                Some(take(&mut local.ready, index, replaying))
+                Some(take(&mut local.ready, index, keep_order))
             }
             _ => {
                 let index = policy.choose(&local.ready, rng);
-                Some(local.ready.swap_remove(index))
+                Some(take(&mut local.ready, index, policy.keeps_order()))
             }
         }
     }
@@ -684,13 +687,49 @@ impl Scheduler {
     }
 }
 
-/// Takes `ready[index]` out of a ready queue. A replay keeps the queue in
-/// wake order (so its first task is the FIFO pick); otherwise the last task
-/// fills the gap, as the policies' draws expect.
-fn take(ready: &mut Vec<u32>, index: usize, replaying: bool) -> u32 {
-    if replaying {
+/// Takes `ready[index]` out of a ready queue. A replay and the FIFO policy
+/// keep the queue in wake order (so its first task is the FIFO pick);
+/// otherwise the last task fills the gap, as the policies' draws expect.
+fn take(ready: &mut Vec<u32>, index: usize, keep_order: bool) -> u32 {
+    if keep_order {
         ready.remove(index)
     } else {
         ready.swap_remove(index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scheduler(policy: Box<dyn SchedulePolicy>) -> Scheduler {
+        Scheduler::new(Rng::named(1, "tasks"), Rng::named(1, "stalls"), policy)
+    }
+
+    #[test]
+    fn fifo_runs_tasks_in_the_order_they_became_ready() {
+        let mut s = scheduler(Box::new(Fifo));
+        for slot in [5, 3, 9, 1] {
+            s.spawned(slot, 0, 0, 0);
+        }
+        assert_eq!(s.next(None, None, false), Some(5));
+        s.woken(7, 0, 0, 0);
+        let rest: Vec<u32> = std::iter::from_fn(|| s.next(None, None, false)).collect();
+        assert_eq!(rest, [3, 9, 1, 7]);
+        // The uniform policy runs them in another order for some seed.
+        let orders: std::collections::BTreeSet<Vec<u32>> = (0..8)
+            .map(|seed| {
+                let mut s = Scheduler::new(
+                    Rng::named(seed, "tasks"),
+                    Rng::named(seed, "stalls"),
+                    Box::new(UniformRandom),
+                );
+                for slot in [5, 3, 9, 1] {
+                    s.spawned(slot, 0, 0, 0);
+                }
+                std::iter::from_fn(|| s.next(None, None, false)).collect()
+            })
+            .collect();
+        assert!(orders.len() > 1, "{orders:?}");
     }
 }

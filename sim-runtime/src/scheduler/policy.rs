@@ -21,6 +21,13 @@ pub trait SchedulePolicy {
     fn lookahead(&self, _len: usize, _rng: &Rng) -> Option<(usize, usize)> {
         None
     }
+
+    /// Whether a pick keeps the others in queue order (a policy that
+    /// reads the order); otherwise the last ready task takes the picked
+    /// one's place, which costs nothing.
+    fn keeps_order(&self) -> bool {
+        false
+    }
 }
 
 /// The first key of a worker in a pick's list: task slots are below it
@@ -51,5 +58,21 @@ impl SchedulePolicy for UniformRandom {
     fn lookahead(&self, len: usize, rng: &Rng) -> Option<(usize, usize)> {
         let (first, second) = rng.peek_below_two(len as u64);
         Some((first as usize, second as usize))
+    }
+}
+
+/// The first ready task runs first (see [`crate::config::Policy::Fifo`]):
+/// the order tokio's `current_thread` runtime runs tasks in.
+#[derive(Default)]
+pub struct Fifo;
+
+impl SchedulePolicy for Fifo {
+    #[inline]
+    fn choose(&mut self, _ready: &[u32], _rng: &mut Rng) -> usize {
+        0
+    }
+
+    fn keeps_order(&self) -> bool {
+        true
     }
 }
