@@ -29,7 +29,7 @@ impl Core {
         let policy: Box<dyn SchedulePolicy> = match config.policy {
             Policy::Random => Box::new(UniformRandom),
             Policy::Pct { depth, horizon } => Box::new(Pct::new(seed, depth, horizon)),
-            Policy::Fifo => Box::new(Fifo),
+            Policy::Fifo => Box::new(Fifo::default()),
         };
         let Setup {
             trace_path,

@@ -473,8 +473,8 @@ impl Scheduler {
                     let (policy, rng) = (&mut self.policy, &mut self.rng);
                     let (among, keys): (&[u32], &[u32]) = (slots, keys);
                     match log.as_mut() {
-                        Some(log) => log(among, &mut || policy.choose(keys, rng)),
-                        None => policy.choose(keys, rng),
+                        Some(log) => log(among, &mut || policy.choose_runner(keys, rng)),
+                        None => policy.choose_runner(keys, rng),
                     }
                 }
             };
@@ -708,7 +708,7 @@ mod tests {
 
     #[test]
     fn fifo_runs_tasks_in_the_order_they_became_ready() {
-        let mut s = scheduler(Box::new(Fifo));
+        let mut s = scheduler(Box::new(Fifo::default()));
         for slot in [5, 3, 9, 1] {
             s.spawned(slot, 0, 0, 0);
         }

@@ -11,6 +11,13 @@ pub trait SchedulePolicy {
     /// (see `worker_key`) stands for the task it would run next).
     fn choose(&mut self, ready: &[u32], rng: &mut Rng) -> usize;
 
+    /// Picks among runners that run at once on a real machine (with
+    /// workers: each worker's next task, and the ready tasks of the thread
+    /// that blocks on the runtime): by default as [`SchedulePolicy::choose`].
+    fn choose_runner(&mut self, runners: &[u32], rng: &mut Rng) -> usize {
+        self.choose(runners, rng)
+    }
+
     /// A task was spawned into `slot` (which an ended task may have held).
     fn spawned(&mut self, _slot: u32) {}
 
@@ -62,14 +69,24 @@ impl SchedulePolicy for UniformRandom {
 }
 
 /// The first ready task runs first (see [`crate::config::Policy::Fifo`]):
-/// the order tokio's `current_thread` runtime runs tasks in.
+/// the order tokio's `current_thread` runtime runs tasks in. Runners that
+/// run at once (a `multi_thread` runtime's workers) take turns, so each
+/// makes progress as on a real machine.
 #[derive(Default)]
-pub struct Fifo;
+pub struct Fifo {
+    /// The runners' turns so far.
+    turn: usize,
+}
 
 impl SchedulePolicy for Fifo {
     #[inline]
     fn choose(&mut self, _ready: &[u32], _rng: &mut Rng) -> usize {
         0
+    }
+
+    fn choose_runner(&mut self, runners: &[u32], _rng: &mut Rng) -> usize {
+        self.turn = self.turn.wrapping_add(1);
+        self.turn % runners.len()
     }
 
     fn keeps_order(&self) -> bool {
