@@ -14,10 +14,9 @@
 //! still below it go on until they pass it. Without `--keep-going` a test
 //! ends at its first failing seed.
 //!
-//! The files: this one (the sweep: which job starts next, and starting
-//! it), `records.rs` (what a process wrote, and what it comes to) and
-//! `branch.rs` (branch jobs: which tests fork, a job's settings, the runs
-//! a process did not run).
+//! The files: this one (which job starts next, and starting it),
+//! `records.rs` (what a process wrote, and what it comes to), `branch.rs`
+//! (branch jobs: which tests fork, their settings, runs left unrun).
 
 mod branch;
 mod records;
@@ -30,7 +29,7 @@ use crate::process::{seeds_value, silence_budget};
 use crate::properties::Seen;
 use crate::seeds::Indices;
 use branch::{branch_settings, forkable, requeue_unrun, FORK_BATCH_MAX};
-use records::{finish_job, read_records, record_outcome};
+use records::{finish_job, read_records, record_outcome, trace_dir};
 use sim_runtime::property::branch::Plan;
 use sim_runtime::property::Kind;
 use sim_runtime::sweep::{self, FailureClass};
@@ -674,13 +673,6 @@ fn exploring(state: &TestState, config: &SweepConfig) -> bool {
         !config.keep_going && (state.first_failure.is_some() || !explorer.failures.is_empty());
     let budget = explorer.reserve > 0 && explorer.released_from.is_none();
     simulated && !stopped && (budget || explorer.has_saved())
-}
-
-fn trace_dir(config: &SweepConfig, test: usize, check: bool) -> PathBuf {
-    config
-        .work_dir
-        .join("traces")
-        .join(format!("{test}-{}", if check { "b" } else { "a" }))
 }
 
 /// What a job runs: a test, its kind, its seeds, a branch job's plans.

@@ -4,14 +4,24 @@
 //! outcome of a process that died.
 
 use super::branch::last_salt;
-use super::{trace_dir, Job, JobKind, Mode, Outcome, SweepConfig, TestState};
+use super::{Job, JobKind, Mode, Outcome, SweepConfig, TestState};
 use crate::explore::BranchFailure;
 use crate::process::{signal_name, tail, tail_of};
 use crate::properties::Seen;
 use sim_runtime::property::branch::Plan;
 use sim_runtime::sweep::{FailureClass, Record};
 use std::io::{Read, Seek, SeekFrom};
+use std::path::PathBuf;
 use std::time::Instant;
+
+/// Where a test's traces go for the determinism check: the sweep's run
+/// (`a`) and the fresh process's (`b`).
+pub(super) fn trace_dir(config: &SweepConfig, test: usize, check: bool) -> PathBuf {
+    config
+        .work_dir
+        .join("traces")
+        .join(format!("{test}-{}", if check { "b" } else { "a" }))
+}
 
 pub(super) fn read_records(job: &mut Job, state: &mut TestState, config: &SweepConfig) {
     let Ok(mut file) = std::fs::File::open(&job.out) else {
