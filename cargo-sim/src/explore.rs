@@ -86,6 +86,10 @@ pub struct Explorer {
     /// Of them, those that ran forked at their point (the fork server):
     /// they cost their suffix, not their whole run.
     pub forked: u64,
+    /// Branch runs whose process could not fork at their point (they ran
+    /// from the start), and the first reason a process gave.
+    pub unforked: u64,
+    pub unforked_why: Option<String>,
     /// The kept seeds given back to plain runs (from this index on).
     pub released_from: Option<usize>,
     points: Vec<Point>,

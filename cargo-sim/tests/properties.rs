@@ -936,4 +936,11 @@ fn forked_branch_runs_equal_their_replays_from_the_start() {
         !alone.iter().any(|l| l.starts_with("branch-ended")),
         "{alone:?}"
     );
+    // It says why, for the runner's summary.
+    assert!(
+        alone
+            .iter()
+            .any(|l| l.starts_with("unforked\t1 other thread was alive at the point")),
+        "{alone:?}"
+    );
 }

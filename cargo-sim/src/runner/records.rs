@@ -133,6 +133,11 @@ pub(super) fn apply(job: &mut Job, state: &mut TestState, record: Record, config
             }
         }
         Record::Hang { message, .. } => job.hang = Some(message),
+        Record::Unforked(why) => {
+            let explorer = &mut state.result.explorer;
+            explorer.unforked += job.batch.len() as u64;
+            explorer.unforked_why.get_or_insert(why);
+        }
         Record::Branched(salt) => {
             // The batch's last run is the process's own, after its
             // children: it too costs only its suffix.

@@ -26,6 +26,9 @@ struct Tally {
     /// Runs from branch points (`crate::explore`), and the points.
     branch_runs: usize,
     branch_forked: u64,
+    /// Branch runs that could not fork, and the first reason given.
+    branch_unforked: u64,
+    unforked_why: Option<String>,
     branch_points: usize,
     /// Seeds `--check-determinism` compared, and those whose fresh run
     /// differed.
@@ -49,6 +52,10 @@ pub(crate) fn report(
         tally.seeds_run += result.outcomes.len() + result.explorer.runs as usize;
         tally.branch_runs += result.explorer.runs as usize;
         tally.branch_forked += result.explorer.forked;
+        tally.branch_unforked += result.explorer.unforked;
+        if tally.unforked_why.is_none() {
+            tally.unforked_why.clone_from(&result.explorer.unforked_why);
+        }
         tally.branch_points += result.explorer.points();
         tally.checked += result.checked;
         tally.nondeterministic += result
@@ -472,6 +479,24 @@ fn runner_cpu_per_seed(seeds: usize) -> String {
     )
 }
 
+/// How many branch runs forked at their point (`, 960 forked at their
+/// point`).
+fn forked_text(tally: &Tally) -> String {
+    match tally.branch_forked {
+        0 => String::new(),
+        n => format!(", {n} forked at their point"),
+    }
+}
+
+/// Branch runs that could not fork at their point, and the first reason a
+/// process gave: a line of their own, so a slower sweep explains itself.
+fn unforked_line(tally: &Tally) {
+    if let (n @ 1.., Some(why)) = (tally.branch_unforked, &tally.unforked_why) {
+        let runs = if n == 1 { "branch run" } else { "branch runs" };
+        eprintln!("sim: {n} {runs} could not fork at their point and ran from the start: {why}");
+    }
+}
+
 /// The seeds and time line (stderr), then the counts (stdout).
 fn closing_lines(
     tally: &Tally,
@@ -496,10 +521,7 @@ fn closing_lines(
              every seed plain)",
             if n == 1 { "" } else { "s" },
             if points == 1 { "" } else { "s" },
-            match tally.branch_forked {
-                0 => String::new(),
-                forked => format!(", {forked} forked at their point"),
-            },
+            forked_text(tally),
         ),
     };
     let doc = match (docs.ran(), docs.failures.is_empty()) {
@@ -515,6 +537,7 @@ fn closing_lines(
         built_in.as_secs_f64(),
         runner_cpu_per_seed(tally.seeds_run),
     );
+    unforked_line(tally);
     if tally.checked > 0 {
         determinism_line(tally);
     }

@@ -99,6 +99,8 @@ pub(crate) fn serve(first: u64) -> u64 {
         if crate::sweep::verbose() {
             eprintln!("sim: branch runs from this point replay from the start: {why}");
         }
+        // The runner says why in its summary.
+        write_record(&Record::Unforked(why));
         write_record(&Record::Branched(first));
         return first;
     }
@@ -261,8 +263,9 @@ fn fork_allowed() -> Result<(), String> {
     let others = other_threads()?;
     if others > 0 {
         return Err(format!(
-            "{others} other thread(s) are alive (simulated std threads, or real ones), and a \
-             child would have only the thread that forked"
+            "{others} other thread{} alive at the point (a std thread, simulated or real), and \
+             a child has only the thread that forks",
+            if others == 1 { " was" } else { "s were" }
         ));
     }
     Ok(())

@@ -72,6 +72,9 @@ pub enum Record {
         /// `waitpid`'s status.
         status: i32,
     },
+    /// A branch job's process could not fork at its point, and why: its
+    /// runs replay from the start.
+    Unforked(String),
     /// A property site of the binary (one per site, before the first run).
     Declare(SiteRecord),
     /// A run reached a property site (written before the run's `run`).
@@ -165,6 +168,7 @@ impl Record {
                 format!("hang\t{seed:#x}\t{}", escape_field(message))
             }
             Record::Branched(salt) => format!("branched\t{salt:#x}"),
+            Record::Unforked(why) => format!("unforked\t{}", escape_field(why)),
             Record::BranchEnded { salt, status } => format!("branch-ended\t{salt:#x}\t{status}"),
             Record::Declare(site) => format!("declare\t{}", site.fields()),
             Record::Property {
@@ -216,6 +220,7 @@ impl Record {
                 message: text(2)?,
             },
             "branched" => Record::Branched(seed(1)?),
+            "unforked" => Record::Unforked(text(1)?),
             "branch-ended" => Record::BranchEnded {
                 salt: seed(1)?,
                 status: fields.get(2)?.parse().ok()?,

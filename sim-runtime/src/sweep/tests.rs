@@ -31,6 +31,7 @@ fn records_round_trip_through_a_line() {
             message: "stuck".into(),
         },
         Record::Branched(0x9e37),
+        Record::Unforked("a thread\twas alive".into()),
         Record::BranchEnded {
             salt: 7,
             status: 256,
