@@ -203,13 +203,19 @@ impl Explorer {
     /// fork server, `sim_runtime::property::fork`): the point is that of
     /// the property the fewest runs satisfied, the least tried of those
     /// (the newest on a tie), so a rare state reached by several runs is
-    /// dug from all of them in turn. At most `max` runs; when fewer points
-    /// than `jobs` have tries left, a point's tries are spread over the
-    /// processes, so none waits idle. Empty when none can start.
+    /// dug from all of them in turn. At most `max` runs, and no more than
+    /// the point has had so far (1, 1, 2, 4, ...): a batch's runs start
+    /// before any of them ends, so a deeper point one of them finds waits
+    /// for the batch, and a point that yields one soon must not have
+    /// committed many runs first. When fewer points than `jobs` (the
+    /// processes with nothing else to run) have tries left, a point's
+    /// tries are spread over them, so none waits idle. Empty when none can
+    /// start.
     pub fn next_batch(&mut self, max: usize, jobs: usize) -> Vec<Branch> {
         let Some(at) = self.pick() else {
             return Vec::new();
         };
+        let grown = self.points[at].tries.max(1);
         let tries_left = self.tries_max() - self.points[at].tries;
         let open = self.points.iter().filter(|p| self.worth_trying(p)).count();
         let share = match open >= jobs {
@@ -217,6 +223,7 @@ impl Explorer {
             false => self.tries_max().div_ceil(jobs.max(1) as u64),
         };
         let count = (max as u64)
+            .min(grown)
             .min(share)
             .min(tries_left)
             .min((self.reserve - self.started) as u64)
@@ -354,5 +361,30 @@ mod tests {
         assert_eq!(explorer.release(20), 10);
         assert_eq!(explorer.plain_end(20), 20);
         assert!(explorer.next_batch(1, 1).pop().is_none());
+    }
+
+    #[test]
+    fn a_point_s_batches_grow_as_it_is_tried_and_spread_over_idle_jobs() {
+        let batches = |spread: usize| {
+            let mut explorer = Explorer::new(1000, true, &[]);
+            let mut seen = Seen::default();
+            seen.reached(site(1), 1, 0, 1, 0x7);
+            seen.run_ended();
+            explorer.run_ended(3, 0x7, &Plan::default(), &seen);
+            let mut salts = BTreeSet::new();
+            let sizes: Vec<usize> = std::iter::from_fn(|| {
+                let batch = explorer.next_batch(16, spread);
+                salts.extend(batch.iter().map(|b| b.plan.cuts[0].salt));
+                (!batch.is_empty()).then_some(batch.len())
+            })
+            .collect();
+            assert_eq!(salts.len(), sizes.iter().sum::<usize>(), "a salt per run");
+            sizes
+        };
+        // A point's 16 tries: one at a time first, so the first runs' news
+        // comes soon; then doubling. Two idle jobs take at most half each.
+        assert_eq!(batches(1), [1, 1, 2, 4, 8]);
+        assert_eq!(batches(2), [1, 1, 2, 4, 8]);
+        assert_eq!(batches(4), [1, 1, 2, 4, 4, 4]);
     }
 }
