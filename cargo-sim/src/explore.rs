@@ -156,8 +156,9 @@ impl Explorer {
 
     /// A run ended: the run of the root seed at `index` (with `plan`, for a
     /// branch run) saw `seen`. A rare property it satisfied after its last
-    /// branch point makes a new point.
-    pub fn run_ended(&mut self, index: usize, seed: u64, plan: &Plan, seen: &Seen) {
+    /// branch point makes a new point. Whether it made one.
+    pub fn run_ended(&mut self, index: usize, seed: u64, plan: &Plan, seen: &Seen) -> bool {
+        let points_before = self.points.len();
         // How rare a state is, is what plain runs say: branch runs start
         // at rare states, so they would make every dug state look common.
         let plain = plan.cuts.is_empty();
@@ -197,25 +198,47 @@ impl Explorer {
                 tries: 0,
             });
         }
+        self.points.len() > points_before
+    }
+
+    /// Branch runs handed out that will not run (their batch was stopped
+    /// early for a point found meanwhile): their tries and their budget
+    /// come back.
+    pub fn give_back(&mut self, branches: &[Branch]) {
+        for branch in branches {
+            let Some((last, prefix)) = branch.plan.cuts.split_last() else {
+                continue;
+            };
+            let point = self.points.iter_mut().find(|p| {
+                let (own, own_prefix) = p.plan.cuts.split_last().expect("a point has its cut");
+                p.index == branch.index
+                    && own_prefix == prefix
+                    && (own.nth, &own.location) == (last.nth, &last.location)
+            });
+            if let Some(point) = point {
+                point.tries = point.tries.saturating_sub(1);
+                self.started = self.started.saturating_sub(1);
+            }
+        }
     }
 
     /// The next branch runs, all from one point, for one process (the
     /// fork server, `sim_runtime::property::fork`): the point is that of
     /// the property the fewest runs satisfied, the least tried of those
     /// (the newest on a tie), so a rare state reached by several runs is
-    /// dug from all of them in turn. At most `max` runs, and no more than
-    /// the point has had so far (1, 1, 2, 4, ...): a batch's runs start
-    /// before any of them ends, so a deeper point one of them finds waits
-    /// for the batch, and a point that yields one soon must not have
-    /// committed many runs first. When fewer points than `jobs` (the
-    /// processes with nothing else to run) have tries left, a point's
-    /// tries are spread over them, so none waits idle. Empty when none can
-    /// start.
+    /// dug from all of them in turn. At most `max` runs. A batch whose
+    /// run makes a new point stops early (the runner asks its process to
+    /// fork no more, `give_back`), so the new point is dug at once. When
+    /// fewer points than `jobs` (the processes with nothing else to run)
+    /// have tries left, a point's tries are spread over them, so none waits
+    /// idle. Empty when none can start.
     pub fn next_batch(&mut self, max: usize, jobs: usize) -> Vec<Branch> {
         let Some(at) = self.pick() else {
             return Vec::new();
         };
-        let grown = self.points[at].tries.max(1);
+        // A point's first try runs alone: its news comes before any more
+        // are committed (a point one step from a deeper one is common).
+        let first = self.points[at].tries == 0;
         let tries_left = self.tries_max() - self.points[at].tries;
         let open = self.points.iter().filter(|p| self.worth_trying(p)).count();
         let share = match open >= jobs {
@@ -223,7 +246,7 @@ impl Explorer {
             false => self.tries_max().div_ceil(jobs.max(1) as u64),
         };
         let count = (max as u64)
-            .min(grown)
+            .min(if first { 1 } else { u64::MAX })
             .min(share)
             .min(tries_left)
             .min((self.reserve - self.started) as u64)
@@ -364,27 +387,23 @@ mod tests {
     }
 
     #[test]
-    fn a_point_s_batches_grow_as_it_is_tried_and_spread_over_idle_jobs() {
-        let batches = |spread: usize| {
-            let mut explorer = Explorer::new(1000, true, &[]);
-            let mut seen = Seen::default();
-            seen.reached(site(1), 1, 0, 1, 0x7);
-            seen.run_ended();
-            explorer.run_ended(3, 0x7, &Plan::default(), &seen);
-            let mut salts = BTreeSet::new();
-            let sizes: Vec<usize> = std::iter::from_fn(|| {
-                let batch = explorer.next_batch(16, spread);
-                salts.extend(batch.iter().map(|b| b.plan.cuts[0].salt));
-                (!batch.is_empty()).then_some(batch.len())
-            })
-            .collect();
-            assert_eq!(salts.len(), sizes.iter().sum::<usize>(), "a salt per run");
-            sizes
-        };
-        // A point's 16 tries: one at a time first, so the first runs' news
-        // comes soon; then doubling. Two idle jobs take at most half each.
-        assert_eq!(batches(1), [1, 1, 2, 4, 8]);
-        assert_eq!(batches(2), [1, 1, 2, 4, 8]);
-        assert_eq!(batches(4), [1, 1, 2, 4, 4, 4]);
+    fn a_batch_stopped_early_gives_its_unrun_tries_back() {
+        let mut explorer = Explorer::new(1000, true, &[]);
+        let mut seen = Seen::default();
+        seen.reached(site(1), 1, 0, 1, 0x7);
+        seen.run_ended();
+        explorer.run_ended(3, 0x7, &Plan::default(), &seen);
+        // The point's first try runs alone; then two idle jobs, one open
+        // point: half its tries each.
+        assert_eq!(explorer.next_batch(16, 2).len(), 1);
+        let batch = explorer.next_batch(16, 2);
+        assert_eq!(batch.len(), 8);
+        assert_eq!(explorer.started, 9);
+        let salts: BTreeSet<u64> = batch.iter().map(|b| b.plan.cuts[0].salt).collect();
+        assert_eq!(salts.len(), 8, "a salt per run");
+        // Three ran; five come back, and the next batch has room for them.
+        explorer.give_back(&batch[3..]);
+        assert_eq!(explorer.started, 4);
+        assert_eq!(explorer.next_batch(16, 1).len(), 12);
     }
 }

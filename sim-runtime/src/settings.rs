@@ -341,6 +341,12 @@ settings! {
         Kind::List,
         "a branch job's other salts for its plan's last point, comma-separated hex: the process forks there, one child per salt",
     );
+    /// Where a branch job's process looks before each fork.
+    BRANCH_STOP = runner(
+        "SIM_BRANCH_STOP",
+        Kind::Path,
+        "a file that, once it exists, tells a branch job's process to fork no more children",
+    );
     /// A sweep's seeds.
     SWEEP_SEEDS = runner(
         "SIM_SWEEP_SEEDS",

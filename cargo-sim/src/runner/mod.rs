@@ -73,12 +73,14 @@ struct Job {
     seen: Seen,
     /// The plan of the branch run whose records come now.
     plan: Plan,
-    /// A branch job's plans (one point, a salt each at its last cut).
+    /// A branch job's plans: one point, a salt each at its last cut.
     batch: Vec<Plan>,
-    /// The salts of the batch's runs that started (`branched` records).
+    /// The salts of its runs that started, and its children that ended.
     branched: Vec<u64>,
-    /// Its forked children that ended (`branch-ended` records).
     children_ended: u64,
+    /// A branch job's stop file (`SIM_BRANCH_STOP`), and whether it was made.
+    stop_file: Option<PathBuf>,
+    stop_asked: bool,
     /// The running branch run's outcome was recorded.
     settled: bool,
     started: Instant,
@@ -750,7 +752,7 @@ fn spawn(
         command.env(sweep::KEEP_GOING_VAR, "1");
     }
     case.pin_settings(&mut command, first_seed);
-    branch_settings(&mut command, &plans, config);
+    let stop_file = branch_settings(&mut command, &plans, config, counter);
     if state.first_failure.is_some() {
         // The report shows one failure's output, found already: symbolizing
         // a backtrace (RUST_BACKTRACE) for each later failing seed made
@@ -785,6 +787,8 @@ fn spawn(
         batch: plans,
         branched: Vec::new(),
         children_ended: 0,
+        stop_file,
+        stop_asked: false,
         settled: false,
         runs_started: 0,
         saw_sweep: false,

@@ -192,7 +192,7 @@ pub(super) fn settle(
     let count = state.result.case.seeds.len();
     let explorer = &mut state.result.explorer;
     explorer.runs += 1;
-    explorer.run_ended(index, seed, plan, &seen);
+    let made_point = explorer.run_ended(index, seed, plan, &seen);
     let at = count + explorer.runs as usize;
     state.result.properties.add(seen, at);
     if let Outcome::Fail {
@@ -208,6 +208,9 @@ pub(super) fn settle(
             message,
             output,
         });
+    }
+    if made_point && job.batch.len() > 1 {
+        super::branch::ask_stop(job);
     }
 }
 

@@ -31,7 +31,10 @@
 //! nothing). A forked child of such a test never stops the job.
 //!
 //! Records: each run of a branch job starts with `branched <salt>`; the
-//! parent writes `branch-ended <salt> <status>` after each child. A child
+//! parent writes `branch-ended <salt> <status>` after each child. Before
+//! each fork it looks for the runner's stop file (`SIM_BRANCH_STOP`): a
+//! child whose run made a new point ends the batch early, so that point is
+//! dug at once. A child
 //! that failed ends the job (the sweep stops at a failure) unless every
 //! seed counts (`SIM_SWEEP_KEEP_GOING`).
 
@@ -106,6 +109,12 @@ pub(crate) fn serve(first: u64) -> u64 {
     }
     let (last, children) = salts.split_last().expect("at least two salts");
     for &salt in children {
+        if stop_asked() {
+            // A child's run made a point the runner digs first: this
+            // process runs this salt, and the rest go back to the budget.
+            write_record(&Record::Branched(salt));
+            return salt;
+        }
         match fork_child(salt) {
             Forked::Child => return salt,
             Forked::Ended(status) => {
@@ -128,6 +137,15 @@ pub(crate) fn serve(first: u64) -> u64 {
     }
     write_record(&Record::Branched(*last));
     *last
+}
+
+/// Whether the runner asked this job to fork no more (`SIM_BRANCH_STOP`:
+/// the file exists).
+fn stop_asked() -> bool {
+    crate::settings::BRANCH_STOP
+        .path()
+        // The simulator's own real file: never the run's simulated files.
+        .is_some_and(|path| crate::outside::outside(|| path.exists()))
 }
 
 enum Forked {
