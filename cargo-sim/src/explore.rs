@@ -102,8 +102,10 @@ pub struct Explorer {
     runs_seen: u64,
     /// Failed branch runs.
     pub failures: Vec<BranchFailure>,
-    /// Saved branch runs (`sim-regressions/`) not yet started: they run
-    /// first, outside the budget, as saved seeds do.
+    /// Branch runs to start first, one per process, outside the budget:
+    /// saved ones (`sim-regressions/`, as saved seeds are) and those a
+    /// process that could not fork left unrun (`requeue`; counted when
+    /// first handed out). Popped from the end.
     saved: Vec<Branch>,
 }
 
@@ -130,12 +132,12 @@ impl Explorer {
         }
     }
 
-    /// A saved branch run to start first.
+    /// A saved (or requeued) branch run to start first.
     pub fn next_saved(&mut self) -> Option<Branch> {
         self.saved.pop()
     }
 
-    /// Whether saved branch runs wait to start.
+    /// Whether saved (or requeued) branch runs wait to start.
     pub fn has_saved(&self) -> bool {
         !self.saved.is_empty()
     }

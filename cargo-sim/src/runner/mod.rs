@@ -75,9 +75,8 @@ struct Job {
     plan: Plan,
     /// A branch job's plans: one point, a salt each at its last cut.
     batch: Vec<Plan>,
-    /// The salts of its runs that started, and its children that ended.
+    /// The salts of its runs that started (`branched` records).
     branched: Vec<u64>,
-    children_ended: u64,
     /// A branch job's stop file (`SIM_BRANCH_STOP`), and whether it was made.
     stop_file: Option<PathBuf>,
     stop_asked: bool,
@@ -786,7 +785,6 @@ fn spawn(
         plan,
         batch: plans,
         branched: Vec::new(),
-        children_ended: 0,
         stop_file,
         stop_asked: false,
         settled: false,

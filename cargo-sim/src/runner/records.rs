@@ -139,20 +139,18 @@ pub(super) fn apply(job: &mut Job, state: &mut TestState, record: Record, config
             explorer.unforked_why.get_or_insert(why);
         }
         Record::Branched(salt) => {
-            // The batch's last run is the process's own, after its
-            // children: it too costs only its suffix.
+            // The batch's last run is the process's own; after children
+            // (runs that started before it), it too costs only its suffix.
             let own = job.batch.last().is_some_and(|p| last_salt(p) == salt);
-            if own && job.children_ended > 0 {
+            if own && !job.branched.is_empty() {
                 state.result.explorer.forked += 1;
             }
             branch_started(job, salt);
         }
         Record::BranchEnded { status, .. } if !job.saw_sweep => {
-            job.children_ended += 1;
             per_process_child_ended(job, state, status, config);
         }
         Record::BranchEnded { status, .. } => {
-            job.children_ended += 1;
             state.result.explorer.forked += 1;
             // A child that ended without its seed's record died.
             let index = job.position.and_then(|p| job.seeds.get(p));

@@ -34,9 +34,8 @@
 //! parent writes `branch-ended <salt> <status>` after each child. Before
 //! each fork it looks for the runner's stop file (`SIM_BRANCH_STOP`): a
 //! child whose run made a new point ends the batch early, so that point is
-//! dug at once. A child
-//! that failed ends the job (the sweep stops at a failure) unless every
-//! seed counts (`SIM_SWEEP_KEEP_GOING`).
+//! dug at once. A child that failed ends the job (the sweep stops at a
+//! failure) unless every seed counts (`SIM_SWEEP_KEEP_GOING`).
 
 use crate::sweep::{write_record, Record};
 use std::io::Write;
@@ -91,29 +90,25 @@ fn other_salts() -> &'static [u64] {
 /// draws its suffix with (a child's own; the last one in the parent; or
 /// `first` when the job has one run or cannot fork).
 pub(crate) fn serve(first: u64) -> u64 {
-    let others = other_salts();
-    if others.is_empty() || IN_CHILD.load(Ordering::Relaxed) {
+    let Some((&last, middle)) = other_salts().split_last() else {
+        return first;
+    };
+    if IN_CHILD.load(Ordering::Relaxed) {
         return first;
     }
-    let salts: Vec<u64> = std::iter::once(first)
-        .chain(others.iter().copied())
-        .collect();
     if let Err(why) = fork_allowed() {
         if crate::sweep::verbose() {
             eprintln!("sim: branch runs from this point replay from the start: {why}");
         }
         // The runner says why in its summary.
         write_record(&Record::Unforked(why));
-        write_record(&Record::Branched(first));
-        return first;
+        return own_run(first);
     }
-    let (last, children) = salts.split_last().expect("at least two salts");
-    for &salt in children {
+    for salt in std::iter::once(first).chain(middle.iter().copied()) {
         if stop_asked() {
             // A child's run made a point the runner digs first: this
             // process runs this salt, and the rest go back to the budget.
-            write_record(&Record::Branched(salt));
-            return salt;
+            return own_run(salt);
         }
         match fork_child(salt) {
             Forked::Child => return salt,
@@ -128,15 +123,17 @@ pub(crate) fn serve(first: u64) -> u64 {
                     end_process(0);
                 }
             }
-            Forked::Failed => {
-                // This process runs this one; the runner replays the rest.
-                write_record(&Record::Branched(salt));
-                return salt;
-            }
+            // This process runs this one; the runner replays the rest.
+            Forked::Failed => return own_run(salt),
         }
     }
-    write_record(&Record::Branched(*last));
-    *last
+    own_run(last)
+}
+
+/// This process goes on with `salt`: the records that follow are its run's.
+fn own_run(salt: u64) -> u64 {
+    write_record(&Record::Branched(salt));
+    salt
 }
 
 /// Whether the runner asked this job to fork no more (`SIM_BRANCH_STOP`:
