@@ -64,6 +64,7 @@ pub enum Policy {
     /// `1..=horizon` the running task drops below every first-drawn
     /// priority. A bug that needs `depth` orderings is hit with probability
     /// at least `1 / (n * horizon^(depth - 1))` per run, for `n` tasks.
+    /// Past the horizon, picks are uniform (no task starves for good).
     Pct {
         /// The ordering constraints aimed at (at least 1).
         depth: u32,

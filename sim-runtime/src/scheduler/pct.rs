@@ -3,6 +3,13 @@
 //! `multi_thread` runtime's workers, a worker is what has a priority (as
 //! the threads of the paper): the worker of highest priority runs its next
 //! task, and at a change point that worker drops.
+//!
+//! Past its horizon PCT draws uniformly, as the uniform policy does. Its
+//! change points all lie within the horizon, so strict priorities beyond
+//! it find nothing new; they would only starve every task but the first
+//! while that one spins (a task that wakes itself, a worker whose queue
+//! never empties), a schedule no fair scheduler, tokio's or the kernel's,
+//! ever makes: a false livelock.
 
 use super::policy::{SchedulePolicy, WORKER_KEY_BASE};
 use crate::rng::Rng;
@@ -20,6 +27,8 @@ pub struct Pct {
     /// The decisions at which the running task is demoted, ascending.
     change_points: Vec<u64>,
     decisions: u64,
+    /// Past this many decisions every pick is uniform (see the module).
+    horizon: u64,
     depth: u32,
     rng: Rng,
 }
@@ -38,6 +47,7 @@ impl Pct {
             root_priority: 0,
             change_points,
             decisions: 0,
+            horizon: horizon.max(1),
             depth: depth.max(1),
             rng,
         }
@@ -79,6 +89,9 @@ impl Pct {
 impl SchedulePolicy for Pct {
     fn choose(&mut self, ready: &[u32], _rng: &mut Rng) -> usize {
         self.decisions += 1;
+        if self.decisions > self.horizon {
+            return self.rng.below(ready.len() as u64) as usize;
+        }
         let mut best = 0;
         let mut best_priority = 0;
         for (index, &slot) in ready.iter().enumerate() {
@@ -118,6 +131,8 @@ mod tests {
         let (a, b) = (worker_key(0, 0), worker_key(0, 1));
         for seed in 0..20 {
             let mut pct = Pct::new(seed, 2, 10);
+            // Change points within 10; every pick below under priorities.
+            pct.horizon = 12;
             let change = pct.change_points[0] as usize;
             let mut rng = Rng::named(seed, "unused");
             let picks: Vec<u32> = (0..12)
@@ -128,6 +143,23 @@ mod tests {
             assert_eq!(switch, Some(change), "seed {seed}: {picks:?}");
             assert!(picks[change..].iter().all(|&p| p != first), "{picks:?}");
         }
+    }
+
+    /// Past the horizon no task keeps the turn: a task that would run
+    /// forever under its priority (one that wakes itself) lets the others
+    /// run.
+    #[test]
+    fn past_the_horizon_every_ready_task_runs() {
+        let mut pct = Pct::new(9, 2, 50);
+        let mut rng = Rng::named(9, "unused");
+        let ready = [1, 2, 3];
+        let first = pct.choose(&ready, &mut rng);
+        let within: Vec<usize> = (1..50).map(|_| pct.choose(&ready, &mut rng)).collect();
+        let change = pct.change_points[0] as usize;
+        assert!(within[..change - 2].iter().all(|&i| i == first), "{within:?}");
+        let past: std::collections::BTreeSet<usize> =
+            (0..200).map(|_| pct.choose(&ready, &mut rng)).collect();
+        assert_eq!(past.len(), 3, "every ready task gets the turn past the horizon");
     }
 
     /// Workers' priorities are apart from tasks': a task slot with the
