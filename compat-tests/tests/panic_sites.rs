@@ -180,3 +180,22 @@ fn blocking_on_a_runtime_inside_a_runtime() {
         );
     });
 }
+
+/// tokio's signal driver comes with its I/O driver: a signal stream on a
+/// runtime without `enable_io` panics at the caller's line, before the
+/// signal number is looked at.
+#[test]
+fn a_signal_on_a_runtime_without_io() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        assert_here(
+            panic_site(|| {
+                let _ = signal(SignalKind::from_raw(-1));
+            }),
+            "IO is disabled",
+        );
+    });
+}

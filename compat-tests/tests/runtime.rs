@@ -379,6 +379,60 @@ async fn a_signal_the_process_sends_itself_reaches_its_handler() {
         .unwrap();
 }
 
+/// A signal reaches the streams alive when the runtime next turns: one
+/// made right after the signal was sent (by this thread, before any
+/// `.await`) still receives it.
+#[tokio::test]
+async fn a_stream_made_right_after_a_signal_receives_it() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let kind = SignalKind::window_change();
+    // The first stream makes SIGWINCH the runtime's for good.
+    drop(signal(kind).unwrap());
+    // SAFETY: kill of the process's own pid with a signal it handles (and
+    // whose default action is to ignore it).
+    assert_eq!(unsafe { libc::kill(libc::getpid(), libc::SIGWINCH) }, 0);
+    let mut winch = signal(kind).unwrap();
+    tokio::time::timeout(Duration::from_secs(5), winch.recv())
+        .await
+        .expect("the signal sent before the stream was made arrives")
+        .unwrap();
+}
+
+/// A realtime signal the process sends itself reaches its stream.
+#[tokio::test]
+async fn a_realtime_signal_reaches_its_stream() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let signum = libc::SIGRTMIN() + 3;
+    let mut rt = signal(SignalKind::from_raw(signum)).unwrap();
+    // SAFETY: kill of the process's own pid with a signal it handles.
+    assert_eq!(unsafe { libc::kill(libc::getpid(), signum) }, 0);
+    tokio::time::timeout(Duration::from_secs(5), rt.recv())
+        .await
+        .expect("the realtime signal arrives")
+        .unwrap();
+}
+
+/// A signal sent from outside any `block_on` reaches the streams of the
+/// thread's runtimes.
+#[test]
+fn a_signal_sent_between_block_ons_reaches_the_runtime() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let signum = libc::SIGRTMIN() + 4;
+    let mut stream = rt.block_on(async { signal(SignalKind::from_raw(signum)).unwrap() });
+    // SAFETY: kill of the process's own pid with a signal it handles.
+    assert_eq!(unsafe { libc::kill(libc::getpid(), signum) }, 0);
+    rt.block_on(async {
+        tokio::time::timeout(Duration::from_secs(5), stream.recv())
+            .await
+            .expect("the signal arrives")
+            .unwrap();
+    });
+}
+
 /// `EnterGuard` has no `Drop` of its own, as in tokio: the runtime it
 /// borrows can be moved while the guard is still in scope (tokio's
 /// `rt_handle_block_on` does this).

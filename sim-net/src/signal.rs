@@ -17,17 +17,12 @@ pub struct SignalId {
     generation: u32,
 }
 
-/// Signals whose default action ends the process (here: crashes the host).
-const TERMINATING: &[i32] = &[
-    libc_consts::SIGHUP,
-    libc_consts::SIGINT,
-    libc_consts::SIGQUIT,
-    libc_consts::SIGPIPE,
-    libc_consts::SIGALRM,
-    libc_consts::SIGTERM,
-    libc_consts::SIGUSR1,
-    libc_consts::SIGUSR2,
-];
+/// Whether `signum`'s default action ends the process (here: crashes the
+/// host): every signal but those Linux ignores by default (SIGCHLD,
+/// SIGURG, SIGWINCH, SIGCONT) and those that stop it (a host cannot stop).
+fn terminates(signum: i32) -> bool {
+    !matches!(signum, 17 | 18 | 19 | 20 | 21 | 22 | 23 | 28)
+}
 
 /// Linux signal numbers (the only platform the simulator builds for).
 pub mod libc_consts {
@@ -114,6 +109,9 @@ impl Network {
     }
 
     /// Delivers `signum` to `host`: to its handlers, or the default action.
+    /// As in tokio, a handled signal reaches the streams that exist when
+    /// the host's runtime next turns (an event at this instant), so a
+    /// stream made right after the signal was sent still receives it.
     pub fn signal(self: &std::rc::Rc<Self>, host: HostId, signum: i32) {
         let handled = self.signals.borrow().handled.contains(&(host.0, signum));
         if handled {
@@ -121,18 +119,18 @@ impl Network {
                 &[host],
                 &format!("signal {} {signum}", self.host_name(host)),
             );
-            let mut signals = self.signals.borrow_mut();
-            for (_, slot) in signals.slots.iter_mut() {
-                if let Some(slot) = slot {
-                    if slot.host == host.0 && slot.signum == signum {
-                        slot.pending = true;
-                        if let Some(w) = slot.waker.take() {
-                            w.wake();
-                        }
+            let net = std::rc::Rc::downgrade(self);
+            let now = self.now_ns();
+            self.schedule(
+                now,
+                "signal",
+                Box::new(move || {
+                    if let Some(net) = net.upgrade() {
+                        net.signal_dispatch(host, signum);
                     }
-                }
-            }
-        } else if TERMINATING.contains(&signum) {
+                }),
+            );
+        } else if terminates(signum) {
             self.note_fault(
                 &[host],
                 &format!(
@@ -149,6 +147,21 @@ impl Network {
                     self.host_name(host)
                 ),
             );
+        }
+    }
+
+    /// Marks `signum` pending on each of `host`'s streams for it.
+    fn signal_dispatch(&self, host: HostId, signum: i32) {
+        let mut signals = self.signals.borrow_mut();
+        for (_, slot) in signals.slots.iter_mut() {
+            if let Some(slot) = slot {
+                if slot.host == host.0 && slot.signum == signum {
+                    slot.pending = true;
+                    if let Some(w) = slot.waker.take() {
+                        w.wake();
+                    }
+                }
+            }
         }
     }
 }

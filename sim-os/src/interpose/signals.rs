@@ -4,28 +4,42 @@
 use super::{PROCESS_SIGNALLER, SIGNALLER, SIMULATED_PID_MIN};
 use crate::symbols::libc_fn;
 
-/// Signals a test may send itself to reach its own handlers. The
-/// others (an abort, a fault, KILL, STOP) stay real.
+/// Signals a test may send itself to reach its own handlers: any a
+/// `tokio::signal` stream can take, realtime ones included. The others (an
+/// abort, a fault, KILL, STOP, a trap) stay real.
 fn simulated(sig: libc::c_int) -> bool {
-    matches!(
-        sig,
-        libc::SIGHUP
-            | libc::SIGINT
-            | libc::SIGQUIT
-            | libc::SIGUSR1
-            | libc::SIGUSR2
-            | libc::SIGPIPE
-            | libc::SIGALRM
-            | libc::SIGTERM
-            | libc::SIGCHLD
-            | libc::SIGWINCH
-    )
+    const REAL: &[libc::c_int] = &[
+        libc::SIGILL,
+        libc::SIGTRAP,
+        libc::SIGABRT,
+        libc::SIGBUS,
+        libc::SIGFPE,
+        libc::SIGKILL,
+        libc::SIGSEGV,
+        libc::SIGSTOP,
+        libc::SIGSYS,
+    ];
+    sig > 0 && sig <= libc::SIGRTMAX() && !REAL.contains(&sig)
 }
 
+/// Hands `sig` to the simulation: the current one, or, on a thread
+/// outside any `block_on`, the newest runtime alive on it (a signal is
+/// the process's; the runtime takes it at its next turn, as tokio's
+/// driver does). `false` leaves it to the real process.
 fn deliver(sig: libc::c_int) -> bool {
-    simulated(sig)
-        && sim_runtime::context::with_simulation(|_| ()).is_some()
-        && SIGNALLER.get().is_some_and(|f| f(sig))
+    let Some(signaller) = SIGNALLER.get().filter(|_| simulated(sig)) else {
+        return false;
+    };
+    if sim_runtime::context::with_simulation(|_| ()).is_some() {
+        return signaller(sig);
+    }
+    match sim_runtime::context::thread_core() {
+        Some(core) => {
+            let _enter = sim_runtime::context::Enter::new(core);
+            signaller(sig)
+        }
+        None => false,
+    }
 }
 
 /// libc's `kill`: a signal the process sends itself during a run goes

@@ -156,10 +156,17 @@ mod tests {
         let first = pct.choose(&ready, &mut rng);
         let within: Vec<usize> = (1..50).map(|_| pct.choose(&ready, &mut rng)).collect();
         let change = pct.change_points[0] as usize;
-        assert!(within[..change - 2].iter().all(|&i| i == first), "{within:?}");
+        assert!(
+            within[..change - 2].iter().all(|&i| i == first),
+            "{within:?}"
+        );
         let past: std::collections::BTreeSet<usize> =
             (0..200).map(|_| pct.choose(&ready, &mut rng)).collect();
-        assert_eq!(past.len(), 3, "every ready task gets the turn past the horizon");
+        assert_eq!(
+            past.len(),
+            3,
+            "every ready task gets the turn past the horizon"
+        );
     }
 
     /// Workers' priorities are apart from tasks': a task slot with the

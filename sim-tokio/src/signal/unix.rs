@@ -108,9 +108,12 @@ const FORBIDDEN: &[c_int] = &[4, 8, 9, 11, 19];
 /// of 0 or less, or one above `SIGRTMAX`, as tokio.
 ///
 /// # Panics
-/// Outside a runtime, with tokio's message.
+/// Outside a runtime, or on one built without `enable_io` (tokio's signal
+/// driver comes with its I/O driver), with tokio's messages, at the
+/// caller's line.
 #[track_caller]
 pub fn signal(kind: SignalKind) -> io::Result<Signal> {
+    crate::util::require_io();
     let signum = kind.as_raw_value();
     if signum <= 0 || FORBIDDEN.contains(&signum) {
         return Err(io::Error::other(format!(
