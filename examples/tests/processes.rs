@@ -95,6 +95,69 @@ async fn an_unregistered_program_names_itself_and_how_to_register_it() {
     assert!(message.contains("tokio::sim::process::register(\"git\""));
 }
 
+/// A built-in refuses, at spawn, what it would not run as the real
+/// program does, and names it; a registered program of its name wins.
+#[tokio::test]
+async fn a_builtin_names_what_it_does_not_run_and_gives_way_to_a_registered_one() {
+    let error = Command::new("sh")
+        .args(["-c", "ls | wc -l"])
+        .spawn()
+        .unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::NotFound);
+    let message = error.to_string();
+    assert!(
+        message.contains("the built-in one does not run these arguments"),
+        "{message}"
+    );
+    assert!(message.contains("a pipe |"), "{message}");
+    assert!(
+        message.contains("tokio::sim::process::register(\"sh\""),
+        "{message}"
+    );
+    let error = Command::new("sleep").arg("forever").spawn().unwrap_err();
+    assert!(error.to_string().contains("sleep's duration \"forever\""));
+
+    register("echo", |mut inv| async move {
+        inv.stdout.write_all(b"mine\n").await.unwrap();
+        0
+    });
+    let output = Command::new("echo").arg("theirs").output().await.unwrap();
+    assert_eq!(output.stdout, b"mine\n");
+}
+
+/// `sleep` sleeps in virtual time.
+#[tokio::test]
+async fn the_builtin_sleep_takes_virtual_time() {
+    let start = tokio::time::Instant::now();
+    let status = Command::new("sh")
+        .args(["-c", "sleep 1.5; sleep 2m"])
+        .status()
+        .await
+        .unwrap();
+    assert!(status.success());
+    // tokio's timers round up to the next millisecond, and polls take time.
+    let elapsed = start.elapsed();
+    assert!(
+        (Duration::from_millis(121_500)..Duration::from_millis(121_510)).contains(&elapsed),
+        "{elapsed:?}"
+    );
+}
+
+/// A child whose simulation ended before its status was collected (its
+/// runtime dropped; another runtime, another simulation, waits) ended with
+/// it, killed, as its programs do on a host crash.
+#[test]
+fn a_child_of_an_ended_simulation_was_killed_with_it() {
+    let mut child = tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(async { Command::new("sleep").arg("1").spawn().unwrap() });
+    let status = tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(child.wait())
+        .unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGKILL));
+}
+
 #[tokio::test]
 async fn a_path_finds_the_program_registered_by_its_file_name() {
     register("git", |mut inv| async move {

@@ -3,10 +3,11 @@
 
 use super::pipe::{PipeReader, PipeWriter};
 use super::stdio::{self, End};
-use super::table::with_processes;
+use super::table::with_child_table;
 use crate::io::{AsyncRead, AsyncWrite, ReadBuf};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::unix::process::ExitStatusExt;
 use std::pin::Pin;
 use std::process::{ExitStatus, Output, Stdio};
 use std::sync::OnceLock;
@@ -32,13 +33,20 @@ pub struct Child {
 
 #[derive(Debug)]
 pub(crate) enum ChildState {
-    Running { pid: u32, kill_on_drop: bool },
+    Running {
+        pid: u32,
+        kill_on_drop: bool,
+        /// The simulation it runs in (its process table's).
+        sim: u16,
+    },
     Done(ExitStatus),
 }
 
-/// Why a child's runtime is needed and missing.
-fn no_simulation() -> io::Error {
-    io::Error::other("sim: the simulation run this child belongs to is over")
+/// The status of a child whose simulation ended before its status was
+/// collected: its programs ended with it, killed, as on a host crash (a
+/// runtime built later, another simulation, cannot run them on).
+fn ended_with_its_run() -> ExitStatus {
+    ExitStatus::from_raw(super::table::CANCELLED_SIGNAL)
 }
 
 impl Child {
@@ -54,11 +62,12 @@ impl Child {
     /// Sends `SIGKILL` to the program without waiting for it to exit.
     pub fn start_kill(&mut self) -> io::Result<()> {
         match self.child {
-            ChildState::Running { pid, .. } => {
-                with_processes(|core, table| table.signal(core, pid, libc_dep::SIGKILL))
-                    .ok_or_else(no_simulation)?
-                    .map_err(io::Error::from_raw_os_error)
-            }
+            // Gone with its simulation: nothing left to kill.
+            ChildState::Running { pid, sim, .. } => with_child_table(sim, |core, table| {
+                table.signal(core, pid, libc_dep::SIGKILL)
+            })
+            .unwrap_or(Ok(()))
+            .map_err(io::Error::from_raw_os_error),
             ChildState::Done(_) => Ok(()),
         }
     }
@@ -74,30 +83,27 @@ impl Child {
     /// reading it is not left waiting). Cancel safe.
     pub async fn wait(&mut self) -> io::Result<ExitStatus> {
         drop(self.stdin.take());
-        let pid = match self.child {
+        let (pid, sim) = match self.child {
             ChildState::Done(status) => return Ok(status),
-            ChildState::Running { pid, .. } => pid,
+            ChildState::Running { pid, sim, .. } => (pid, sim),
         };
-        let status =
-            std::future::poll_fn(
-                |cx| match with_processes(|_, table| table.poll_exit(pid, cx)) {
-                    Some(Poll::Ready(status)) => Poll::Ready(Ok(status)),
-                    Some(Poll::Pending) => Poll::Pending,
-                    None => Poll::Ready(Err(no_simulation())),
-                },
-            )
-            .await?;
+        let status = std::future::poll_fn(|cx| {
+            with_child_table(sim, |_, table| table.poll_exit(pid, cx))
+                .unwrap_or(Poll::Ready(ended_with_its_run()))
+        })
+        .await;
         self.child = ChildState::Done(status);
         Ok(status)
     }
 
     /// The exit status if the program has exited, without waiting.
     pub fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
-        let pid = match self.child {
+        let (pid, sim) = match self.child {
             ChildState::Done(status) => return Ok(Some(status)),
-            ChildState::Running { pid, .. } => pid,
+            ChildState::Running { pid, sim, .. } => (pid, sim),
         };
-        let status = with_processes(|_, table| table.try_exit(pid)).ok_or_else(no_simulation)?;
+        let status = with_child_table(sim, |_, table| table.try_exit(pid))
+            .unwrap_or(Some(ended_with_its_run()));
         if let Some(status) = status {
             self.child = ChildState::Done(status);
         }
@@ -131,10 +137,13 @@ impl Drop for Child {
         if let ChildState::Running {
             pid,
             kill_on_drop: true,
+            sim,
         } = self.child
         {
             // The runtime may be gone (then so is the program).
-            let _ = with_processes(|core, table| table.signal(core, pid, libc_dep::SIGKILL));
+            let _ = with_child_table(sim, |core, table| {
+                table.signal(core, pid, libc_dep::SIGKILL)
+            });
         }
     }
 }

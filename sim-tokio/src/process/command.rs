@@ -194,6 +194,8 @@ impl Command {
     /// an error outside a simulation run.
     #[track_caller]
     pub fn spawn(&mut self) -> io::Result<Child> {
+        // As tokio: a child needs the runtime's driver.
+        crate::util::with_runtime(|_| ());
         self.spawn_at(Location::caller())
     }
 
@@ -236,19 +238,24 @@ impl Command {
         let program = self.std.get_program().to_os_string();
         let host = sim_net::try_with_net(|net| net.host_name(net.current_host()))
             .unwrap_or_else(|| "main".to_string());
-        let handler = crate::sim::process::program(&host, &program).flatten();
+        let registered = crate::sim::process::program(&host, &program).flatten();
         let spawned = with_processes(|core, table| {
-            let Some(handler) = handler else {
-                return Err(not_registered(&program, &host));
+            let arg0 = self.arg0.clone().unwrap_or_else(|| program.clone());
+            let args: Vec<OsString> = self.std.get_args().map(OsStr::to_os_string).collect();
+            let env = environment(&self.std, settings.env_clear);
+            // Taken before the program is known, as a fork takes it.
+            let pid = table.next_pid();
+            let handler = match registered {
+                Some(handler) => handler,
+                None => builtin(&program, &host, &arg0, &args, pid, &env)?,
             };
             let (source, parent_stdin) = input(stdin_spec)?;
             let (stdout_sink, parent_stdout) = output(stdout_spec, Sink::Stdout)?;
             let (stderr_sink, parent_stderr) = output(stderr_spec, Sink::Stderr)?;
-            let pid = table.next_pid();
             let invocation = Invocation {
-                arg0: self.arg0.clone().unwrap_or_else(|| program.clone()),
-                args: self.std.get_args().map(OsStr::to_os_string).collect(),
-                env: environment(&self.std, settings.env_clear),
+                arg0,
+                args,
+                env,
                 current_dir: self.std.get_current_dir().map(Path::to_path_buf),
                 program: program.clone(),
                 pid,
@@ -299,6 +306,7 @@ impl Command {
                 child: ChildState::Running {
                     pid,
                     kill_on_drop: self.kill_on_drop,
+                    sim: core.id(),
                 },
                 stdin: parent_stdin.map(ChildStdin::new),
                 stdout: parent_stdout.map(ChildStdout::new),
@@ -324,13 +332,42 @@ impl From<StdCommand> for Command {
     }
 }
 
-fn not_registered(program: &OsStr, host: &str) -> io::Error {
+/// The built-in program `program` names, for these arguments; otherwise
+/// `NotFound`, saying why and how to register one.
+fn builtin(
+    program: &OsStr,
+    host: &str,
+    arg0: &OsStr,
+    args: &[OsString],
+    pid: u32,
+    env: &BTreeMap<OsString, OsString>,
+) -> io::Result<crate::sim::process::Handler> {
+    use crate::sim::process::builtin;
+    let parsed = builtin::parse(&builtin::Args {
+        program,
+        arg0,
+        args,
+        pid,
+        env,
+    });
+    match parsed {
+        Some(Ok(parsed)) => Ok(builtin::handler(parsed)),
+        Some(Err(why)) => Err(not_registered(
+            program,
+            host,
+            &format!(", and the built-in one does not run these arguments: {why}"),
+        )),
+        None => Err(not_registered(program, host, "")),
+    }
+}
+
+fn not_registered(program: &OsStr, host: &str, why: &str) -> io::Error {
     let name = program.to_string_lossy();
     io::Error::new(
         io::ErrorKind::NotFound,
         format!(
-            "sim: no program {name:?} is registered on host {host:?}: a simulation runs no real \
-             programs. Register one at the start of the test: \
+            "sim: no program {name:?} is registered on host {host:?}{why}: a simulation runs no \
+             real programs. Register one at the start of the test: \
              tokio::sim::process::register({name:?}, |inv| async move {{ /* use inv.args, \
              inv.stdin, inv.stdout */ 0 }}), or register_on({host:?}, {name:?}, ...) for this \
              host only"

@@ -14,7 +14,7 @@ use std::task::{Context, Poll, Waker};
 
 /// The exit status of a program the simulation cancelled (its host
 /// crashed, or the runtime shut down): killed, as the kernel would.
-const CANCELLED_SIGNAL: i32 = libc_dep::SIGKILL;
+pub(crate) const CANCELLED_SIGNAL: i32 = libc_dep::SIGKILL;
 
 pub(crate) struct Processes {
     state: RefCell<State>,
@@ -48,6 +48,16 @@ struct Proc {
 /// Runs `f` on the current simulation's process table.
 pub(crate) fn with_processes<R>(f: impl FnOnce(&Core, &Processes) -> R) -> Option<R> {
     sim_runtime::context::with_current(|core| {
+        let table = core.extension(Processes::new);
+        f(core, &table)
+    })
+}
+
+/// Runs `f` on the process table of simulation `sim` (a child's, which
+/// may be another runtime's of this thread than the current one); `None`
+/// once that simulation is gone.
+pub(crate) fn with_child_table<R>(sim: u16, f: impl FnOnce(&Core, &Processes) -> R) -> Option<R> {
+    sim_runtime::context::with_core(sim, |core| {
         let table = core.extension(Processes::new);
         f(core, &table)
     })

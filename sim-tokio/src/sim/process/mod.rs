@@ -11,6 +11,13 @@
 //! Register programs at the start of the test (or of a harness host's
 //! factory): the registry belongs to the run.
 //!
+//! A name registered nowhere may be a built-in: `true`, `false`, `echo`,
+//! `cat` (of the host's simulated files), `sleep` (in virtual time), `yes`
+//! and `sh -c` with simple commands of these (see `builtin.rs` and
+//! `sh.rs`). A built-in runs the arguments it takes as its POSIX
+//! counterpart does and refuses any other at spawn (`NotFound`, naming the
+//! argument); a program registered under its name replaces it.
+//!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
@@ -39,6 +46,9 @@
 //! `Stdio::inherit()` writes go to the test process's own stdout and
 //! stderr, as a real child's would, and an inherited stdin reads as empty:
 //! the simulation never reads the terminal.
+
+pub(crate) mod builtin;
+mod sh;
 
 use crate::io::{AsyncRead, AsyncWrite, ReadBuf};
 use crate::process::pipe::{PipeReader, PipeWriter};

@@ -1,0 +1,356 @@
+//! The built-in programs: `true`, `false`, `echo`, `cat`, `sleep`, `yes`
+//! and `sh -c`, which a simulation runs when the test registered no
+//! program of that name.
+//!
+//! Each behaves as its POSIX (and GNU coreutils) counterpart for the
+//! arguments it takes, and refuses the others when the `Command` spawns
+//! (`NotFound`, with a message that says which argument and how to
+//! register a program of one's own): a built-in never runs an argument it
+//! would get wrong. `cat` reads the host's simulated files; `sleep` sleeps
+//! in virtual time; a write to a closed pipe kills the program with
+//! `SIGPIPE`, as the kernel does.
+
+use super::sh::Script;
+use super::{Invocation, ProgramOutput, ProgramStdin};
+use crate::io::{AsyncReadExt, AsyncWriteExt};
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A built-in program with its arguments checked.
+#[derive(Debug)]
+pub(crate) enum Program {
+    /// `true`: exits 0.
+    True,
+    /// `false`: exits 1.
+    False,
+    /// `echo`: writes this line.
+    Echo(Vec<u8>),
+    /// `cat`: copies these files (`-` for stdin) to stdout, in order.
+    Cat(Vec<OsString>),
+    /// `sleep`: waits this long.
+    Sleep(Duration),
+    /// `yes`: writes this line until its stdout closes.
+    Yes(Vec<u8>),
+    /// `sh -c`: runs the script.
+    Sh(Script),
+}
+
+/// How a built-in ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Exit {
+    /// It exited with this code.
+    Code(i32),
+    /// The kernel would have killed it with this signal (a write to a
+    /// closed pipe: `SIGPIPE`).
+    Signal(i32),
+}
+
+/// A built-in's standard streams, borrowed (so `sh` can run one as a
+/// command on its own).
+pub(crate) struct Stdio<'a> {
+    pub(crate) stdin: &'a mut ProgramStdin,
+    pub(crate) stdout: &'a mut ProgramOutput,
+    pub(crate) stderr: &'a mut ProgramOutput,
+    /// Where relative paths start (`Command::current_dir`).
+    pub(crate) dir: Option<&'a Path>,
+}
+
+/// The names of the built-in programs.
+pub(crate) const NAMES: [&str; 7] = ["true", "false", "echo", "cat", "sleep", "yes", "sh"];
+
+/// The built-in `program` names (by its last path component: `/bin/sh`
+/// is `sh`) with `invocation`'s arguments: `None` if it is no built-in,
+/// `Err` (why) if the built-in does not take these arguments.
+pub(crate) fn parse(invocation_args: &Args<'_>) -> Option<Result<Program, String>> {
+    let name = Path::new(invocation_args.program).file_name()?;
+    let name = name.to_str()?;
+    if !NAMES.contains(&name) {
+        return None;
+    }
+    Some(parse_named(name, invocation_args))
+}
+
+/// What a built-in is parsed from.
+pub(crate) struct Args<'a> {
+    pub(crate) program: &'a OsStr,
+    pub(crate) arg0: &'a OsStr,
+    pub(crate) args: &'a [OsString],
+    pub(crate) pid: u32,
+    pub(crate) env: &'a std::collections::BTreeMap<OsString, OsString>,
+}
+
+pub(crate) fn parse_named(name: &str, a: &Args<'_>) -> Result<Program, String> {
+    match name {
+        "true" => Ok(Program::True),
+        "false" => Ok(Program::False),
+        "echo" => echo(a.args).map(Program::Echo),
+        "cat" => cat(a.args).map(Program::Cat),
+        "sleep" => sleep(a.args).map(Program::Sleep),
+        "yes" => yes(a.args).map(Program::Yes),
+        "sh" => Script::parse(a).map(Program::Sh),
+        _ => unreachable!("{name} is one of NAMES"),
+    }
+}
+
+fn text(arg: &OsStr) -> &[u8] {
+    arg.as_bytes()
+}
+
+/// GNU `echo`'s line: the arguments joined by spaces, then a newline
+/// unless the first arguments are `-n`. Escapes and `-e`/`-E` are refused:
+/// shells' `echo`s disagree on them.
+pub(crate) fn echo(args: &[OsString]) -> Result<Vec<u8>, String> {
+    let mut newline = true;
+    let mut rest = args;
+    while let Some((first, tail)) = rest.split_first() {
+        let flag = text(first);
+        if flag == b"-n" {
+            newline = false;
+            rest = tail;
+        } else if flag.len() > 1 && flag[0] == b'-' && flag[1..].iter().all(|c| b"neE".contains(c))
+        {
+            return Err(format!("echo's option {first:?} (only -n is built in)"));
+        } else {
+            break;
+        }
+    }
+    if args.len() == 1 && ["--help", "--version"].contains(&args[0].to_str().unwrap_or("")) {
+        return Err(format!("echo {:?}", args[0]));
+    }
+    let mut line = Vec::new();
+    for (i, arg) in rest.iter().enumerate() {
+        if text(arg).contains(&b'\\') {
+            return Err(format!(
+                "echo of {arg:?}: a backslash (shells' echos read escapes differently)"
+            ));
+        }
+        if i > 0 {
+            line.push(b' ');
+        }
+        line.extend_from_slice(text(arg));
+    }
+    if newline {
+        line.push(b'\n');
+    }
+    Ok(line)
+}
+
+fn cat(args: &[OsString]) -> Result<Vec<OsString>, String> {
+    if let Some(option) = args
+        .iter()
+        .find(|a| text(a).len() > 1 && text(a)[0] == b'-')
+    {
+        return Err(format!(
+            "cat's option {option:?} (cat takes files and - only)"
+        ));
+    }
+    if args.is_empty() {
+        return Ok(vec![OsString::from("-")]);
+    }
+    Ok(args.to_vec())
+}
+
+/// GNU `sleep`: the sum of its durations, each a decimal number with an
+/// optional unit (`s`, `m`, `h`, `d`).
+fn sleep(args: &[OsString]) -> Result<Duration, String> {
+    if args.is_empty() {
+        return Err("sleep without a duration".to_string());
+    }
+    let mut total = Duration::ZERO;
+    for arg in args {
+        let bad = || format!("sleep's duration {arg:?} (a decimal number of s, m, h or d)");
+        let s = arg.to_str().ok_or_else(bad)?;
+        let (number, unit_s) = match s.as_bytes().last() {
+            Some(b's') => (&s[..s.len() - 1], 1.0),
+            Some(b'm') => (&s[..s.len() - 1], 60.0),
+            Some(b'h') => (&s[..s.len() - 1], 3_600.0),
+            Some(b'd') => (&s[..s.len() - 1], 86_400.0),
+            _ => (s, 1.0),
+        };
+        let plain = !number.is_empty()
+            && number.bytes().all(|c| c.is_ascii_digit() || c == b'.')
+            && number.bytes().filter(|&c| c == b'.').count() <= 1
+            && number != ".";
+        if !plain {
+            return Err(bad());
+        }
+        let value: f64 = number.parse().map_err(|_| bad())?;
+        total += Duration::try_from_secs_f64(value * unit_s).map_err(|_| bad())?;
+    }
+    Ok(total)
+}
+
+fn yes(args: &[OsString]) -> Result<Vec<u8>, String> {
+    if args.len() == 1 && ["--help", "--version"].contains(&args[0].to_str().unwrap_or("")) {
+        return Err(format!("yes {:?}", args[0]));
+    }
+    let mut line = if args.is_empty() {
+        b"y".to_vec()
+    } else {
+        let words: Vec<&[u8]> = args.iter().map(|a| text(a)).collect();
+        words.join(&b' ')
+    };
+    line.push(b'\n');
+    Ok(line)
+}
+
+impl Program {
+    /// Runs the program on `io`.
+    pub(crate) async fn run(&self, io: &mut Stdio<'_>) -> Exit {
+        match self {
+            Program::True => Exit::Code(0),
+            Program::False => Exit::Code(1),
+            Program::Echo(line) => write(io.stdout, line).await.unwrap_or(Exit::Code(0)),
+            Program::Cat(files) => run_cat(files, io).await,
+            Program::Sleep(duration) => {
+                crate::time::sleep(*duration).await;
+                Exit::Code(0)
+            }
+            Program::Yes(line) => run_yes(line, io).await,
+            Program::Sh(script) => Box::pin(script.run(io)).await,
+        }
+    }
+}
+
+/// Writes `bytes` to `out`: `Some` with how the program ends if it
+/// cannot (killed by `SIGPIPE` on a closed pipe).
+async fn write(out: &mut ProgramOutput, bytes: &[u8]) -> Option<Exit> {
+    match out.write_all(bytes).await {
+        Ok(()) => None,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Some(Exit::Signal(libc_dep::SIGPIPE)),
+        // Another error of the sink (a full disk under a file): GNU's
+        // programs give up with status 1.
+        Err(_) => Some(Exit::Code(1)),
+    }
+}
+
+async fn run_cat(files: &[OsString], io: &mut Stdio<'_>) -> Exit {
+    let mut code = 0;
+    let mut buf = vec![0u8; 64 * 1024];
+    for file in files {
+        if file == "-" {
+            loop {
+                let n = match io.stdin.read(&mut buf).await {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) => {
+                        let _ = write(io.stderr, format!("cat: -: {e}\n").as_bytes()).await;
+                        code = 1;
+                        break;
+                    }
+                };
+                if let Some(exit) = write(io.stdout, &buf[..n]).await {
+                    return exit;
+                }
+            }
+            continue;
+        }
+        let path = match io.dir {
+            Some(dir) => dir.join(file),
+            None => PathBuf::from(file),
+        };
+        match crate::fs::read(&path).await {
+            Ok(bytes) => {
+                if let Some(exit) = write(io.stdout, &bytes).await {
+                    return exit;
+                }
+            }
+            Err(e) => {
+                let why = match e.kind() {
+                    io::ErrorKind::NotFound => "No such file or directory".to_string(),
+                    io::ErrorKind::PermissionDenied => "Permission denied".to_string(),
+                    _ => e.to_string(),
+                };
+                let line = format!("cat: {}: {why}\n", file.to_string_lossy());
+                if let Some(exit) = write(io.stderr, line.as_bytes()).await {
+                    return exit;
+                }
+                code = 1;
+            }
+        }
+    }
+    Exit::Code(code)
+}
+
+async fn run_yes(line: &[u8], io: &mut Stdio<'_>) -> Exit {
+    // Whole lines in writes of about 8 KiB, as GNU yes fills its buffer.
+    let copies = (8 * 1024 / line.len()).max(1);
+    let chunk = line.repeat(copies);
+    loop {
+        if let Some(exit) = write(io.stdout, &chunk).await {
+            return exit;
+        }
+    }
+}
+
+/// The handler of a built-in: runs `program` on the invocation's stdio,
+/// and ends as it ended (a signal death through the process table, as a
+/// kill would).
+pub(crate) fn handler(program: Program) -> super::Handler {
+    let program = std::rc::Rc::new(program);
+    std::rc::Rc::new(move |invocation: Invocation| {
+        let program = program.clone();
+        Box::pin(async move {
+            let Invocation {
+                mut stdin,
+                mut stdout,
+                mut stderr,
+                current_dir,
+                pid,
+                ..
+            } = invocation;
+            let mut io = Stdio {
+                stdin: &mut stdin,
+                stdout: &mut stdout,
+                stderr: &mut stderr,
+                dir: current_dir.as_deref(),
+            };
+            let exit = program.run(&mut io).await;
+            let _ = io.stdout.flush().await;
+            match exit {
+                Exit::Code(code) => code,
+                Exit::Signal(sig) => {
+                    crate::process::table::with_processes(|core, table| {
+                        table.signal(core, pid, sig)
+                    });
+                    // The kill ends this task at its next turn.
+                    std::future::pending().await
+                }
+            }
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn sleep_sums_its_durations_and_refuses_what_gnu_would_read_otherwise() {
+        assert_eq!(
+            sleep(&os(&["1", "0.5s", "2m"])),
+            Ok(Duration::from_millis(121_500))
+        );
+        assert_eq!(sleep(&os(&["1d"])), Ok(Duration::from_secs(86_400)));
+        for bad in [&[][..], &["x"], &["-1"], &["inf"], &["1e3"], &["."]] {
+            assert!(sleep(&os(bad)).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn echo_takes_dash_n_and_refuses_escapes() {
+        assert_eq!(echo(&os(&["-n", "-n", "a", "-n"])), Ok(b"a -n".to_vec()));
+        assert_eq!(echo(&os(&["-x"])), Ok(b"-x\n".to_vec()));
+        assert!(echo(&os(&["-e", "a"])).unwrap_err().contains("-e"));
+        assert!(echo(&os(&["a\\tb"])).unwrap_err().contains("backslash"));
+        assert_eq!(yes(&os(&[])), Ok(b"y\n".to_vec()));
+        assert!(cat(&os(&["-n"])).is_err());
+    }
+}
