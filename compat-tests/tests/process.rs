@@ -1,6 +1,7 @@
 //! `tokio::process`: real programs in the plain build (`echo`, `cat`, `sh`,
-//! ...), simulated programs of the same names in the simulation build
-//! (registered by `programs()`, at the bottom). The assertions are the same.
+//! ...), simulated programs of the same names in the simulation build (the
+//! built-ins, and those `programs()` registers, at the bottom). The
+//! assertions are the same.
 
 use std::io::ErrorKind;
 use std::process::Stdio;
@@ -194,10 +195,9 @@ async fn command_keeps_its_settings() {
 fn programs() {}
 
 /// Simulated programs with the real ones' behaviour for what these tests
-/// use.
+/// use, beyond the built-ins (`echo`, `cat`, `true`, `false`, `sleep`).
 #[cfg(simulation)]
 fn programs() {
-    use std::time::Duration;
     use tokio::sim::process::{register, Invocation};
 
     fn args(inv: &Invocation) -> Vec<String> {
@@ -207,24 +207,6 @@ fn programs() {
             .collect()
     }
 
-    register("echo", |mut inv| async move {
-        let line = format!("{}\n", args(&inv).join(" "));
-        inv.stdout.write_all(line.as_bytes()).await.unwrap();
-        0
-    });
-    register("cat", |mut inv| async move {
-        match tokio::io::copy(&mut inv.stdin, &mut inv.stdout).await {
-            Ok(_) => 0,
-            Err(_) => 1,
-        }
-    });
-    register("true", |_| async { 0 });
-    register("false", |_| async { 1 });
-    register("sleep", |inv| async move {
-        let secs: u64 = args(&inv)[0].parse().unwrap();
-        tokio::time::sleep(Duration::from_secs(secs)).await;
-        0
-    });
     register("head", |mut inv| async move {
         // `head -c N /dev/zero`.
         let n: usize = args(&inv)[1].parse().unwrap();
