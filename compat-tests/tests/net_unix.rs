@@ -284,6 +284,27 @@ async fn a_fifo_receiver_opened_before_any_sender_waits_for_one() {
     let _ = std::fs::remove_file(&fifo);
 }
 
+/// As every descriptor tokio registers, a FIFO end knows nothing of its
+/// readiness until the driver's next turn: a `try_write` right after the
+/// open says `WouldBlock`, and once `writable` returned it writes.
+#[tokio::test]
+async fn a_fifo_end_is_ready_from_the_drivers_next_turn() {
+    use tokio::net::unix::pipe::OpenOptions;
+    let fifo = make_fifo("fifo-turn");
+    let rx = OpenOptions::new().open_receiver(&fifo).unwrap();
+    let tx = OpenOptions::new().open_sender(&fifo).unwrap();
+    assert_eq!(
+        tx.try_write(b"x").unwrap_err().kind(),
+        ErrorKind::WouldBlock
+    );
+    tx.writable().await.unwrap();
+    assert_eq!(tx.try_write(b"x").unwrap(), 1);
+    rx.readable().await.unwrap();
+    let mut one = [0u8; 1];
+    assert_eq!(rx.try_read(&mut one).unwrap(), 1);
+    let _ = std::fs::remove_file(&fifo);
+}
+
 #[tokio::test]
 async fn a_fifo_receiver_waits_for_writes_from_several_senders() {
     use tokio::net::unix::pipe::OpenOptions;

@@ -4,12 +4,19 @@
 //! by every end: any sender writes into it, any receiver reads from it.
 //! A receiver reads end of stream while no sender is open, a sender fails
 //! with `BrokenPipe` once no receiver is, as with a real FIFO.
+//!
+//! As with every descriptor tokio registers, an end's readiness is unknown
+//! until the driver's next turn (the runtime's next step): before it,
+//! nothing is ready and a `try_read`/`try_write` says `WouldBlock`; a poll
+//! that waits arms one event at this instant ("fifo-register") that wakes
+//! it at that turn.
 
 use crate::io::{Interest, ReadBuf, Ready};
 use std::collections::{BTreeMap, VecDeque};
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::task::{Context, Poll, Waker};
 
@@ -51,6 +58,68 @@ pub(crate) struct FifoEnd {
     /// (`None`: a sender was open, or the end is no receiver).
     writers_at_open: Option<u64>,
     placeholder: OnceLock<OwnedFd>,
+    first_turn: Arc<FirstTurn>,
+}
+
+/// The driver's first turn since an end opened (see the module docs).
+#[derive(Debug)]
+struct FirstTurn {
+    /// The runtime's step at the open (`Core::steps`).
+    opened_step: u64,
+    turned: AtomicBool,
+    /// The "fifo-register" event is armed.
+    armed: AtomicBool,
+    /// Polls waiting for the turn (bounded by the tasks polling this end).
+    waiters: Mutex<Vec<Waker>>,
+}
+
+impl FirstTurn {
+    fn new() -> Arc<FirstTurn> {
+        let opened_step = sim_runtime::context::with_current(|core| core.steps()).unwrap_or(0);
+        Arc::new(FirstTurn {
+            opened_step,
+            turned: AtomicBool::new(false),
+            armed: AtomicBool::new(false),
+            waiters: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Whether the driver has turned since the open.
+    fn turned(&self) -> bool {
+        if self.turned.load(Ordering::Relaxed) {
+            return true;
+        }
+        let step = sim_runtime::context::with_current(|core| core.steps()).unwrap_or(u64::MAX);
+        let turned = step > self.opened_step;
+        self.turned.store(turned, Ordering::Relaxed);
+        turned
+    }
+
+    /// Leaves `cx`'s waker for the turn, arming its event once.
+    fn wait(self: &Arc<Self>, cx: &Context<'_>) {
+        push_waker(
+            &mut self.waiters.lock().unwrap_or_else(|e| e.into_inner()),
+            cx.waker(),
+        );
+        if self.armed.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let this = self.clone();
+        sim_runtime::context::with_current(|core| {
+            core.schedule(
+                core.now_ns(),
+                "fifo-register",
+                Box::new(move || {
+                    let waiters = std::mem::take(
+                        &mut *this.waiters.lock().unwrap_or_else(|e| e.into_inner()),
+                    );
+                    for w in waiters {
+                        w.wake();
+                    }
+                }),
+            );
+        });
+    }
 }
 
 /// What an end opens as.
@@ -121,6 +190,7 @@ pub(crate) fn open(path: &Path, side: Side, read_write: bool) -> io::Result<Fifo
         writes,
         writers_at_open,
         placeholder: OnceLock::new(),
+        first_turn: FirstTurn::new(),
     })
 }
 
@@ -156,6 +226,11 @@ impl FifoEnd {
     }
 
     pub(crate) fn poll_ready(&self, interest: Interest, cx: &mut Context<'_>) -> Poll<Ready> {
+        if !self.first_turn.turned() {
+            self.first_turn.wait(cx);
+            crate::util::note_wait("FIFO", sim_runtime::WaitDetail::None, None);
+            return Poll::Pending;
+        }
         let mut state = lock(&self.shared);
         let mut ready = Ready::EMPTY;
         if interest.is_readable() && self.read_ready(&state) {
@@ -179,6 +254,9 @@ impl FifoEnd {
     }
 
     pub(crate) fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        if !self.first_turn.turned() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
         let (n, wake) = {
             let mut state = lock(&self.shared);
             if state.buffer.is_empty() {
@@ -200,6 +278,9 @@ impl FifoEnd {
     }
 
     pub(crate) fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        if !self.first_turn.turned() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
         let (n, wake) = {
             let mut state = lock(&self.shared);
             if state.readers == 0 {
