@@ -92,6 +92,27 @@ fn dropping_one_runtime_cancels_only_its_tasks() {
     assert_eq!(staying.metrics().num_alive_tasks(), 1);
 }
 
+/// A runtime dropped on another thread shuts down as on its own: its
+/// tasks are cancelled, and a wait on one of its sockets, blocked on
+/// outside it, ends with the shutdown error.
+#[test]
+fn a_runtime_dropped_on_another_thread_shuts_down() {
+    let rt = Builder::new_current_thread().enable_all().build().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    rt.spawn(async move {
+        let _tx = tx;
+        std::future::pending::<()>().await;
+    });
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    std::thread::spawn(move || drop(rt)).join().unwrap();
+    // The task's sender went with its runtime.
+    assert!(futures::executor::block_on(rx).is_err());
+    let error = futures::executor::block_on(listener.accept()).unwrap_err();
+    assert!(tokio::runtime::is_rt_shutdown_err(&error), "{error}");
+}
+
 #[test]
 fn a_current_thread_runtimes_tasks_run_only_while_it_is_blocked_on() {
     let driver = paused();

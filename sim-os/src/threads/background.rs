@@ -42,6 +42,8 @@ pub(crate) fn core() -> Option<Rc<Core>> {
     if me().is_some() {
         return None;
     }
+    // A runtime of this thread that another dropped closes first.
+    sim_runtime::context::before_drive();
     let core = sim_runtime::context::thread_core()?;
     if core.in_block_on() || core.is_shut_down() {
         return None;
@@ -161,6 +163,9 @@ fn drive(
 ) -> Result<(), String> {
     let _waiting = Waiting::new();
     for _ in 0..REAL_PAUSES_MAX {
+        if closed_meanwhile(core) {
+            return Ok(());
+        }
         let mut driven = None;
         super::driver::run(&mut || {
             // The driver thread belongs to the simulation while it drives.
@@ -173,6 +178,9 @@ fn drive(
             Ok(Poll::Ready(())) => return Ok(()),
             Err(payload) => return Err(panic_text(&payload)),
             Ok(Poll::Pending) => {}
+        }
+        if closed_meanwhile(core) {
+            return Ok(());
         }
         if crate::real_threads::others() == 0 {
             return Err(format!(
@@ -187,6 +195,15 @@ fn drive(
         "sim: hang: the thread that built the runtime waited on {what} outside block_on for \
          1,000 s of real time, for a real thread that never released it"
     ))
+}
+
+/// Closes the runtimes of this thread another thread dropped (a
+/// simulated thread the drive just ran, say): whether `core` went with
+/// them. Then the wait ends: its waits end with the shutdown error, and the
+/// caller looks again (a futex wait may end early).
+fn closed_meanwhile(core: &Rc<Core>) -> bool {
+    sim_runtime::context::before_drive();
+    core.is_shut_down()
 }
 
 /// Drops the wakers left for `key` by a wait that gave up.

@@ -250,6 +250,24 @@ pub(crate) fn next_core_id() -> u16 {
     }
 }
 
+/// What a thread that owns a simulation runs before it drives one outside
+/// a `block_on` (the facade closes the runtimes other threads dropped).
+static BEFORE_DRIVE: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Installs [`before_drive`]'s call (once per process; later calls are
+/// ignored).
+pub fn set_before_drive(hook: fn()) {
+    let _ = BEFORE_DRIVE.set(hook);
+}
+
+/// Called by the OS layer before the thread that owns a simulation drives
+/// it while it waits outside `block_on`.
+pub fn before_drive() {
+    if let Some(hook) = BEFORE_DRIVE.get() {
+        hook();
+    }
+}
+
 /// Runs `f` on the runtime the current thread is inside, if any.
 #[inline]
 pub fn with_current<R>(f: impl FnOnce(&Core) -> R) -> Option<R> {

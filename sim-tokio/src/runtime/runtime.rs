@@ -116,9 +116,7 @@ impl Runtime {
         let this = std::mem::ManuallyDrop::new(self);
         // SAFETY: read once from a value that is never used or dropped again.
         let handle = unsafe { std::ptr::read(&this.handle) };
-        if std::thread::current().id() == handle.thread() {
-            close(&handle, wait_limit_ns);
-        }
+        close_from_any_thread(handle, wait_limit_ns);
     }
 
     /// What the runtime can tell about itself.
@@ -141,12 +139,62 @@ impl Drop for Runtime {
                  when a runtime is dropped from within an asynchronous context."
             );
         }
-        if std::thread::current().id() == self.handle.thread() {
-            // As tokio's drop, it waits for the blocking pool's closures.
-            close(&self.handle, None);
-        }
-        // Dropped on another thread: the simulation stays with its thread
-        // and is dropped when that thread ends.
+        // As tokio's drop, it waits for the blocking pool's closures.
+        close_from_any_thread(self.handle.clone(), None);
+    }
+}
+
+/// Runtimes dropped or shut down on another thread than their own, to be
+/// closed by their own thread (the only one that may touch a simulation)
+/// the next time it runs one: at a `block_on`, or as it waits outside one
+/// (`sim_runtime::context::before_drive`). One entry per such runtime.
+static CLOSED_ELSEWHERE: std::sync::Mutex<Vec<(Handle, Option<u64>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// How many entries `CLOSED_ELSEWHERE` holds: the check costs a load while
+/// it is zero (it runs at every futex wait of a runtime's own thread).
+static CLOSED_ELSEWHERE_COUNT: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
+/// Closes `handle`'s runtime: now on its own thread; otherwise at its own
+/// thread's next turn of a simulation, as tokio's drivers shut down and
+/// wake their waiters with the shutdown error whichever thread dropped the
+/// runtime.
+fn close_from_any_thread(handle: Handle, wait_limit_ns: Option<u64>) {
+    if std::thread::current().id() == handle.thread() {
+        close(&handle, wait_limit_ns);
+        return;
+    }
+    CLOSED_ELSEWHERE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((handle, wait_limit_ns));
+    CLOSED_ELSEWHERE_COUNT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    sim_runtime::context::set_before_drive(close_the_ones_dropped_elsewhere);
+}
+
+/// Closes this thread's runtimes that another thread dropped.
+pub(crate) fn close_the_ones_dropped_elsewhere() {
+    use std::sync::atomic::Ordering;
+    if CLOSED_ELSEWHERE_COUNT.load(Ordering::SeqCst) == 0 {
+        return;
+    }
+    // Called inside a futex wait too: a lock held elsewhere is left for
+    // the next call rather than waited on (which would wait on a futex).
+    let mut all = match CLOSED_ELSEWHERE.try_lock() {
+        Ok(all) => all,
+        Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return,
+    };
+    let me = std::thread::current().id();
+    let (mine, others): (Vec<_>, Vec<_>) = std::mem::take(&mut *all)
+        .into_iter()
+        .partition(|(handle, _): &(Handle, Option<u64>)| handle.thread() == me);
+    *all = others;
+    CLOSED_ELSEWHERE_COUNT.fetch_sub(mine.len(), Ordering::SeqCst);
+    drop(all);
+    for (handle, wait_limit_ns) in mine {
+        close(&handle, wait_limit_ns);
     }
 }
 
@@ -180,6 +228,7 @@ pub(crate) fn block_on_counted<F: Future>(handle: &Handle, future: F) -> F::Outp
             self.0.parks().park();
         }
     }
+    close_the_ones_dropped_elsewhere();
     let core = handle.core();
     handle.parks().unpark();
     let _repark = Repark(handle);
