@@ -305,6 +305,57 @@ async fn a_fifo_end_is_ready_from_the_drivers_next_turn() {
     let _ = std::fs::remove_file(&fifo);
 }
 
+fn nonblocking(fd: &impl std::os::fd::AsRawFd) -> bool {
+    // SAFETY: F_GETFL on a descriptor the caller holds open.
+    let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+    assert!(flags >= 0);
+    flags & libc::O_NONBLOCK != 0
+}
+
+/// A FIFO opened with `std::fs` is read and written as a pipe, and becomes
+/// a pipe end with `from_file` (set non-blocking) when its access mode
+/// fits the end.
+#[tokio::test]
+async fn a_fifo_opened_with_std_fs_becomes_a_pipe_end() {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::OpenOptionsExt;
+    use tokio::net::unix::pipe;
+    let fifo = make_fifo("fifo-std");
+    let open = |read: bool, flags: i32| {
+        std::fs::OpenOptions::new()
+            .read(read)
+            .write(!read)
+            .custom_flags(flags)
+            .open(&fifo)
+            .unwrap()
+    };
+    let mut rx = pipe::Receiver::from_file(open(true, libc::O_NONBLOCK)).unwrap();
+    // A reader is open, so a blocking open for writing does not wait.
+    let tx_file = open(false, 0);
+    assert!(!nonblocking(&tx_file));
+    let mut tx = pipe::Sender::from_file(tx_file).unwrap();
+    assert!(nonblocking(&tx));
+    tx.write_all(b"via std").await.unwrap();
+    drop(tx);
+    let mut got = String::new();
+    rx.read_to_string(&mut got).await.unwrap();
+    assert_eq!(got, "via std");
+
+    let read_only = open(true, libc::O_NONBLOCK);
+    let err = pipe::Sender::from_file(read_only).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+
+    let (mut r, mut w) = (open(true, libc::O_NONBLOCK), open(false, libc::O_NONBLOCK));
+    w.write_all(b"raw").unwrap();
+    let mut buf = [0u8; 3];
+    r.read_exact(&mut buf).unwrap();
+    assert_eq!(&buf, b"raw");
+    assert_eq!(r.read(&mut buf).unwrap_err().kind(), ErrorKind::WouldBlock);
+    drop(w);
+    assert_eq!(r.read(&mut buf).unwrap(), 0, "no writer left: end of file");
+    let _ = std::fs::remove_file(&fifo);
+}
+
 #[tokio::test]
 async fn a_fifo_receiver_waits_for_writes_from_several_senders() {
     use tokio::net::unix::pipe::OpenOptions;

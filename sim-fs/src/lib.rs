@@ -21,7 +21,9 @@ mod std_fs;
 
 pub use config::DiskConfig;
 pub use disk::{errno, Disk, Entry, Handle, Ino, Kind, OpenFlags, Skeleton};
-pub use std_fs::{give_descriptor, install, take_descriptor};
+pub use std_fs::{
+    give_descriptor, install, set_fifo_hooks, take_descriptor, take_fifo_descriptor, FifoHooks,
+};
 
 use sim_runtime::{Core, EventKind, Label};
 use std::cell::RefCell;

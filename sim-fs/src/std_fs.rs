@@ -8,6 +8,7 @@ use crate::with_disk_on;
 use sim_os::files::FileHooks;
 use sim_os::interpose::FakeStat;
 use sim_os::reserved::{release_fd, reserve_fd};
+use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -15,13 +16,73 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-/// One simulated descriptor. `dup`s share the position.
+/// One simulated descriptor. `dup`s share the position and the status
+/// flags.
 #[derive(Clone)]
 struct Descriptor {
     node: u32,
-    handle: Handle,
+    open: Open,
     pos: Rc<Cell<u64>>,
     path: PathBuf,
+    /// `F_GETFL`'s answer: the access mode, `O_APPEND`, `O_NONBLOCK`.
+    status: Rc<Cell<i32>>,
+}
+
+/// What a descriptor has open.
+#[derive(Clone)]
+enum Open {
+    /// A file or directory of the disk.
+    File(Handle),
+    /// An end of a named pipe, kept by the layer that keeps FIFOs
+    /// ([`FifoHooks`]); `None` once taken (`take_fifo_descriptor`).
+    Fifo(Rc<RefCell<Option<Box<dyn Any>>>>),
+}
+
+/// The status flags `F_GETFL` reports for an open with `flags`.
+fn status_of(flags: i32) -> i32 {
+    flags & (libc::O_ACCMODE | libc::O_APPEND | libc::O_NONBLOCK)
+}
+
+/// What the layer that keeps the simulated FIFOs (the facade's
+/// `tokio::net::unix::pipe`) does for `std::fs` on one: its pipe state
+/// lives there, with its wakers.
+pub struct FifoHooks {
+    /// Opens an end of FIFO `ino` of host `node` for reading, writing or
+    /// both, `nonblocking` or not: Linux's answers (`ENXIO` for a
+    /// non-blocking writer with no reader), and `EAGAIN` for a blocking
+    /// open that would wait for the other side (which `std::fs` does not
+    /// simulate).
+    pub open: fn(
+        node: u32,
+        ino: crate::Ino,
+        read: bool,
+        write: bool,
+        nonblocking: bool,
+    ) -> Result<Box<dyn Any>, i32>,
+    /// A read that does not wait (`EAGAIN` when the pipe is empty and a
+    /// writer is open).
+    pub read: fn(end: &dyn Any, buf: &mut [u8]) -> Result<usize, i32>,
+    /// A write that does not wait (`EAGAIN` when the pipe is full).
+    pub write: fn(end: &dyn Any, buf: &[u8]) -> Result<usize, i32>,
+}
+
+static FIFO_HOOKS: std::sync::OnceLock<FifoHooks> = std::sync::OnceLock::new();
+
+/// Installs what `std::fs` does on simulated FIFOs (once per process).
+pub fn set_fifo_hooks(hooks: FifoHooks) {
+    let _ = FIFO_HOOKS.set(hooks);
+}
+
+/// Why `std::fs` cannot do `what` on the FIFO at `path`: a line on stderr
+/// (an errno alone would not say), and `EOPNOTSUPP`.
+fn fifo_refused(what: &str, path: &Path) -> i32 {
+    eprintln!(
+        "sim: {what} the named pipe {} through std::fs would wait, which is not simulated: open \
+         it with O_NONBLOCK (custom_flags) or with tokio::net::unix::pipe::OpenOptions, or make \
+         the File a pipe::Receiver/Sender with from_file",
+        path.display()
+    );
+    libc::EOPNOTSUPP
 }
 
 thread_local! {
@@ -48,6 +109,41 @@ fn descriptor(fd: i32) -> Result<Descriptor, i32> {
         .ok()
         .flatten()
         .ok_or(libc::EBADF)
+}
+
+impl Descriptor {
+    /// The disk's open file (`EINVAL` for a FIFO's end, as `lseek` and
+    /// `fsync` on a pipe answer).
+    fn file(&self) -> Result<Handle, i32> {
+        match &self.open {
+            Open::File(handle) => Ok(*handle),
+            Open::Fifo(_) => Err(libc::EINVAL),
+        }
+    }
+
+    /// The FIFO's end, if this descriptor holds one.
+    fn fifo(&self) -> Option<&Rc<RefCell<Option<Box<dyn Any>>>>> {
+        match &self.open {
+            Open::Fifo(end) => Some(end),
+            Open::File(_) => None,
+        }
+    }
+
+    /// A read or write on a FIFO's end: without waiting when the descriptor
+    /// is non-blocking, refused otherwise.
+    fn fifo_io<R>(
+        &self,
+        what: &str,
+        f: impl FnOnce(&FifoHooks, &dyn Any) -> Result<R, i32>,
+    ) -> Result<R, i32> {
+        let end = self.fifo().expect("fifo_io on a FIFO's descriptor");
+        if self.status.get() & libc::O_NONBLOCK == 0 {
+            return Err(fifo_refused(what, &self.path));
+        }
+        let hooks = FIFO_HOOKS.get().ok_or(libc::EOPNOTSUPP)?;
+        let end = end.borrow();
+        f(hooks, end.as_deref().ok_or(libc::EBADF)?)
+    }
 }
 
 fn on_disk<R>(node: u32, f: impl FnOnce(&mut crate::Disk) -> io::Result<R>) -> Result<R, i32> {
@@ -115,12 +211,20 @@ impl FileHooks for StdFs {
                     | libc::O_PATH),
         };
         let node = crate::current_node();
+        let fifo = match flags & libc::O_CREAT {
+            0 => on_disk(node, |disk| Ok(disk.fifo_at(path).ok().flatten()))?,
+            _ => None,
+        };
+        if let Some(ino) = fifo {
+            return open_fifo(node, ino, path, flags);
+        }
         let handle = on_disk(node, |disk| disk.open(path, &open_flags))?;
         register(Descriptor {
             node,
-            handle,
+            open: Open::File(handle),
             pos: Rc::new(Cell::new(0)),
             path: path.to_path_buf(),
+            status: Rc::new(Cell::new(status_of(flags))),
         })
         .inspect_err(|_| with_disk_on(node, |disk| disk.close(&handle)))
     }
@@ -131,17 +235,26 @@ impl FileHooks for StdFs {
             .ok_or(libc::EBADF)?;
         sim_os::files::count_fake_fd(false);
         release_fd(fd);
-        // The disk is gone with its runtime: nothing left to close.
-        if sim_runtime::context::current_id().is_some() {
-            with_disk_on(d.node, |disk| disk.close(&d.handle));
+        // The disk is gone with its runtime: nothing left to close. A
+        // FIFO's end closes when its last descriptor goes (with `d`).
+        if let (Open::File(handle), true) = (&d.open, sim_runtime::context::current_id().is_some())
+        {
+            with_disk_on(d.node, |disk| disk.close(handle));
         }
         Ok(())
     }
 
     fn read(&self, fd: i32, buf: &mut [u8], at: Option<u64>) -> Result<usize, i32> {
         let d = descriptor(fd)?;
+        if d.fifo().is_some() {
+            if at.is_some() {
+                return Err(libc::ESPIPE);
+            }
+            return d.fifo_io("reading", |hooks, end| (hooks.read)(end, buf));
+        }
+        let handle = d.file()?;
         let offset = at.unwrap_or(d.pos.get());
-        let n = on_disk(d.node, |disk| disk.read_at(&d.handle, offset, buf))?;
+        let n = on_disk(d.node, |disk| disk.read_at(&handle, offset, buf))?;
         if at.is_none() {
             d.pos.set(offset + n as u64);
         }
@@ -150,8 +263,15 @@ impl FileHooks for StdFs {
 
     fn write(&self, fd: i32, buf: &[u8], at: Option<u64>) -> Result<usize, i32> {
         let d = descriptor(fd)?;
+        if d.fifo().is_some() {
+            if at.is_some() {
+                return Err(libc::ESPIPE);
+            }
+            return d.fifo_io("writing", |hooks, end| (hooks.write)(end, buf));
+        }
+        let handle = d.file()?;
         let offset = at.unwrap_or(d.pos.get());
-        let (n, next) = on_disk(d.node, |disk| disk.write_at(&d.handle, offset, buf))?;
+        let (n, next) = on_disk(d.node, |disk| disk.write_at(&handle, offset, buf))?;
         if at.is_none() {
             d.pos.set(next);
         }
@@ -160,10 +280,14 @@ impl FileHooks for StdFs {
 
     fn seek(&self, fd: i32, offset: i64, whence: i32) -> Result<u64, i32> {
         let d = descriptor(fd)?;
+        if d.fifo().is_some() {
+            return Err(libc::ESPIPE);
+        }
+        let handle = d.file()?;
         let base = match whence {
             libc::SEEK_SET => 0,
             libc::SEEK_CUR => d.pos.get(),
-            libc::SEEK_END => on_disk(d.node, |disk| disk.len(&d.handle))?,
+            libc::SEEK_END => on_disk(d.node, |disk| disk.len(&handle))?,
             _ => return Err(libc::EINVAL),
         };
         let target = base.checked_add_signed(offset).ok_or(libc::EINVAL)?;
@@ -173,7 +297,10 @@ impl FileHooks for StdFs {
 
     fn fstat(&self, fd: i32) -> Result<FakeStat, i32> {
         let d = descriptor(fd)?;
-        on_disk(d.node, |disk| disk.stat(&d.handle))
+        match &d.open {
+            Open::File(handle) => on_disk(d.node, |disk| disk.stat(handle)),
+            Open::Fifo(_) => on_disk(d.node, |disk| disk.stat_path(&d.path, true)),
+        }
     }
 
     fn stat(&self, path: &Path, follow: bool) -> Result<FakeStat, i32> {
@@ -182,17 +309,20 @@ impl FileHooks for StdFs {
 
     fn fsync(&self, fd: i32) -> Result<(), i32> {
         let d = descriptor(fd)?;
-        on_disk(d.node, |disk| disk.sync(&d.handle))
+        let handle = d.file()?;
+        on_disk(d.node, |disk| disk.sync(&handle))
     }
 
     fn ftruncate(&self, fd: i32, len: u64) -> Result<(), i32> {
         let d = descriptor(fd)?;
-        on_disk(d.node, |disk| disk.set_len(&d.handle, len))
+        let handle = d.file()?;
+        on_disk(d.node, |disk| disk.set_len(&handle, len))
     }
 
     fn fchmod(&self, fd: i32, mode: u32) -> Result<(), i32> {
         let d = descriptor(fd)?;
-        on_disk(d.node, |disk| disk.set_mode(&d.handle, mode))
+        let handle = d.file()?;
+        on_disk(d.node, |disk| disk.set_mode(&handle, mode))
     }
 
     fn chmod(&self, path: &Path, mode: u32) -> Result<(), i32> {
@@ -246,23 +376,82 @@ impl FileHooks for StdFs {
 
     fn dup(&self, fd: i32) -> Result<i32, i32> {
         let d = descriptor(fd)?;
-        let handle = on_disk(d.node, |disk| disk.dup(&d.handle))?;
-        register(Descriptor { handle, ..d })
+        let open = match &d.open {
+            Open::File(handle) => Open::File(on_disk(d.node, |disk| disk.dup(handle))?),
+            // The end is shared, as the kernel shares an open pipe.
+            Open::Fifo(end) => Open::Fifo(end.clone()),
+        };
+        register(Descriptor { open, ..d })
     }
+
+    fn status_flags(&self, fd: i32) -> Result<i32, i32> {
+        Ok(descriptor(fd)?.status.get())
+    }
+
+    fn set_status_flags(&self, fd: i32, flags: i32) -> Result<(), i32> {
+        // As Linux: only O_APPEND and O_NONBLOCK (of these) change.
+        let d = descriptor(fd)?;
+        let kept = d.status.get() & !(libc::O_APPEND | libc::O_NONBLOCK);
+        d.status
+            .set(kept | (flags & (libc::O_APPEND | libc::O_NONBLOCK)));
+        Ok(())
+    }
+}
+
+/// `open` of the FIFO `ino` at `path`: an end from [`FifoHooks`].
+fn open_fifo(node: u32, ino: crate::Ino, path: &Path, flags: i32) -> Result<i32, i32> {
+    let Some(hooks) = FIFO_HOOKS.get() else {
+        // No layer keeps FIFOs in this process (no tokio runtime was
+        // built): the disk's own refusal, which names the way.
+        eprintln!(
+            "sim: {} is a simulated named pipe (FIFO): open it with \
+             tokio::net::unix::pipe::OpenOptions, not as a file",
+            path.display()
+        );
+        return Err(libc::EOPNOTSUPP);
+    };
+    let access = flags & libc::O_ACCMODE;
+    let read = access == libc::O_RDONLY || access == libc::O_RDWR;
+    let write = access == libc::O_WRONLY || access == libc::O_RDWR;
+    let nonblocking = flags & libc::O_NONBLOCK != 0;
+    let end = match (hooks.open)(node, ino, read, write, nonblocking) {
+        Err(libc::EAGAIN) => return Err(fifo_refused("opening", path)),
+        other => other?,
+    };
+    register(Descriptor {
+        node,
+        open: Open::Fifo(Rc::new(RefCell::new(Some(end)))),
+        pos: Rc::new(Cell::new(0)),
+        path: path.to_path_buf(),
+        status: Rc::new(Cell::new(status_of(flags))),
+    })
+}
+
+/// The FIFO end behind simulated descriptor `fd`, taken out of it for
+/// `tokio::net::unix::pipe`'s `from_file`, with its status flags (access
+/// mode, `O_NONBLOCK`). The descriptor is closed. `None` for a descriptor
+/// that holds no FIFO end (then it is left as it was).
+pub fn take_fifo_descriptor(fd: i32) -> Option<(Box<dyn Any>, i32)> {
+    let d = descriptor(fd).ok()?;
+    let end = d.fifo()?.borrow_mut().take()?;
+    let status = d.status.get();
+    DESCRIPTORS.with(|t| t.borrow_mut().remove(&fd));
+    sim_os::files::count_fake_fd(false);
+    release_fd(fd);
+    Some((end, status))
 }
 
 /// The open file behind simulated descriptor `fd`, taken out of it for
 /// `tokio::fs::File::from_std`: its host, handle and position. The
 /// descriptor is closed; the open file lives on with the caller. `None` for
-/// a descriptor that is not a simulated file.
+/// a descriptor that is not a simulated file (a FIFO's end stays).
 pub fn take_descriptor(fd: i32) -> Option<(u32, Handle, u64)> {
-    let d = DESCRIPTORS
-        .try_with(|t| t.borrow_mut().remove(&fd))
-        .ok()
-        .flatten()?;
+    let d = descriptor(fd).ok()?;
+    let handle = d.file().ok()?;
+    DESCRIPTORS.with(|t| t.borrow_mut().remove(&fd));
     sim_os::files::count_fake_fd(false);
     release_fd(fd);
-    Some((d.node, d.handle, d.pos.get()))
+    Some((d.node, handle, d.pos.get()))
 }
 
 /// A descriptor for an open file of the simulation, at `pos`, for
@@ -272,11 +461,18 @@ pub fn take_descriptor(fd: i32) -> Option<(u32, Handle, u64)> {
 /// # Errors
 /// `EMFILE` when no descriptor is left.
 pub fn give_descriptor(node: u32, handle: Handle, pos: u64) -> Result<i32, i32> {
+    let access = match (handle.read, handle.write) {
+        (true, true) => libc::O_RDWR,
+        (false, true) => libc::O_WRONLY,
+        _ => libc::O_RDONLY,
+    };
+    let append = if handle.append { libc::O_APPEND } else { 0 };
     register(Descriptor {
         node,
-        handle,
+        open: Open::File(handle),
         pos: Rc::new(Cell::new(pos)),
         path: PathBuf::new(),
+        status: Rc::new(Cell::new(access | append)),
     })
 }
 

@@ -87,6 +87,10 @@ pub trait FileHooks: Sync {
     fn list(&self, fd: i32) -> Result<Vec<(OsString, u64, u8)>, i32>;
     /// `dup`: a new descriptor sharing the open file (and its position).
     fn dup(&self, fd: i32) -> Result<i32, i32>;
+    /// `fcntl(F_GETFL)`: the access mode, `O_APPEND`, `O_NONBLOCK`.
+    fn status_flags(&self, fd: i32) -> Result<i32, i32>;
+    /// `fcntl(F_SETFL)`: `O_APPEND` and `O_NONBLOCK` change.
+    fn set_status_flags(&self, fd: i32, flags: i32) -> Result<(), i32>;
 }
 
 /// The attributes of a simulated file, to be turned into a real

@@ -137,8 +137,9 @@ pub unsafe extern "C" fn fcntl(fd: i32, cmd: i32, arg: libc::c_long) -> i32 {
         return match cmd {
             libc::F_DUPFD | libc::F_DUPFD_CLOEXEC => hooks.dup(fd).unwrap_or_else(fail),
             libc::F_GETFD => libc::FD_CLOEXEC,
-            libc::F_SETFD | libc::F_SETFL => 0,
-            libc::F_GETFL => libc::O_RDWR,
+            libc::F_SETFD => 0,
+            libc::F_GETFL => hooks.status_flags(fd).unwrap_or_else(fail),
+            libc::F_SETFL => to_c_int(hooks.set_status_flags(fd, arg as i32)),
             _ => fail(libc::EINVAL),
         };
     }

@@ -136,7 +136,6 @@ pub(crate) enum Side {
 /// that is no FIFO; `ENXIO` for a sender while no receiver is open (unless
 /// `read_write`), as Linux gives.
 pub(crate) fn open(path: &Path, side: Side, read_write: bool) -> io::Result<FifoEnd> {
-    let node = sim_fs::current_node();
     let found = sim_fs::with_disk(|disk| disk.fifo_at(path));
     let ino = match found {
         Ok(Some(ino)) => ino,
@@ -150,21 +149,40 @@ pub(crate) fn open(path: &Path, side: Side, read_write: bool) -> io::Result<Fifo
         }
         Err(e) => return Err(e),
     };
+    let (reads, writes) = match side {
+        Side::Receiver => (true, read_write),
+        Side::Sender => (read_write, true),
+    };
+    open_ino(sim_fs::current_node(), ino, reads, writes, true)
+}
+
+/// Opens an end of FIFO `ino` of host `node` with Linux's rules: a
+/// non-blocking writer with no reader fails with `ENXIO`; a blocking open
+/// that would wait for the other side fails with `WouldBlock` (`std::fs`
+/// refuses it: not simulated).
+fn open_ino(
+    node: u32,
+    ino: sim_fs::Ino,
+    reads: bool,
+    writes: bool,
+    nonblocking: bool,
+) -> io::Result<FifoEnd> {
     let shared = sim_runtime::context::with_current(|core| {
         let fifos = core.extension(Fifos::default);
         let mut map = fifos.0.borrow_mut();
         map.entry((node, ino)).or_default().clone()
     })
     .expect("a FIFO is opened inside its runtime");
-    let (reads, writes) = match side {
-        Side::Receiver => (true, read_write),
-        Side::Sender => (read_write, true),
-    };
     let (wake, writers_at_open) = {
         let mut state = lock(&shared);
         let no_sender = state.writers == 0;
-        if matches!(side, Side::Sender) && !read_write && state.readers == 0 {
+        let waits_for_reader = writes && !reads && state.readers == 0;
+        let waits_for_writer = reads && !writes && no_sender;
+        if waits_for_reader && nonblocking {
             return Err(io::Error::from_raw_os_error(libc_dep::ENXIO));
+        }
+        if (waits_for_reader || waits_for_writer) && !nonblocking {
+            return Err(io::ErrorKind::WouldBlock.into());
         }
         state.readers += u32::from(reads);
         state.writers += u32::from(writes);
@@ -257,6 +275,11 @@ impl FifoEnd {
         if !self.first_turn.turned() {
             return Err(io::ErrorKind::WouldBlock.into());
         }
+        self.read_now(buf)
+    }
+
+    /// A read that does not wait, as a non-blocking `read(2)` answers.
+    fn read_now(&self, buf: &mut [u8]) -> io::Result<usize> {
         let (n, wake) = {
             let mut state = lock(&self.shared);
             if state.buffer.is_empty() {
@@ -281,6 +304,11 @@ impl FifoEnd {
         if !self.first_turn.turned() {
             return Err(io::ErrorKind::WouldBlock.into());
         }
+        self.write_now(buf)
+    }
+
+    /// A write that does not wait, as a non-blocking `write(2)` answers.
+    fn write_now(&self, buf: &[u8]) -> io::Result<usize> {
         let (n, wake) = {
             let mut state = lock(&self.shared);
             if state.readers == 0 {
@@ -335,14 +363,84 @@ impl FifoEnd {
         }
     }
 
-    /// A real descriptor standing for the end (`AsRawFd`): an empty pipe.
+    /// A real descriptor standing for the end (`AsRawFd`): an empty pipe,
+    /// non-blocking as tokio sets its pipe ends.
     pub(crate) fn placeholder(&self) -> BorrowedFd<'_> {
         self.placeholder
             .get_or_init(|| {
-                crate::process::stdio::placeholder().expect("sim: a placeholder for a FIFO end")
+                let fd = crate::process::stdio::placeholder()
+                    .expect("sim: a placeholder for a FIFO end");
+                set_nonblocking(&fd);
+                fd
             })
             .as_fd()
     }
+}
+
+/// Sets `O_NONBLOCK` on a real descriptor.
+fn set_nonblocking(fd: &OwnedFd) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: fcntl on a descriptor `fd` owns; a failure leaves it as it was.
+    unsafe {
+        let flags = libc_dep::fcntl(fd.as_raw_fd(), libc_dep::F_GETFL);
+        if flags >= 0 {
+            libc_dep::fcntl(
+                fd.as_raw_fd(),
+                libc_dep::F_SETFL,
+                flags | libc_dep::O_NONBLOCK,
+            );
+        }
+    }
+}
+
+/// The FIFO end a `std::fs` descriptor `fd` holds, taken from it for
+/// `from_file`/`from_owned_fd` as `side`: `None` when `fd` holds none (the
+/// descriptor is then untouched); `InvalidInput` for an end opened without
+/// the access `side` needs, as tokio checks.
+pub(crate) fn take_std_end(fd: i32, side: Side, what: &str) -> Option<io::Result<FifoEnd>> {
+    let (end, status) = sim_fs::take_fifo_descriptor(fd)?;
+    let mut end = *end
+        .downcast::<FifoEnd>()
+        .expect("sim: a FIFO descriptor holds a FifoEnd");
+    let access = status & libc_dep::O_ACCMODE;
+    let fits = match side {
+        Side::Receiver => access != libc_dep::O_WRONLY,
+        Side::Sender => access != libc_dep::O_RDONLY,
+    };
+    if !fits {
+        return Some(Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{what}: the FIFO is not open for the access this end needs"),
+        )));
+    }
+    // Registered with the runtime now: ready from its next turn.
+    end.first_turn = FirstTurn::new();
+    Some(Ok(end))
+}
+
+/// Gives `std::fs` the simulated FIFOs (once per process): an open of one
+/// is an end of it, read and written without waiting (see
+/// `sim_fs::FifoHooks`).
+pub(crate) fn install() {
+    fn errno(e: io::Error) -> i32 {
+        match e.kind() {
+            io::ErrorKind::WouldBlock => libc_dep::EAGAIN,
+            _ => e.raw_os_error().unwrap_or(libc_dep::EIO),
+        }
+    }
+    fn end(end: &dyn std::any::Any) -> &FifoEnd {
+        end.downcast_ref()
+            .expect("sim: a FIFO descriptor holds a FifoEnd")
+    }
+    sim_fs::set_fifo_hooks(sim_fs::FifoHooks {
+        open: |node, ino, read, write, nonblocking| {
+            open_ino(node, ino, read, write, nonblocking)
+                .map(|end| Box::new(end) as Box<dyn std::any::Any>)
+                .map_err(errno)
+        },
+        read: |e, buf| end(e).read_now(buf).map_err(errno),
+        write: |e, buf| end(e).write_now(buf).map_err(errno),
+    });
 }
 
 impl Drop for FifoEnd {

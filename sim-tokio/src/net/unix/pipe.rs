@@ -180,6 +180,14 @@ fn is_fifo(fd: RawFd) -> bool {
     ok && stat.st_mode & libc_dep::S_IFMT == libc_dep::S_IFIFO
 }
 
+/// The side of a FIFO an anonymous pipe's end of `family` would be.
+fn side_of(family: Family) -> Side {
+    match family {
+        Family::PipeReader => Side::Receiver,
+        _ => Side::Sender,
+    }
+}
+
 /// A descriptor for the pipe end `stream` (its handle must not close it
 /// afterwards).
 fn give_pipe_end(stream: UnixStream, family: Family, nonblocking: bool) -> io::Result<OwnedFd> {
@@ -193,7 +201,8 @@ fn give_pipe_end(stream: UnixStream, family: Family, nonblocking: bool) -> io::R
 macro_rules! fd_conversions {
     ($ty:ident, $what:literal, $family:expr) => {
         /// The end of an anonymous pipe made during the run (`pipe2`, as
-        /// nix or `std::io::pipe` call it), from its file.
+        /// nix or `std::io::pipe` call it), or of a simulated FIFO opened
+        /// with `std::fs`, from its file (set non-blocking, as tokio does).
         ///
         /// # Errors
         /// `InvalidInput` when it is no pipe or the other end; a real pipe
@@ -208,7 +217,15 @@ macro_rules! fd_conversions {
         /// # Errors
         /// As [`Self::from_file`].
         pub fn from_owned_fd(owned_fd: OwnedFd) -> io::Result<$ty> {
-            let stream = take_pipe_end(owned_fd, $family, concat!($what, "::from_owned_fd"))?;
+            let what = concat!($what, "::from_owned_fd");
+            if let Some(end) = fifo::take_std_end(owned_fd.as_raw_fd(), side_of($family), what) {
+                // The descriptor went with the end.
+                let _ = std::os::unix::io::IntoRawFd::into_raw_fd(owned_fd);
+                return Ok($ty {
+                    inner: End::Fifo(end?),
+                });
+            }
+            let stream = take_pipe_end(owned_fd, $family, what)?;
             Ok($ty {
                 inner: End::Stream(stream),
             })
