@@ -27,7 +27,7 @@ work=${TOKIO_SUITE_DIR:-$root/target/tokio-suite}
 mkdir -p "$work"
 export CARGO_TARGET_DIR=$work/target
 cargo build --quiet --manifest-path "$root/Cargo.toml" -p cargo-sim
-sim=$root/target/debug/cargo-sim
+sim=$CARGO_TARGET_DIR/debug/cargo-sim
 if ! cargo nextest --version > /dev/null 2>&1; then
   cargo install --quiet --locked cargo-nextest
 fi
