@@ -120,3 +120,12 @@ async fn spawn_needs_a_runtime() {
     .unwrap();
     assert!(result, "spawn outside a runtime panics");
 }
+
+#[tokio::test(start_paused = true)]
+async fn yes_into_nothing_runs_until_killed() {
+    let mut child = Command::new("yes").stdout(Stdio::null()).spawn().unwrap();
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    assert!(child.try_wait().unwrap().is_none(), "still writing");
+    child.kill().await.unwrap();
+    assert_eq!(child.wait().await.unwrap().signal(), Some(libc::SIGKILL));
+}

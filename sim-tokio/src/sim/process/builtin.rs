@@ -7,8 +7,8 @@
 //! (`NotFound`, with a message that says which argument and how to
 //! register a program of one's own): a built-in never runs an argument it
 //! would get wrong. `cat` reads the host's simulated files; `sleep` sleeps
-//! in virtual time; a write to a closed pipe kills the program with
-//! `SIGPIPE`, as the kernel does.
+//! in virtual time; `yes` writes about 8 KiB a millisecond; a write to a
+//! closed pipe kills the program with `SIGPIPE`, as the kernel does.
 
 use super::sh::Script;
 use super::{Invocation, ProgramOutput, ProgramStdin};
@@ -275,6 +275,9 @@ async fn run_cat(files: &[OsString], io: &mut Stdio<'_>) -> Exit {
     Exit::Code(code)
 }
 
+/// The virtual time `yes` takes to write one chunk (about 8 KiB).
+const YES_CHUNK_TIME: Duration = Duration::from_millis(1);
+
 async fn run_yes(line: &[u8], io: &mut Stdio<'_>) -> Exit {
     // Whole lines in writes of about 8 KiB, as GNU yes fills its buffer.
     let copies = (8 * 1024 / line.len()).max(1);
@@ -283,6 +286,10 @@ async fn run_yes(line: &[u8], io: &mut Stdio<'_>) -> Exit {
         if let Some(exit) = write(io.stdout, &chunk).await {
             return exit;
         }
+        // Writing takes time: a chunk a millisecond. A sink that never
+        // pushes back (`Stdio::null()`) would otherwise keep the turn for
+        // good, and a paused clock would never move.
+        crate::time::sleep(YES_CHUNK_TIME).await;
     }
 }
 
