@@ -418,6 +418,19 @@ pub(crate) fn take_std_end(fd: i32, side: Side, what: &str) -> Option<io::Result
     Some(Ok(end))
 }
 
+/// Installs [`install`] before `main` (a constructor, as the `ctor` crate
+/// makes): a harness test builds no runtime through the facade's builder,
+/// and its hosts' `std::fs` meets FIFOs all the same.
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static INSTALL_AT_START: extern "C" fn() = {
+    extern "C" fn install_at_start() {
+        install();
+    }
+    install_at_start
+};
+
 /// Gives `std::fs` the simulated FIFOs (once per process): an open of one
 /// is an end of it, read and written without waiting (see
 /// `sim_fs::FifoHooks`).
