@@ -33,10 +33,20 @@ struct Descriptor {
 enum Open {
     /// A file or directory of the disk.
     File(Handle),
-    /// An end of a named pipe, kept by the layer that keeps FIFOs
-    /// ([`FifoHooks`]); `None` once taken (`take_fifo_descriptor`).
-    Fifo(Rc<RefCell<Option<Box<dyn Any>>>>),
+    /// An end of a named pipe.
+    Fifo(FifoSlot),
 }
+
+/// An end of a named pipe, kept by the layer that keeps FIFOs
+/// ([`FifoHooks`]), shared by a descriptor's `dup`s; `None` once taken
+/// (`take_fifo_descriptor`).
+type FifoSlot = Rc<RefCell<Option<FifoEnd>>>;
+
+/// A FIFO's end as that layer made it.
+pub type FifoEnd = Box<dyn Any>;
+
+/// [`FifoHooks::open`]: host, inode, read, write, non-blocking.
+pub type FifoOpen = fn(u32, crate::Ino, bool, bool, bool) -> Result<FifoEnd, i32>;
 
 /// The status flags `F_GETFL` reports for an open with `flags`.
 fn status_of(flags: i32) -> i32 {
@@ -52,13 +62,7 @@ pub struct FifoHooks {
     /// non-blocking writer with no reader), and `EAGAIN` for a blocking
     /// open that would wait for the other side (which `std::fs` does not
     /// simulate).
-    pub open: fn(
-        node: u32,
-        ino: crate::Ino,
-        read: bool,
-        write: bool,
-        nonblocking: bool,
-    ) -> Result<Box<dyn Any>, i32>,
+    pub open: FifoOpen,
     /// A read that does not wait (`EAGAIN` when the pipe is empty and a
     /// writer is open).
     pub read: fn(end: &dyn Any, buf: &mut [u8]) -> Result<usize, i32>,
@@ -122,7 +126,7 @@ impl Descriptor {
     }
 
     /// The FIFO's end, if this descriptor holds one.
-    fn fifo(&self) -> Option<&Rc<RefCell<Option<Box<dyn Any>>>>> {
+    fn fifo(&self) -> Option<&FifoSlot> {
         match &self.open {
             Open::Fifo(end) => Some(end),
             Open::File(_) => None,
@@ -431,7 +435,7 @@ fn open_fifo(node: u32, ino: crate::Ino, path: &Path, flags: i32) -> Result<i32,
 /// `tokio::net::unix::pipe`'s `from_file`, with its status flags (access
 /// mode, `O_NONBLOCK`). The descriptor is closed. `None` for a descriptor
 /// that holds no FIFO end (then it is left as it was).
-pub fn take_fifo_descriptor(fd: i32) -> Option<(Box<dyn Any>, i32)> {
+pub fn take_fifo_descriptor(fd: i32) -> Option<(FifoEnd, i32)> {
     let d = descriptor(fd).ok()?;
     let end = d.fifo()?.borrow_mut().take()?;
     let status = d.status.get();

@@ -398,8 +398,7 @@ impl<'a> Parser<'a> {
     fn word(&mut self) -> Result<Word, String> {
         let mut word = Word::default();
         let start = self.at;
-        loop {
-            let Some(c) = self.peek() else { break };
+        while let Some(c) = self.peek() {
             match c {
                 b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')' => break,
                 b'\'' => {
