@@ -542,3 +542,41 @@ async fn join_polls_a_different_future_first_each_time() {
 async fn spawn_local_outside_a_local_set_panics_with_tokios_message() {
     drop(task::spawn_local(async {}));
 }
+
+/// A `LocalSet` drops its tasks inside its own context: a task's drop that
+/// calls `block_in_place` is refused there, and its join handle reports
+/// that panic.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_local_sets_tasks_drop_inside_its_context() {
+    struct BlockInPlaceOnDrop;
+    impl std::future::Future for BlockInPlaceOnDrop {
+        type Output = ();
+        fn poll(
+            self: std::pin::Pin<&mut Self>,
+            _cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<()> {
+            std::task::Poll::Pending
+        }
+    }
+    impl Drop for BlockInPlaceOnDrop {
+        fn drop(&mut self) {
+            task::block_in_place(|| {});
+        }
+    }
+    let local = LocalSet::new();
+    let handle = local.spawn_local(BlockInPlaceOnDrop);
+    local.run_until(task::yield_now()).await;
+    drop(local);
+    let error = handle.await.unwrap_err();
+    assert!(error.is_panic());
+    let payload = error.into_panic();
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    assert!(
+        message.contains("can call blocking only when running on the multi-threaded runtime"),
+        "{message}"
+    );
+}

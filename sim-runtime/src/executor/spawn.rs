@@ -294,9 +294,13 @@ impl Core {
             .tasks
             .borrow()
             .unfinished(self.id, |t| t.owner == owner);
+        // Its tasks drop inside the set's context, as in tokio: a drop
+        // that calls `block_in_place` is refused there.
+        let previous = self.set_current_local(owner);
         for raw in victims {
             self.cancel_now(raw);
         }
+        self.set_current_local(previous);
         self.scheduler.borrow_mut().local_drop(owner);
     }
 }
