@@ -131,6 +131,41 @@ pub fn run_one(
     seed: u64,
     env: &[(String, String)],
 ) -> Result<OneRun, String> {
+    run_one_with(config, binaries, case, seed, env, &[])
+}
+
+/// As [`run_one`], with the tasks run in the order they became ready, as
+/// tokio's `current_thread` runtime runs them (`SIM_POLICY=fifo`; the
+/// seed's PCT settings, if any, dropped): the same seed's latencies,
+/// faults and randomness in tokio's order.
+pub fn run_one_in_fifo_order(
+    config: &SweepConfig,
+    binaries: &[TestBinary],
+    case: &TestCase,
+    seed: u64,
+) -> Result<OneRun, String> {
+    use sim_runtime::settings::{PCT_DEPTH, PCT_HORIZON, POLICY};
+    let env = [(POLICY.name.to_string(), "fifo".to_string())];
+    run_one_with(
+        config,
+        binaries,
+        case,
+        seed,
+        &env,
+        &[PCT_DEPTH.name, PCT_HORIZON.name],
+    )
+}
+
+/// [`run_one`] with `env` set and the variables of `unset` removed, after
+/// the seed's pinned settings.
+fn run_one_with(
+    config: &SweepConfig,
+    binaries: &[TestBinary],
+    case: &TestCase,
+    seed: u64,
+    env: &[(String, String)],
+    unset: &[&str],
+) -> Result<OneRun, String> {
     let binary = &binaries[case.binary];
     let records = config.work_dir.join(format!("one-{seed:016x}.records"));
     let _ = std::fs::remove_file(&records);
@@ -157,6 +192,9 @@ pub fn run_one(
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     case.pin_settings(&mut command, seed);
+    for name in unset {
+        command.env_remove(name);
+    }
     for (k, v) in env {
         command.env(k, v);
     }

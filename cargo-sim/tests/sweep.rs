@@ -877,6 +877,23 @@ const OTHER: &str = r#"
 async fn lost_update() {
     // Same name as in planted.rs, and always passes.
 }
+
+/// Leans on the order tokio's current_thread runtime runs tasks in: the
+/// task spawned first runs first.
+#[tokio::test]
+async fn first_spawned_runs_first() {
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let handles: Vec<_> = (0..3)
+        .map(|i| {
+            let log = log.clone();
+            tokio::spawn(async move { log.lock().unwrap().push(i) })
+        })
+        .collect();
+    for handle in handles {
+        handle.await.unwrap();
+    }
+    assert_eq!(*log.lock().unwrap(), [0, 1, 2], "the tasks ran out of spawn order");
+}
 "#;
 
 fn write(path: &Path, text: &str) {
@@ -1079,6 +1096,44 @@ fn a_sweep_finds_each_flaky_test_and_its_replay_reproduces() {
         std::fs::read(dir.join("Cargo.lock")).unwrap() == lock_before,
         "the user's Cargo.lock is unchanged"
     );
+}
+
+/// A failure that needs an order of tasks tokio's `current_thread` runtime
+/// never gives says so (its seed passes in FIFO order); a race that
+/// happens in that order too (the lost update) does not.
+#[test]
+fn a_failure_that_needs_another_order_of_tasks_says_so() {
+    let dir = fixture("order");
+    let (output, stdout, stderr) = sim(
+        &dir,
+        "test --no-save --seeds 50 --test planted --test other -- first_spawned_runs_first lost_update",
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
+    let report = |test: &str| {
+        let start = stderr
+            .find(&format!("FAIL {test} ["))
+            .unwrap_or_else(|| panic!("{test} fails: {stderr}"));
+        let rest = &stderr[start..];
+        let end = rest[1..].find("\nFAIL ").map_or(rest.len(), |e| e + 1);
+        rest[..end].to_string()
+    };
+    let note = "passes when ready tasks run in the order they became ready";
+    let ordered = report("first_spawned_runs_first");
+    assert!(ordered.contains(note), "{ordered}");
+    assert!(ordered.contains("run it with SIM_POLICY=fifo"), "{ordered}");
+    let lost = report("lost_update");
+    assert!(
+        !lost.contains(note),
+        "the lost update happens in FIFO order too: {lost}"
+    );
+    // In FIFO order the first test passes every seed.
+    let (output, _, stderr) = sim(
+        &dir,
+        "test --no-save --seeds 50 --test other -- first_spawned_runs_first",
+        &[("SIM_POLICY", "fifo")],
+    );
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
 }
 
 /// A client's `assert!` failing after a partition (the new user's kind of

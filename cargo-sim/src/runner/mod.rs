@@ -24,7 +24,9 @@ mod records;
 use crate::compile::TestBinary;
 use crate::explore::Explorer;
 pub use crate::outcomes::{Mode, Outcome, TestResult};
-pub use crate::process::{run_one, trace_failing, trace_seed, OneRun, SweepConfig, TestCase};
+pub use crate::process::{
+    run_one, run_one_in_fifo_order, trace_failing, trace_seed, OneRun, SweepConfig, TestCase,
+};
 use crate::process::{seeds_value, silence_budget};
 use crate::properties::Seen;
 use crate::seeds::Indices;

@@ -10,8 +10,11 @@
 //! 4. [`sweep`]: the runs, over `--jobs` processes (`crate::runner`);
 //! 5. [`carried`]: a test whose failing seed passes alone carries state
 //!    between seeds: its seeds run again, one process each;
-//! 6. [`doc`]: the doc tests, through cargo, at one seed;
-//! 7. [`summary`]: each failure's report, its seed saved, shrunk, traced
+//! 6. [`order`]: a failing test's first failing seed runs again in the
+//!    order tokio's `current_thread` runtime runs tasks, so the report can
+//!    say when the failure needs another order;
+//! 7. [`doc`]: the doc tests, through cargo, at one seed;
+//! 8. [`summary`]: each failure's report, its seed saved, shrunk, traced
 //!    or drawn as asked, the JUnit file and the closing lines.
 
 mod build;
@@ -19,6 +22,7 @@ mod carried;
 mod cases;
 mod doc;
 mod no_match;
+mod order;
 mod plan;
 mod summary;
 mod sweep;
@@ -100,6 +104,7 @@ fn phases(
         eprintln!("sim: interrupted by signal {signal}; the report of what ran follows");
     } else if plan.soak.is_none() {
         carried::run_again(&built.binaries, &mut swept)?;
+        order::check(&built.binaries, &mut swept);
     }
     swept.show_logs();
     let docs = match interrupted {

@@ -187,6 +187,14 @@ fn report_one(
             plural(result.case.seeds.len(), "seed")
         );
     }
+    if let Some(&seed) = swept.fifo_passes.get(&index) {
+        eprintln!(
+            "  seed {seed:#x} passes when ready tasks run in the order they became ready, as \
+             tokio's current_thread runtime runs them (SIM_POLICY=fifo, the same seed): the \
+             failure needs another order of tasks, one a multi_thread runtime can give. If the \
+             test means to rely on current_thread's order, run it with SIM_POLICY=fifo."
+        );
+    }
     if crate::signals::received().is_none() {
         follow_up(plan, built, swept, result);
     }

@@ -19,6 +19,9 @@ pub(crate) struct Swept {
     pub(crate) single: bool,
     /// For a test whose failing seed passed alone: that seed.
     pub(crate) carried: std::collections::BTreeMap<usize, u64>,
+    /// For a failing test whose first failing seed passed in FIFO order
+    /// (`order.rs`): that seed.
+    pub(crate) fifo_passes: std::collections::BTreeMap<usize, u64>,
 }
 
 impl Swept {
@@ -73,6 +76,7 @@ pub(crate) fn sweep(plan: &Plan, built: &Built, cases: Vec<TestCase>) -> Result<
         traces,
         single,
         carried: Default::default(),
+        fifo_passes: Default::default(),
     })
 }
 
