@@ -10,7 +10,7 @@
 //! in virtual time; `yes` writes about 8 KiB a millisecond; a write to a
 //! closed pipe kills the program with `SIGPIPE`, as the kernel does.
 
-use super::sh::Script;
+use super::sh::{self, Script};
 use super::{Invocation, ProgramOutput, ProgramStdin};
 use crate::io::{AsyncReadExt, AsyncWriteExt};
 use std::ffi::{OsStr, OsString};
@@ -90,7 +90,11 @@ pub(crate) fn parse_named(name: &str, a: &Args<'_>) -> Result<Program, String> {
         "cat" => cat(a.args).map(Program::Cat),
         "sleep" => sleep(a.args).map(Program::Sleep),
         "yes" => yes(a.args).map(Program::Yes),
-        "sh" => Script::parse(a).map(Program::Sh),
+        "sh" => {
+            let script = Script::parse(a.args, a.arg0, a.env, a.pid)?;
+            check_script(&script)?;
+            Ok(Program::Sh(script))
+        }
         _ => unreachable!("{name} is one of NAMES"),
     }
 }
@@ -210,9 +214,92 @@ impl Program {
                 Exit::Code(0)
             }
             Program::Yes(line) => run_yes(line, io).await,
-            Program::Sh(script) => Box::pin(script.run(io)).await,
+            Program::Sh(script) => Box::pin(run_script(script, io)).await,
         }
     }
+}
+
+/// What a command of a script runs.
+enum ShCommand {
+    /// `exit [N]`.
+    Exit(Option<i32>),
+    /// A built-in program, and whether it runs in the shell itself (a
+    /// shell's own `echo`, `true`, `false`, `:`).
+    Program(Program, bool),
+}
+
+/// Every command of `script` names a command the built-in runs, with
+/// arguments it takes (expanded as they will be: `$?` is a number either
+/// way, which changes neither).
+fn check_script(script: &Script) -> Result<(), String> {
+    for command in script.commands() {
+        let fields = script.expand(command, 0);
+        if let Some((name, args)) = fields.split_first() {
+            sh_command(name, args)?;
+        }
+    }
+    Ok(())
+}
+
+/// The command `name` of a script, with `args`.
+fn sh_command(name: &[u8], args: &[Vec<u8>]) -> Result<ShCommand, String> {
+    use std::os::unix::ffi::OsStringExt;
+    let args: Vec<OsString> = args.iter().map(|a| OsString::from_vec(a.clone())).collect();
+    let name = String::from_utf8_lossy(name).into_owned();
+    match name.as_str() {
+        "exit" => match args.as_slice() {
+            [] => Ok(ShCommand::Exit(None)),
+            [code] => code
+                .to_str()
+                .and_then(|c| c.parse::<i64>().ok())
+                .filter(|c| *c >= 0)
+                .map(|c| ShCommand::Exit(Some((c & 0xff) as i32)))
+                .ok_or_else(|| sh::refuse(&format!("exit {code:?}: not a number"))),
+            _ => Err(sh::refuse("exit with more than one argument")),
+        },
+        ":" | "true" => Ok(ShCommand::Program(Program::True, true)),
+        "false" => Ok(ShCommand::Program(Program::False, true)),
+        "echo" => Ok(ShCommand::Program(Program::Echo(echo(&args)?), true)),
+        "cat" | "sleep" | "yes" => {
+            let env = std::collections::BTreeMap::new();
+            let a = Args {
+                program: name.as_ref(),
+                arg0: name.as_ref(),
+                args: &args,
+                pid: 0,
+                env: &env,
+            };
+            Ok(ShCommand::Program(parse_named(&name, &a)?, false))
+        }
+        "sh" => Err(sh::refuse("a nested sh")),
+        other => Err(sh::refuse(&format!(
+            "the command {other:?} (register a program called sh to run other programs)"
+        ))),
+    }
+}
+
+/// Runs `script`: its exit status, or the signal that ended it.
+async fn run_script(script: &Script, io: &mut Stdio<'_>) -> Exit {
+    let mut status = 0;
+    let mut cursor = script.cursor();
+    while let Some(command) = cursor.next(status) {
+        let fields = script.expand(command, status);
+        let Some((name, args)) = fields.split_first() else {
+            status = 0;
+            continue;
+        };
+        match sh_command(name, args).expect("sim: sh's commands were checked at spawn") {
+            ShCommand::Exit(code) => return Exit::Code(code.unwrap_or(status) & 0xff),
+            ShCommand::Program(program, in_shell) => match program.run(io).await {
+                Exit::Code(code) => status = code,
+                // A program's death is a status of 128 + its signal; the
+                // shell's own echo dies with it.
+                Exit::Signal(sig) if !in_shell => status = 128 + sig,
+                Exit::Signal(sig) => return Exit::Signal(sig),
+            },
+        }
+    }
+    Exit::Code(status)
 }
 
 /// Writes `bytes` to `out`: `Some` with how the program ends if it
@@ -349,6 +436,37 @@ mod tests {
         for bad in [&[][..], &["x"], &["-1"], &["inf"], &["1e3"], &["."]] {
             assert!(sleep(&os(bad)).is_err(), "{bad:?}");
         }
+    }
+
+    fn sh(script: &str) -> Result<Program, String> {
+        let args = os(&["-c", script]);
+        parse_named(
+            "sh",
+            &Args {
+                program: "sh".as_ref(),
+                arg0: "sh".as_ref(),
+                args: &args,
+                pid: 1,
+                env: &std::collections::BTreeMap::new(),
+            },
+        )
+    }
+
+    /// A script's commands are checked at spawn: those no built-in runs,
+    /// and arguments a built-in refuses, are named.
+    #[test]
+    fn a_scripts_commands_are_checked_at_spawn() {
+        for (script, what) in [
+            ("ls", "the command \"ls\""),
+            ("exit x", "not a number"),
+            ("echo -e x", "-e"),
+            ("true; sleep forever", "sleep's duration"),
+            ("sh -c true", "a nested sh"),
+        ] {
+            let error = sh(script).unwrap_err();
+            assert!(error.contains(what), "{script:?}: {error}");
+        }
+        assert!(sh("true && echo a || exit 3; false\nexit 2").is_ok());
     }
 
     #[test]
