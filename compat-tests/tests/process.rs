@@ -195,7 +195,8 @@ async fn command_keeps_its_settings() {
 fn programs() {}
 
 /// Simulated programs with the real ones' behaviour for what these tests
-/// use, beyond the built-ins (`echo`, `cat`, `true`, `false`, `sleep`).
+/// use, beyond the built-ins (`echo`, `cat`, `true`, `false`, `sleep`,
+/// `sh`).
 #[cfg(simulation)]
 fn programs() {
     use tokio::sim::process::{register, Invocation};
@@ -224,25 +225,6 @@ fn programs() {
         let dir = inv.current_dir.clone().unwrap();
         let line = format!("{}\n", dir.display());
         inv.stdout.write_all(line.as_bytes()).await.unwrap();
-        0
-    });
-    register("sh", |mut inv| async move {
-        // `sh -c "echo WORDS [>&2]; exit N"`: the statements these tests use.
-        let script = args(&inv)[1].clone();
-        for statement in script.split(';').map(str::trim) {
-            if let Some(code) = statement.strip_prefix("exit ") {
-                return code.parse().unwrap();
-            }
-            if let Some(words) = statement.strip_prefix("echo ") {
-                let (words, out) = match words.strip_suffix(" >&2") {
-                    Some(words) => (words, &mut inv.stderr),
-                    None => (words, &mut inv.stdout),
-                };
-                out.write_all(format!("{words}\n").as_bytes())
-                    .await
-                    .unwrap();
-            }
-        }
         0
     });
 }

@@ -70,6 +70,31 @@ async fn sh_runs_a_script_with_its_parameters() {
     assert_eq!((out.as_slice(), code), (&b"1\n"[..], Some(0)));
 }
 
+/// `>&2` and `2>&1` move a command's output between stdout and stderr,
+/// applied left to right.
+#[tokio::test]
+async fn sh_moves_output_between_stdout_and_stderr() {
+    let dir = std::env::temp_dir().join(format!("compat-sh-{}", std::process::id()));
+    tokio::fs::create_dir_all(&dir).await.unwrap();
+    let output = Command::new("sh")
+        .args([
+            "-c",
+            "echo out; echo err >&2; cat missing 2>&1; echo back 2>&1 1>&2; echo away 1>&2 2>&1",
+        ])
+        .current_dir(&dir)
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        "out\ncat: missing: No such file or directory\nback\n",
+        "left to right: `2>&1 1>&2` leaves stdout where it was"
+    );
+    assert_eq!(String::from_utf8(output.stderr).unwrap(), "err\naway\n");
+    assert_eq!(output.status.code(), Some(0));
+    tokio::fs::remove_dir_all(&dir).await.unwrap();
+}
+
 #[tokio::test(start_paused = true)]
 async fn sleep_runs_until_killed() {
     let mut child = Command::new("sleep").arg("5").spawn().unwrap();

@@ -52,10 +52,53 @@ pub(crate) enum Exit {
 /// command on its own).
 pub(crate) struct Stdio<'a> {
     pub(crate) stdin: &'a mut ProgramStdin,
-    pub(crate) stdout: &'a mut ProgramOutput,
-    pub(crate) stderr: &'a mut ProgramOutput,
+    /// The program's stdout and stderr, as it was started with them.
+    outputs: [&'a mut ProgramOutput; 2],
+    /// Which of `outputs` descriptors 1 and 2 write to now (`sh`'s
+    /// `>&2` and `2>&1` move them).
+    route: [usize; 2],
     /// Where relative paths start (`Command::current_dir`).
     pub(crate) dir: Option<&'a Path>,
+}
+
+impl<'a> Stdio<'a> {
+    pub(crate) fn new(
+        stdin: &'a mut ProgramStdin,
+        stdout: &'a mut ProgramOutput,
+        stderr: &'a mut ProgramOutput,
+        dir: Option<&'a Path>,
+    ) -> Stdio<'a> {
+        Stdio {
+            stdin,
+            outputs: [stdout, stderr],
+            route: [0, 1],
+            dir,
+        }
+    }
+
+    /// Where descriptor 1 writes.
+    pub(crate) fn stdout(&mut self) -> &mut ProgramOutput {
+        self.outputs[self.route[0]]
+    }
+
+    /// Where descriptor 2 writes.
+    pub(crate) fn stderr(&mut self) -> &mut ProgramOutput {
+        self.outputs[self.route[1]]
+    }
+
+    /// Applies `from>&to` redirections, left to right; returns the routes
+    /// before them, for [`Stdio::restore`].
+    fn redirect(&mut self, redirects: &[(u8, u8)]) -> [usize; 2] {
+        let before = self.route;
+        for &(from, to) in redirects {
+            self.route[usize::from(from) - 1] = self.route[usize::from(to) - 1];
+        }
+        before
+    }
+
+    fn restore(&mut self, route: [usize; 2]) {
+        self.route = route;
+    }
 }
 
 /// The names of the built-in programs.
@@ -207,7 +250,7 @@ impl Program {
         match self {
             Program::True => Exit::Code(0),
             Program::False => Exit::Code(1),
-            Program::Echo(line) => write(io.stdout, line).await.unwrap_or(Exit::Code(0)),
+            Program::Echo(line) => write(io.stdout(), line).await.unwrap_or(Exit::Code(0)),
             Program::Cat(files) => run_cat(files, io).await,
             Program::Sleep(duration) => {
                 crate::time::sleep(*duration).await;
@@ -290,13 +333,18 @@ async fn run_script(script: &Script, io: &mut Stdio<'_>) -> Exit {
         };
         match sh_command(name, args).expect("sim: sh's commands were checked at spawn") {
             ShCommand::Exit(code) => return Exit::Code(code.unwrap_or(status) & 0xff),
-            ShCommand::Program(program, in_shell) => match program.run(io).await {
-                Exit::Code(code) => status = code,
-                // A program's death is a status of 128 + its signal; the
-                // shell's own echo dies with it.
-                Exit::Signal(sig) if !in_shell => status = 128 + sig,
-                Exit::Signal(sig) => return Exit::Signal(sig),
-            },
+            ShCommand::Program(program, in_shell) => {
+                let route = io.redirect(command.redirects());
+                let exit = program.run(io).await;
+                io.restore(route);
+                match exit {
+                    Exit::Code(code) => status = code,
+                    // A program's death is a status of 128 + its signal;
+                    // the shell's own echo dies with it.
+                    Exit::Signal(sig) if !in_shell => status = 128 + sig,
+                    Exit::Signal(sig) => return Exit::Signal(sig),
+                }
+            }
         }
     }
     Exit::Code(status)
@@ -324,12 +372,12 @@ async fn run_cat(files: &[OsString], io: &mut Stdio<'_>) -> Exit {
                     Ok(0) => break,
                     Ok(n) => n,
                     Err(e) => {
-                        let _ = write(io.stderr, format!("cat: -: {e}\n").as_bytes()).await;
+                        let _ = write(io.stderr(), format!("cat: -: {e}\n").as_bytes()).await;
                         code = 1;
                         break;
                     }
                 };
-                if let Some(exit) = write(io.stdout, &buf[..n]).await {
+                if let Some(exit) = write(io.stdout(), &buf[..n]).await {
                     return exit;
                 }
             }
@@ -341,7 +389,7 @@ async fn run_cat(files: &[OsString], io: &mut Stdio<'_>) -> Exit {
         };
         match crate::fs::read(&path).await {
             Ok(bytes) => {
-                if let Some(exit) = write(io.stdout, &bytes).await {
+                if let Some(exit) = write(io.stdout(), &bytes).await {
                     return exit;
                 }
             }
@@ -352,7 +400,7 @@ async fn run_cat(files: &[OsString], io: &mut Stdio<'_>) -> Exit {
                     _ => e.to_string(),
                 };
                 let line = format!("cat: {}: {why}\n", file.to_string_lossy());
-                if let Some(exit) = write(io.stderr, line.as_bytes()).await {
+                if let Some(exit) = write(io.stderr(), line.as_bytes()).await {
                     return exit;
                 }
                 code = 1;
@@ -370,7 +418,7 @@ async fn run_yes(line: &[u8], io: &mut Stdio<'_>) -> Exit {
     let copies = (8 * 1024 / line.len()).max(1);
     let chunk = line.repeat(copies);
     loop {
-        if let Some(exit) = write(io.stdout, &chunk).await {
+        if let Some(exit) = write(io.stdout(), &chunk).await {
             return exit;
         }
         // Writing takes time: a chunk a millisecond. A sink that never
@@ -396,14 +444,9 @@ pub(crate) fn handler(program: Program) -> super::Handler {
                 pid,
                 ..
             } = invocation;
-            let mut io = Stdio {
-                stdin: &mut stdin,
-                stdout: &mut stdout,
-                stderr: &mut stderr,
-                dir: current_dir.as_deref(),
-            };
+            let mut io = Stdio::new(&mut stdin, &mut stdout, &mut stderr, current_dir.as_deref());
             let exit = program.run(&mut io).await;
-            let _ = io.stdout.flush().await;
+            let _ = io.stdout().flush().await;
             match exit {
                 Exit::Code(code) => code,
                 Exit::Signal(sig) => {

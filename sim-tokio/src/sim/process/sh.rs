@@ -1,10 +1,12 @@
 //! The built-in `sh -c SCRIPT [NAME [ARG...]]`'s language: simple commands
 //! joined by `;`, newlines, `&&` and `||`, with POSIX quoting ('...',
 //! "...", `\`), parameters (`$0`-`$9`, `${N}`, `$@`, `$*`, `$#`, `$?`,
-//! `$$`, `$NAME`, `${NAME}`), field splitting of unquoted expansions, and
-//! comments. Everything else a shell reads (pipes, redirections, `&`, `if`,
-//! `for`, subshells, command substitution, globs, `~`, assignments) is
-//! refused as the script is parsed, with the construct named.
+//! `$$`, `$NAME`, `${NAME}`), field splitting of unquoted expansions,
+//! comments, and the redirections between stdout and stderr (`>&2`,
+//! `1>&2`, `2>&1`). Everything else a shell reads (pipes, redirections to
+//! files, `&`, `if`, `for`, subshells, command substitution, globs, `~`,
+//! assignments) is refused as the script is parsed, with the construct
+//! named.
 //!
 //! This file reads and expands; which commands run, and how, is the
 //! built-in programs' (`builtin.rs`), which walk the script with a
@@ -31,10 +33,21 @@ struct AndOr {
     rest: Vec<(bool, Command)>,
 }
 
-/// A simple command: its words (at least one).
+/// A simple command: its words (at least one), and its redirections.
 #[derive(Debug)]
 pub(crate) struct Command {
     words: Vec<Word>,
+    /// `N>&M`, in order: output descriptor N (1 or 2) writes where M
+    /// (1 or 2) does at that point.
+    redirects: Vec<(u8, u8)>,
+}
+
+impl Command {
+    /// The command's redirections, applied left to right: `(from, to)`
+    /// for `from>&to`, each 1 (stdout) or 2 (stderr).
+    pub(crate) fn redirects(&self) -> &[(u8, u8)] {
+        &self.redirects
+    }
 }
 
 #[derive(Debug, Default)]
@@ -284,6 +297,10 @@ impl<'a> Parser<'a> {
 
     fn command(&mut self) -> Result<Command, String> {
         let mut words = Vec::new();
+        let mut redirects = Vec::new();
+        // Where the last word ended: a `1` or `2` just before `>` is the
+        // redirection's descriptor, not a word.
+        let mut last_word_end = None;
         loop {
             self.blanks();
             match self.peek() {
@@ -292,7 +309,20 @@ impl<'a> Parser<'a> {
                 Some(b'|') if self.peek2() == Some(b'|') => break,
                 Some(b'|') => return Err(refuse("a pipe |")),
                 Some(b'&') => return Err(refuse("a background job &")),
-                Some(b'<' | b'>') => return Err(refuse("a redirection")),
+                Some(b'>') => {
+                    let from = match (last_word_end == Some(self.at), words.last()) {
+                        (true, Some(word)) => match io_number(word) {
+                            Some(n) => {
+                                words.pop();
+                                n
+                            }
+                            None => 1,
+                        },
+                        _ => 1,
+                    };
+                    redirects.push((from, self.redirect_target()?));
+                }
+                Some(b'<') => return Err(refuse("a redirection from a file <")),
                 Some(b'(' | b')') => return Err(refuse("a subshell ( )")),
                 Some(_) => {
                     let start = self.at;
@@ -301,13 +331,29 @@ impl<'a> Parser<'a> {
                         Self::check_command_word(&self.src[start..self.at], &word)?;
                     }
                     words.push(word);
+                    last_word_end = Some(self.at);
                 }
             }
         }
         if words.is_empty() {
             return Err(refuse("an empty command"));
         }
-        Ok(Command { words })
+        Ok(Command { words, redirects })
+    }
+
+    /// The target of a redirection, at its `>`: `&1` or `&2`.
+    fn redirect_target(&mut self) -> Result<u8, String> {
+        let rest = &self.src[self.at..];
+        let target = match rest {
+            [b'>', b'&', d @ (b'1' | b'2'), ..] => d - b'0',
+            _ => return Err(refuse("a redirection to a file (only >&2, 1>&2 and 2>&1)")),
+        };
+        // The target ends there: `>&12` names another descriptor.
+        if rest.get(3).is_some_and(|c| !b" \t\n;&|".contains(c)) {
+            return Err(refuse("a redirection to another descriptor (only 1 and 2)"));
+        }
+        self.at += 3;
+        Ok(target)
     }
 
     /// A command's first word is no reserved word and no assignment.
@@ -495,6 +541,17 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// The descriptor a word names when it stands right before a `>`: an
+/// unquoted `1` or `2`.
+fn io_number(word: &Word) -> Option<u8> {
+    match word.parts.as_slice() {
+        [Part::Text(text, false)] if text.as_slice() == b"1" || text.as_slice() == b"2" => {
+            Some(text[0] - b'0')
+        }
+        _ => None,
+    }
+}
+
 fn is_name(s: &[u8]) -> bool {
     matches!(s.first(), Some(c) if c.is_ascii_alphabetic() || *c == b'_')
         && s.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
@@ -562,6 +619,24 @@ mod tests {
         assert_eq!(fields("echo a\\\nb # note", &[]), ["echo", "ab"]);
     }
 
+    #[test]
+    fn redirections_between_stdout_and_stderr() {
+        let s = script(
+            "echo a >&2; echo b 2>&1 1>&2; echo 2 >&1 x; echo c2>&1",
+            &[],
+        )
+        .unwrap();
+        let commands: Vec<&Command> = s.commands().collect();
+        assert_eq!(commands[0].redirects(), [(1, 2)]);
+        assert_eq!(commands[1].redirects(), [(2, 1), (1, 2)]);
+        // A `2` apart from the `>` is a word.
+        assert_eq!(commands[2].redirects(), [(1, 1)]);
+        assert_eq!(s.expand(commands[2], 0).len(), 3);
+        // `c2` is a word, not a descriptor.
+        assert_eq!(commands[3].redirects(), [(1, 1)]);
+        assert_eq!(s.expand(commands[3], 0), [b"echo".to_vec(), b"c2".to_vec()]);
+    }
+
     /// The cursor runs `&&`'s right side after a success, `||`'s after a
     /// failure, and every list.
     #[test]
@@ -590,7 +665,10 @@ mod tests {
         for (src, what) in [
             ("echo a | cat", "a pipe"),
             ("sleep 1 &", "a background job"),
-            ("echo a > f", "a redirection"),
+            ("echo a > f", "a redirection to a file"),
+            ("cat < f", "a redirection from a file"),
+            ("echo a >&3", "a redirection to a file"),
+            ("echo a >&12", "another descriptor"),
             ("(exit 1)", "a subshell"),
             ("echo $(date)", "command substitution"),
             ("echo `date`", "command substitution"),
