@@ -198,3 +198,20 @@ async fn the_two_loopbacks_share_a_udp_port_and_each_receives_its_own() {
     let (n, _) = v6.recv_from(&mut buf).await.unwrap();
     assert_eq!(&buf[..n], b"again");
 }
+
+/// tokio learns that a datagram waits when its driver next turns: a
+/// `try_recv` right after the send (no `.await` between) finds nothing,
+/// though the kernel has it; once `readable` returned, it is there.
+#[tokio::test]
+async fn a_datagram_is_seen_from_the_drivers_next_turn() {
+    let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    a.send_to(b"x", b.local_addr().unwrap()).await.unwrap();
+    let mut buf = [0u8; 4];
+    assert_eq!(
+        b.try_recv_from(&mut buf).unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock
+    );
+    b.readable().await.unwrap();
+    assert_eq!(b.try_recv_from(&mut buf).unwrap().0, 1);
+}

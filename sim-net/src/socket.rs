@@ -321,11 +321,51 @@ pub(crate) struct UdpState {
     pub(crate) read_cleared_at: Option<u64>,
     /// An `AsyncFd` watching the socket (`watch.rs`).
     pub(crate) fd_watch_read: Option<Waker>,
+    /// Readable, as tokio's driver last reported it: set at the driver's
+    /// turn after a datagram arrived, cleared by a receive that found
+    /// nothing (see `UdpState::sees`).
+    pub(crate) seen: bool,
+    /// The runtime's step (`Core::steps`) at which a datagram came that the
+    /// driver has not reported yet.
+    pub(crate) unseen_since_step: Option<u64>,
 }
 
 impl UdpState {
-    /// A datagram or an error arrived: counted, and its waiters woken.
-    pub(crate) fn arrived(&mut self) {
+    /// Whether tokio's driver has reported the socket readable by `step`
+    /// (asked only when it matters: it costs a look at the runtime).
+    /// Linux has a datagram in the buffer as the send returns, but tokio
+    /// learns of it at its driver's next turn: a datagram that arrived
+    /// during the current step (a loopback send of no latency, in the very
+    /// poll that then receives) is seen from the next one.
+    pub(crate) fn sees(&mut self, step: impl FnOnce() -> u64) -> bool {
+        if !self.seen {
+            let step = step();
+            match self.unseen_since_step {
+                Some(since) if since < step => {
+                    self.seen = true;
+                    self.unseen_since_step = None;
+                }
+                // Data left after readiness was cleared: reported at the
+                // next turn, as epoll would report it again.
+                None if !self.queue.is_empty() => self.unseen_since_step = Some(step),
+                _ => {}
+            }
+        }
+        self.seen
+    }
+
+    /// Whether a datagram came during `step` that the driver has not
+    /// reported: a wait for it is a wait for the driver's next turn.
+    pub(crate) fn arrived_unseen_at(&self, step: u64) -> bool {
+        !self.seen && self.unseen_since_step == Some(step)
+    }
+
+    /// A datagram or an error arrived during `step` (asked only when it
+    /// matters): counted, and its waiters woken.
+    pub(crate) fn arrived(&mut self, step: impl FnOnce() -> u64) {
+        if !self.seen && self.unseen_since_step.is_none() {
+            self.unseen_since_step = Some(step());
+        }
         self.arrivals += 1;
         if let Some(w) = self.waker.take() {
             w.wake();

@@ -44,6 +44,8 @@ impl Network {
             refused: false,
             arrivals: 0,
             read_cleared_at: None,
+            seen: false,
+            unseen_since_step: None,
             fd_watch_read: None,
         }));
         st.udp_add(host, port, id.index);
@@ -389,7 +391,7 @@ impl Network {
             return;
         };
         u.queue.push_back((d.data, d.src));
-        u.arrived();
+        u.arrived(|| self.step());
     }
 
     /// Receives a datagram into `buf` (truncating a longer one, as UDP
@@ -414,13 +416,32 @@ impl Network {
                 "Connection refused: nothing listens at the connected address",
             )));
         }
-        let Some((data, from)) = (if peek {
-            u.queue.front().cloned()
+        // As tokio's receive: it tries only once the driver reported the
+        // socket readable, and a try that finds nothing clears that.
+        let popped = if u.sees(|| self.step()) {
+            if peek {
+                u.queue.front().cloned()
+            } else {
+                u.queue.pop_front()
+            }
         } else {
-            u.queue.pop_front()
-        }) else {
-            u.waker = Some(cx.waker().clone());
+            None
+        };
+        let Some((data, from)) = popped else {
+            if u.seen {
+                u.seen = false;
+            }
+            let unseen = !u.seen && u.arrived_unseen_at(self.step());
+            if !unseen {
+                u.waker = Some(cx.waker().clone());
+            }
             crate::socket::wait_on("UdpSocket recv", u.local, u.peer.unwrap_or(u.local));
+            drop(st);
+            if unseen {
+                // A datagram came during this step: the driver's next turn
+                // reports it, after the tasks ready now (`yield_now`'s wait).
+                self.wait_for_the_drivers_turn(cx.waker());
+            }
             return Poll::Pending;
         };
         // An IPv6 socket sees an IPv4 sender in its mapped form, as a
@@ -436,10 +457,15 @@ impl Network {
         Poll::Ready(Ok((n, from)))
     }
 
-    /// Whether a datagram is waiting.
+    /// Whether a datagram is waiting and tokio's driver has reported it
+    /// (see `UdpState::sees`).
     pub fn udp_read_ready(&self, id: SocketId) -> bool {
-        match self.state.borrow().get(id) {
-            Some(Socket::Udp(u)) => !u.queue.is_empty() && u.read_cleared_at != Some(u.arrivals),
+        match self.state.borrow_mut().get_mut(id) {
+            Some(Socket::Udp(u)) => {
+                !u.queue.is_empty()
+                    && u.read_cleared_at != Some(u.arrivals)
+                    && u.sees(|| self.step())
+            }
             _ => true,
         }
     }
@@ -451,11 +477,33 @@ impl Network {
         }
     }
 
-    /// Registers for the next datagram.
+    /// Registers for the next datagram; for one that came during this
+    /// step, for the driver's next turn, which reports it.
     pub fn udp_register_read(&self, id: SocketId, waker: &Waker) {
-        if let Some(Socket::Udp(u)) = self.state.borrow_mut().get_mut(id) {
-            u.waker = Some(waker.clone());
+        let step = self.step();
+        let unseen = match self.state.borrow_mut().get_mut(id) {
+            Some(Socket::Udp(u)) if u.arrived_unseen_at(step) => true,
+            Some(Socket::Udp(u)) => {
+                u.waker = Some(waker.clone());
+                false
+            }
+            _ => false,
+        };
+        if unseen {
+            self.wait_for_the_drivers_turn(waker);
         }
+    }
+
+    /// The runtime's step now (`Core::steps`): what "during this poll"
+    /// means for what the driver has reported.
+    fn step(&self) -> u64 {
+        crate::net::with_core(|core| core.steps())
+    }
+
+    /// Wakes `waker` at the driver's next turn: after the tasks ready now,
+    /// as a `yield_now` waits.
+    fn wait_for_the_drivers_turn(&self, waker: &Waker) {
+        crate::net::with_core(|core| core.yield_task(waker));
     }
 
     /// Closes the socket and frees its port.

@@ -337,9 +337,12 @@ impl UdpSocket {
     pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         std::future::poll_fn(|cx| {
             ready!(crate::sync::budget(cx));
-            with_socket(self.id, |net| {
+            let polled = with_socket(self.id, |net| {
                 net.udp_poll_recv_from(self.id, cx, buf, false)
-            })
+            });
+            // As tokio's: a receive that waits gives its budget unit back.
+            crate::sync::restore_budget_if_pending(&polled);
+            polled
         })
         .await
     }
@@ -352,8 +355,11 @@ impl UdpSocket {
     ) -> Poll<io::Result<SocketAddr>> {
         ready!(crate::sync::budget(cx));
         let dst = buf.initialize_unfilled();
-        let (n, from) = ready!(with_socket(self.id, |net| net
-            .udp_poll_recv_from(self.id, cx, dst, false)))?;
+        let polled = with_socket(self.id, |net| {
+            net.udp_poll_recv_from(self.id, cx, dst, false)
+        });
+        crate::sync::restore_budget_if_pending(&polled);
+        let (n, from) = ready!(polled)?;
         buf.advance(n);
         Poll::Ready(Ok(from))
     }

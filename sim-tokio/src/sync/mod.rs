@@ -44,6 +44,14 @@ pub(crate) fn budget(cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
         .unwrap_or(std::task::Poll::Ready(()))
 }
 
+/// Gives back the budget unit an operation spent when it then waited, as
+/// tokio's `RestoreOnPending` does: only progress costs budget.
+pub(crate) fn restore_budget_if_pending<T>(polled: &std::task::Poll<T>) {
+    if polled.is_pending() {
+        sim_runtime::context::with_current(|core| core.restore_budget());
+    }
+}
+
 pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A thread spinning on polls yields here, holding no lock of ours.
     sim_runtime::context::yield_if_due();
