@@ -133,14 +133,19 @@ impl Descriptor {
         }
     }
 
-    /// A read or write on a FIFO's end: without waiting when the descriptor
-    /// is non-blocking, refused otherwise.
+    /// A read or write (at the position: a pipe has no offset) on a
+    /// FIFO's end: without waiting when the descriptor is non-blocking,
+    /// refused otherwise.
     fn fifo_io<R>(
         &self,
         what: &str,
+        at: Option<u64>,
         f: impl FnOnce(&FifoHooks, &dyn Any) -> Result<R, i32>,
     ) -> Result<R, i32> {
         let end = self.fifo().expect("fifo_io on a FIFO's descriptor");
+        if at.is_some() {
+            return Err(libc::ESPIPE);
+        }
         if self.status.get() & libc::O_NONBLOCK == 0 {
             return Err(fifo_refused(what, &self.path));
         }
@@ -251,10 +256,7 @@ impl FileHooks for StdFs {
     fn read(&self, fd: i32, buf: &mut [u8], at: Option<u64>) -> Result<usize, i32> {
         let d = descriptor(fd)?;
         if d.fifo().is_some() {
-            if at.is_some() {
-                return Err(libc::ESPIPE);
-            }
-            return d.fifo_io("reading", |hooks, end| (hooks.read)(end, buf));
+            return d.fifo_io("reading", at, |hooks, end| (hooks.read)(end, buf));
         }
         let handle = d.file()?;
         let offset = at.unwrap_or(d.pos.get());
@@ -268,10 +270,7 @@ impl FileHooks for StdFs {
     fn write(&self, fd: i32, buf: &[u8], at: Option<u64>) -> Result<usize, i32> {
         let d = descriptor(fd)?;
         if d.fifo().is_some() {
-            if at.is_some() {
-                return Err(libc::ESPIPE);
-            }
-            return d.fifo_io("writing", |hooks, end| (hooks.write)(end, buf));
+            return d.fifo_io("writing", at, |hooks, end| (hooks.write)(end, buf));
         }
         let handle = d.file()?;
         let offset = at.unwrap_or(d.pos.get());

@@ -18,30 +18,20 @@ pub struct SignalId {
 }
 
 /// Whether `signum`'s default action ends the process (here: crashes the
-/// host): every signal but those Linux ignores by default (SIGCHLD,
-/// SIGURG, SIGWINCH, SIGCONT) and those that stop it (a host cannot stop).
+/// host): every signal but those Linux ignores by default and those that
+/// stop it (a host cannot stop).
 fn terminates(signum: i32) -> bool {
-    !matches!(signum, 17 | 18 | 19 | 20 | 21 | 22 | 23 | 28)
-}
-
-/// Linux signal numbers (the only platform the simulator builds for).
-pub mod libc_consts {
-    /// Hangup.
-    pub const SIGHUP: i32 = 1;
-    /// Interrupt (Ctrl-C).
-    pub const SIGINT: i32 = 2;
-    /// Quit.
-    pub const SIGQUIT: i32 = 3;
-    /// Broken pipe.
-    pub const SIGPIPE: i32 = 13;
-    /// Alarm.
-    pub const SIGALRM: i32 = 14;
-    /// Terminate.
-    pub const SIGTERM: i32 = 15;
-    /// User-defined 1.
-    pub const SIGUSR1: i32 = 10;
-    /// User-defined 2.
-    pub const SIGUSR2: i32 = 12;
+    !matches!(
+        signum,
+        libc::SIGCHLD
+            | libc::SIGCONT
+            | libc::SIGSTOP
+            | libc::SIGTSTP
+            | libc::SIGTTIN
+            | libc::SIGTTOU
+            | libc::SIGURG
+            | libc::SIGWINCH
+    )
 }
 
 impl Network {

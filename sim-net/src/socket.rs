@@ -354,10 +354,11 @@ impl UdpState {
         self.seen
     }
 
-    /// Whether a datagram came during `step` that the driver has not
-    /// reported: a wait for it is a wait for the driver's next turn.
-    pub(crate) fn arrived_unseen_at(&self, step: u64) -> bool {
-        !self.seen && self.unseen_since_step == Some(step)
+    /// Whether a datagram came during `step` (asked only when it matters)
+    /// that the driver has not reported: a wait for it is a wait for the
+    /// driver's next turn.
+    pub(crate) fn arrived_unseen_at(&self, step: impl FnOnce() -> u64) -> bool {
+        !self.seen && self.unseen_since_step.is_some_and(|since| since == step())
     }
 
     /// A datagram or an error arrived during `step` (asked only when it

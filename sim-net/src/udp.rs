@@ -428,10 +428,9 @@ impl Network {
             None
         };
         let Some((data, from)) = popped else {
-            if u.seen {
-                u.seen = false;
-            }
-            let unseen = !u.seen && u.arrived_unseen_at(self.step());
+            // Nothing to take: readiness is cleared (if it was set).
+            u.seen = false;
+            let unseen = u.arrived_unseen_at(|| self.step());
             if !unseen {
                 u.waker = Some(cx.waker().clone());
             }
@@ -480,9 +479,8 @@ impl Network {
     /// Registers for the next datagram; for one that came during this
     /// step, for the driver's next turn, which reports it.
     pub fn udp_register_read(&self, id: SocketId, waker: &Waker) {
-        let step = self.step();
         let unseen = match self.state.borrow_mut().get_mut(id) {
-            Some(Socket::Udp(u)) if u.arrived_unseen_at(step) => true,
+            Some(Socket::Udp(u)) if u.arrived_unseen_at(|| self.step()) => true,
             Some(Socket::Udp(u)) => {
                 u.waker = Some(waker.clone());
                 false

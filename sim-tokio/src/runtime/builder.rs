@@ -321,7 +321,6 @@ impl Builder {
         // std::fs under the temporary directory goes to the simulated disk.
         sim_os::install();
         sim_fs::install();
-        crate::net::unix::fifo::install();
         sim_net::std_net::install();
         let hook = |name: &str| -> Option<std::rc::Rc<dyn Fn()>> {
             let f: Callback = self.hooks.iter().rev().find(|(n, _)| *n == name)?.1.clone();
@@ -446,7 +445,6 @@ pub(crate) fn reserved_core() -> std::rc::Rc<sim_runtime::Core> {
     let config = env_config().unwrap_or_else(|e| panic!("{e}"));
     sim_os::install();
     sim_fs::install();
-    crate::net::unix::fifo::install();
     sim_net::std_net::install();
     let core = sim_runtime::launch(config, options);
     RESERVED.with(|r| *r.borrow_mut() = Some(core.clone()));

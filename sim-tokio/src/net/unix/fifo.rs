@@ -8,8 +8,8 @@
 //! As with every descriptor tokio registers, an end's readiness is unknown
 //! until the driver's next turn (the runtime's next step): before it,
 //! nothing is ready and a `try_read`/`try_write` says `WouldBlock`; a poll
-//! that waits arms one event at this instant ("fifo-register") that wakes
-//! it at that turn.
+//! that waits is woken at that turn, as a `yield_now` is (the wait UDP's
+//! receives use for a datagram the driver has not reported).
 
 use crate::io::{Interest, ReadBuf, Ready};
 use std::collections::{BTreeMap, VecDeque};
@@ -58,7 +58,7 @@ pub(crate) struct FifoEnd {
     /// (`None`: a sender was open, or the end is no receiver).
     writers_at_open: Option<u64>,
     placeholder: OnceLock<OwnedFd>,
-    first_turn: Arc<FirstTurn>,
+    first_turn: FirstTurn,
 }
 
 /// The driver's first turn since an end opened (see the module docs).
@@ -66,22 +66,16 @@ pub(crate) struct FifoEnd {
 struct FirstTurn {
     /// The runtime's step at the open (`Core::steps`).
     opened_step: u64,
+    /// The turn came (kept, so later looks skip the runtime).
     turned: AtomicBool,
-    /// The "fifo-register" event is armed.
-    armed: AtomicBool,
-    /// Polls waiting for the turn (bounded by the tasks polling this end).
-    waiters: Mutex<Vec<Waker>>,
 }
 
 impl FirstTurn {
-    fn new() -> Arc<FirstTurn> {
-        let opened_step = sim_runtime::context::with_current(|core| core.steps()).unwrap_or(0);
-        Arc::new(FirstTurn {
-            opened_step,
+    fn new() -> FirstTurn {
+        FirstTurn {
+            opened_step: sim_runtime::context::with_current(|core| core.steps()).unwrap_or(0),
             turned: AtomicBool::new(false),
-            armed: AtomicBool::new(false),
-            waiters: Mutex::new(Vec::new()),
-        })
+        }
     }
 
     /// Whether the driver has turned since the open.
@@ -95,30 +89,12 @@ impl FirstTurn {
         turned
     }
 
-    /// Leaves `cx`'s waker for the turn, arming its event once.
-    fn wait(self: &Arc<Self>, cx: &Context<'_>) {
-        push_waker(
-            &mut self.waiters.lock().unwrap_or_else(|e| e.into_inner()),
-            cx.waker(),
-        );
-        if self.armed.swap(true, Ordering::Relaxed) {
-            return;
+    /// Wakes `cx`'s task at the driver's next turn.
+    fn wait(&self, cx: &Context<'_>) {
+        let queued = sim_runtime::context::with_current(|core| core.yield_task(cx.waker()));
+        if queued.is_none() {
+            cx.waker().wake_by_ref();
         }
-        let this = self.clone();
-        sim_runtime::context::with_current(|core| {
-            core.schedule(
-                core.now_ns(),
-                "fifo-register",
-                Box::new(move || {
-                    let waiters = std::mem::take(
-                        &mut *this.waiters.lock().unwrap_or_else(|e| e.into_inner()),
-                    );
-                    for w in waiters {
-                        w.wake();
-                    }
-                }),
-            );
-        });
     }
 }
 
@@ -419,8 +395,9 @@ pub(crate) fn take_std_end(fd: i32, side: Side, what: &str) -> Option<io::Result
 }
 
 /// Installs [`install`] before `main` (a constructor, as the `ctor` crate
-/// makes): a harness test builds no runtime through the facade's builder,
-/// and its hosts' `std::fs` meets FIFOs all the same.
+/// makes), in every process that links the facade: a harness test builds
+/// no runtime through the facade's builder, and its hosts' `std::fs` meets
+/// FIFOs all the same.
 #[cfg(target_os = "linux")]
 #[used]
 #[link_section = ".init_array"]
@@ -434,7 +411,7 @@ static INSTALL_AT_START: extern "C" fn() = {
 /// Gives `std::fs` the simulated FIFOs (once per process): an open of one
 /// is an end of it, read and written without waiting (see
 /// `sim_fs::FifoHooks`).
-pub(crate) fn install() {
+fn install() {
     fn errno(e: io::Error) -> i32 {
         match e.kind() {
             io::ErrorKind::WouldBlock => libc_dep::EAGAIN,

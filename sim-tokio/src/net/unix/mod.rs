@@ -4,7 +4,7 @@
 //! filesystem), as Linux does, so `std::fs` sees it and can remove it.
 
 mod datagram;
-pub(crate) mod fifo;
+mod fifo;
 mod listener;
 pub mod pipe;
 mod socket;
