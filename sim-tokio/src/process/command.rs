@@ -190,8 +190,11 @@ impl Command {
     ///
     /// # Errors
     /// `NotFound` when no program of this name is registered on the current
-    /// host, with a message that names it and says how to register it;
-    /// an error outside a simulation run.
+    /// host (nor built in for these arguments), with a message that names
+    /// it and says how to register it.
+    ///
+    /// # Panics
+    /// Outside a runtime, with tokio's message.
     #[track_caller]
     pub fn spawn(&mut self) -> io::Result<Child> {
         // As tokio: a child needs the runtime's driver.
@@ -313,12 +316,7 @@ impl Command {
                 stderr: parent_stderr.map(ChildStderr::new),
             })
         });
-        spawned.unwrap_or_else(|| {
-            Err(io::Error::other(format!(
-                "sim: tokio::process::Command::spawn of {program:?} outside a simulation run: \
-                 simulated programs run inside one"
-            )))
-        })
+        spawned.expect("sim: spawn checked that a runtime is current")
     }
 }
 

@@ -12,9 +12,13 @@
 //!   most signals terminate it unless it took them over
 //!   ([`crate::sim::process::Invocation::signals`]).
 //! - `kill_on_drop(true)` kills the program when its `Child` is dropped.
-//! - A host crash kills every program running on it.
-//! - An unregistered program fails `spawn` with `NotFound` and a message
-//!   naming it and how to register it.
+//! - A host crash kills every program running on it, and a simulation's
+//!   end every program of it: a `Child` waited on afterwards reports it
+//!   killed.
+//! - A name registered nowhere may be one of the built-in programs
+//!   (`true`, `echo`, `cat`, `sh -c`, ...: see [`crate::sim::process`]);
+//!   otherwise `spawn` fails with `NotFound` and a message naming it and
+//!   how to register it.
 //!
 //! ```no_run
 //! # #[cfg(simulation)]

@@ -174,7 +174,7 @@ fn close_from_any_thread(handle: Handle, wait_limit_ns: Option<u64>) {
 }
 
 /// Closes this thread's runtimes that another thread dropped.
-pub(crate) fn close_the_ones_dropped_elsewhere() {
+fn close_the_ones_dropped_elsewhere() {
     use std::sync::atomic::Ordering;
     if CLOSED_ELSEWHERE_COUNT.load(Ordering::SeqCst) == 0 {
         return;

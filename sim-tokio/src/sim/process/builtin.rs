@@ -40,7 +40,7 @@ pub(crate) enum Program {
 
 /// How a built-in ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Exit {
+enum Exit {
     /// It exited with this code.
     Code(i32),
     /// The kernel would have killed it with this signal (a write to a
@@ -50,19 +50,19 @@ pub(crate) enum Exit {
 
 /// A built-in's standard streams, borrowed (so `sh` can run one as a
 /// command on its own).
-pub(crate) struct Stdio<'a> {
-    pub(crate) stdin: &'a mut ProgramStdin,
+struct Stdio<'a> {
+    stdin: &'a mut ProgramStdin,
     /// The program's stdout and stderr, as it was started with them.
     outputs: [&'a mut ProgramOutput; 2],
     /// Which of `outputs` descriptors 1 and 2 write to now (`sh`'s
     /// `>&2` and `2>&1` move them).
     route: [usize; 2],
     /// Where relative paths start (`Command::current_dir`).
-    pub(crate) dir: Option<&'a Path>,
+    dir: Option<&'a Path>,
 }
 
 impl<'a> Stdio<'a> {
-    pub(crate) fn new(
+    fn new(
         stdin: &'a mut ProgramStdin,
         stdout: &'a mut ProgramOutput,
         stderr: &'a mut ProgramOutput,
@@ -77,12 +77,12 @@ impl<'a> Stdio<'a> {
     }
 
     /// Where descriptor 1 writes.
-    pub(crate) fn stdout(&mut self) -> &mut ProgramOutput {
+    fn stdout(&mut self) -> &mut ProgramOutput {
         self.outputs[self.route[0]]
     }
 
     /// Where descriptor 2 writes.
-    pub(crate) fn stderr(&mut self) -> &mut ProgramOutput {
+    fn stderr(&mut self) -> &mut ProgramOutput {
         self.outputs[self.route[1]]
     }
 
@@ -102,7 +102,7 @@ impl<'a> Stdio<'a> {
 }
 
 /// The names of the built-in programs.
-pub(crate) const NAMES: [&str; 7] = ["true", "false", "echo", "cat", "sleep", "yes", "sh"];
+const NAMES: [&str; 7] = ["true", "false", "echo", "cat", "sleep", "yes", "sh"];
 
 /// The built-in `program` names (by its last path component: `/bin/sh`
 /// is `sh`) with `invocation`'s arguments: `None` if it is no built-in,
@@ -125,7 +125,7 @@ pub(crate) struct Args<'a> {
     pub(crate) env: &'a std::collections::BTreeMap<OsString, OsString>,
 }
 
-pub(crate) fn parse_named(name: &str, a: &Args<'_>) -> Result<Program, String> {
+fn parse_named(name: &str, a: &Args<'_>) -> Result<Program, String> {
     match name {
         "true" => Ok(Program::True),
         "false" => Ok(Program::False),
@@ -146,10 +146,25 @@ fn text(arg: &OsStr) -> &[u8] {
     arg.as_bytes()
 }
 
+/// The arguments joined by spaces, as `echo` and `yes` write them.
+fn joined(args: &[OsString]) -> Vec<u8> {
+    let words: Vec<&[u8]> = args.iter().map(|a| text(a)).collect();
+    words.join(&b' ')
+}
+
+/// GNU's `--help` or `--version` as a program's only argument: refused
+/// (its text is GNU's, not the built-in's).
+fn refuse_info_option(program: &str, args: &[OsString]) -> Result<(), String> {
+    match args {
+        [only] if only == "--help" || only == "--version" => Err(format!("{program} {only:?}")),
+        _ => Ok(()),
+    }
+}
+
 /// GNU `echo`'s line: the arguments joined by spaces, then a newline
 /// unless the first arguments are `-n`. Escapes and `-e`/`-E` are refused:
 /// shells' `echo`s disagree on them.
-pub(crate) fn echo(args: &[OsString]) -> Result<Vec<u8>, String> {
+fn echo(args: &[OsString]) -> Result<Vec<u8>, String> {
     let mut newline = true;
     let mut rest = args;
     while let Some((first, tail)) = rest.split_first() {
@@ -164,21 +179,13 @@ pub(crate) fn echo(args: &[OsString]) -> Result<Vec<u8>, String> {
             break;
         }
     }
-    if args.len() == 1 && ["--help", "--version"].contains(&args[0].to_str().unwrap_or("")) {
-        return Err(format!("echo {:?}", args[0]));
+    refuse_info_option("echo", args)?;
+    if let Some(arg) = rest.iter().find(|a| text(a).contains(&b'\\')) {
+        return Err(format!(
+            "echo of {arg:?}: a backslash (shells' echos read escapes differently)"
+        ));
     }
-    let mut line = Vec::new();
-    for (i, arg) in rest.iter().enumerate() {
-        if text(arg).contains(&b'\\') {
-            return Err(format!(
-                "echo of {arg:?}: a backslash (shells' echos read escapes differently)"
-            ));
-        }
-        if i > 0 {
-            line.push(b' ');
-        }
-        line.extend_from_slice(text(arg));
-    }
+    let mut line = joined(rest);
     if newline {
         line.push(b'\n');
     }
@@ -231,14 +238,11 @@ fn sleep(args: &[OsString]) -> Result<Duration, String> {
 }
 
 fn yes(args: &[OsString]) -> Result<Vec<u8>, String> {
-    if args.len() == 1 && ["--help", "--version"].contains(&args[0].to_str().unwrap_or("")) {
-        return Err(format!("yes {:?}", args[0]));
-    }
+    refuse_info_option("yes", args)?;
     let mut line = if args.is_empty() {
         b"y".to_vec()
     } else {
-        let words: Vec<&[u8]> = args.iter().map(|a| text(a)).collect();
-        words.join(&b' ')
+        joined(args)
     };
     line.push(b'\n');
     Ok(line)
@@ -246,7 +250,7 @@ fn yes(args: &[OsString]) -> Result<Vec<u8>, String> {
 
 impl Program {
     /// Runs the program on `io`.
-    pub(crate) async fn run(&self, io: &mut Stdio<'_>) -> Exit {
+    async fn run(&self, io: &mut Stdio<'_>) -> Exit {
         match self {
             Program::True => Exit::Code(0),
             Program::False => Exit::Code(1),
@@ -519,6 +523,11 @@ mod tests {
         assert!(echo(&os(&["-e", "a"])).unwrap_err().contains("-e"));
         assert!(echo(&os(&["a\\tb"])).unwrap_err().contains("backslash"));
         assert_eq!(yes(&os(&[])), Ok(b"y\n".to_vec()));
+        assert_eq!(yes(&os(&["a", "b"])), Ok(b"a b\n".to_vec()));
+        // GNU's --help alone is GNU's text; beside other words, a word.
+        assert!(echo(&os(&["--help"])).unwrap_err().contains("--help"));
+        assert!(yes(&os(&["--version"])).is_err());
+        assert_eq!(echo(&os(&["--help", "x"])), Ok(b"--help x\n".to_vec()));
         assert!(cat(&os(&["-n"])).is_err());
     }
 }

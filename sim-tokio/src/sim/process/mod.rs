@@ -14,9 +14,10 @@
 //! A name registered nowhere may be a built-in: `true`, `false`, `echo`,
 //! `cat` (of the host's simulated files), `sleep` (in virtual time), `yes`
 //! and `sh -c` with simple commands of these, and `>&2` and `2>&1` between
-//! their stdout and stderr (see `builtin.rs` and `sh.rs`). A built-in runs the arguments it takes as its POSIX
-//! counterpart does and refuses any other at spawn (`NotFound`, naming the
-//! argument); a program registered under its name replaces it.
+//! their stdout and stderr (see `builtin.rs` and `sh.rs`). A built-in runs
+//! the arguments it takes as its POSIX counterpart does and refuses any
+//! other at spawn (`NotFound`, naming the argument); a program registered
+//! under its name replaces it.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
