@@ -28,6 +28,7 @@ mod draws;
 mod flight;
 pub mod link;
 pub mod net;
+mod payload;
 mod port_holders;
 mod ports;
 pub mod signal;

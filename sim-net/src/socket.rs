@@ -308,7 +308,7 @@ pub(crate) struct UdpState {
     /// socket's (see `std_net/adopt.rs`).
     pub(crate) shown: Option<SocketAddr>,
     pub(crate) peer: Option<SocketAddr>,
-    pub(crate) queue: VecDeque<(Vec<u8>, SocketAddr)>,
+    pub(crate) queue: VecDeque<(crate::payload::Payload, SocketAddr)>,
     pub(crate) waker: Option<Waker>,
     pub(crate) broadcast: bool,
     pub(crate) ttl: u32,
@@ -395,7 +395,7 @@ pub(crate) struct Datagram {
     pub(crate) to_host: u32,
     pub(crate) src: SocketAddr,
     pub(crate) dst: SocketAddr,
-    pub(crate) data: Vec<u8>,
+    pub(crate) data: crate::payload::Payload,
 }
 
 // ----- Unix datagrams -----------------------------------------------------------

@@ -198,7 +198,7 @@ impl Network {
             to_host: to.0,
             src,
             dst,
-            data: buf.to_vec(),
+            data: buf.into(),
         });
         Ok(buf.len())
     }

@@ -98,7 +98,7 @@ impl Story {
         let node = self
             .node_names
             .iter()
-            .position(|n| &**n == name)
+            .rposition(|n| &**n == name)
             .map_or(0, |node| node as u32);
         self.addrs.insert(ip, (node, name.into()));
     }
