@@ -25,6 +25,12 @@ impl<T> Flight<T> {
     pub(crate) fn put(&mut self, message: T) -> u64 {
         match self.free.pop() {
             Some(index) => {
+                // The next put fills the entry freed before this one: with
+                // thousands in flight it has left the cache, so it is
+                // fetched now, while this message's send goes on.
+                if let Some(&next) = self.free.last() {
+                    sim_runtime::prefetch::lines(&self.entries[next as usize], 2);
+                }
                 let entry = &mut self.entries[index as usize];
                 debug_assert!(entry.is_none(), "a free entry is empty");
                 *entry = Some(message);

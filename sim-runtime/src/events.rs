@@ -263,6 +263,12 @@ impl EventQueue {
         self.next_seq += 1;
         let slot = match self.free.pop() {
             Some(slot) => {
+                // The next insert takes the slot freed before this one: with
+                // tens of thousands pending it has left the cache, so it is
+                // fetched now, while this event's caller goes on.
+                if let Some(&next) = self.free.last() {
+                    crate::prefetch::line(&self.slots[next as usize]);
+                }
                 let entry = &mut self.slots[slot as usize];
                 debug_assert!(entry.action.is_none(), "a free slot holds no action");
                 entry.seq = seq;
