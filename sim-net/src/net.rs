@@ -198,6 +198,7 @@ impl Network {
             segment_bytes_max: 0,
             udp_flight: Default::default(),
             tcp_flight: Default::default(),
+            udp_receiver_guess: Vec::new(),
         };
         let main = state.add_host("main");
         core.name_address(IpAddr::V4(state.hosts[main.0 as usize].addr), "main");

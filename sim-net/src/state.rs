@@ -125,6 +125,11 @@ pub(crate) struct NetState {
     /// Datagrams and segments sent and not yet delivered (`flight.rs`).
     pub(crate) udp_flight: Flight<Datagram>,
     pub(crate) tcp_flight: Flight<Segment>,
+    /// By host, the socket slot its last datagram went to (`u32::MAX`:
+    /// none yet): a guess, fetched with the host a delivery event before
+    /// the next delivery to it (see `udp::DELIVER_DATAGRAM`). A wrong guess
+    /// costs a wasted fetch, never a wrong delivery.
+    pub(crate) udp_receiver_guess: Vec<u32>,
 }
 
 /// The network of one simulation.

@@ -309,8 +309,10 @@ impl Network {
                 self.deliver_datagram(d);
                 continue;
             }
+            let to_host = d.to_host;
             let index = self.state.borrow_mut().udp_flight.put(d);
-            self.schedule_with(now + delay, "udp-deliver", &DELIVER_DATAGRAM, index);
+            let arg = delivery_arg(index, to_host);
+            self.schedule_with(now + delay, "udp-deliver", &DELIVER_DATAGRAM, arg);
         }
     }
 
@@ -392,6 +394,11 @@ impl Network {
         };
         u.queue.push_back((d.data, d.src));
         u.arrived(|| self.step());
+        let guess = &mut st.udp_receiver_guess;
+        if guess.len() <= d.to_host as usize {
+            guess.resize(d.to_host as usize + 1, u32::MAX);
+        }
+        guess[d.to_host as usize] = index;
     }
 
     /// Receives a datagram into `buf` (truncating a longer one, as UDP
@@ -515,10 +522,40 @@ impl Network {
     }
 }
 
-/// The delivery event of the datagram in flight entry `index`.
+/// The argument of a datagram's delivery event: its flight entry's number
+/// and the host it goes to (which `DELIVER_DATAGRAM`'s fetch reads without
+/// touching the entry, still out of the cache).
+fn delivery_arg(index: u64, to_host: u32) -> u64 {
+    assert!(
+        index <= u64::from(u32::MAX),
+        "a flight entry's number is a u32"
+    );
+    index | u64::from(to_host) << 32
+}
+
+/// The delivery event of a datagram: `arg` is [`delivery_arg`]'s.
 static DELIVER_DATAGRAM: sim_runtime::events::Handler = sim_runtime::events::Handler {
-    run: |index| {
+    run: |arg| {
+        let index = arg & u64::from(u32::MAX);
         Network::deliver_in_flight(index, |st| &mut st.udp_flight, Network::deliver_datagram)
     },
-    fetch: |index| Network::fetch_in_flight(index, |st| &st.udp_flight),
+    fetch: |arg| {
+        // With thousands of hosts, the receiver's host row and socket have
+        // left the cache since its last datagram: fetch them with the
+        // entry, a delivery ahead (the socket by the last one's guess).
+        crate::net::try_with_net(|net| {
+            let Ok(st) = net.state.try_borrow() else {
+                return;
+            };
+            st.udp_flight.prefetch(arg & u64::from(u32::MAX));
+            let to_host = (arg >> 32) as usize;
+            if let Some(host) = st.hosts.get(to_host) {
+                sim_runtime::prefetch::value(host);
+            }
+            let guess = st.udp_receiver_guess.get(to_host).copied();
+            if let Some(slot) = guess.and_then(|slot| st.sockets.get(slot as usize)) {
+                sim_runtime::prefetch::value(slot);
+            }
+        });
+    },
 };

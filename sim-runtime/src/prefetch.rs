@@ -26,3 +26,19 @@ pub fn lines<T: ?Sized>(ptr: *const T, count: usize) {
         line(start.wrapping_add(64 * at));
     }
 }
+
+/// [`line()`] for every line `value` spans, its last byte's included (a
+/// value need not start on a line).
+#[inline(always)]
+pub fn value<T>(value: &T) {
+    let start = (value as *const T).cast::<u8>();
+    let size = std::mem::size_of::<T>();
+    let mut at = 0;
+    while at < size {
+        line(start.wrapping_add(at));
+        at += 64;
+    }
+    if size > 0 {
+        line(start.wrapping_add(size - 1));
+    }
+}
