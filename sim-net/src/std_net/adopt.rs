@@ -7,6 +7,7 @@
 use super::{lock, new_sock, on_net, reserve_fd, table, thread_core, Phase};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// Real ports of adopted listeners, by runtime: the simulated port each
@@ -60,6 +61,7 @@ pub(super) fn adopt(fd: i32, addr: SocketAddr) -> bool {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert((core.id(), addr.port()), local.port());
+        ANY_UDP_ALIAS.store(true, Ordering::Release);
     }
     let sock = new_sock(core.id(), Phase::Listening(id), addr.is_ipv6(), false);
     lock(&sock).shown = Some(addr);
@@ -122,9 +124,17 @@ pub fn adopt_real_listener(fd: i32) -> bool {
 /// is bound to instead (as [`ALIASES`] for listeners).
 static UDP_ALIASES: Mutex<BTreeMap<(u16, u16), u16>> = Mutex::new(BTreeMap::new());
 
+/// Whether [`UDP_ALIASES`] ever held an alias: every datagram's send asks
+/// for one, and almost no run adopts a real socket, so the lock is taken
+/// only once one did (aliases are never removed).
+static ANY_UDP_ALIAS: AtomicBool = AtomicBool::new(false);
+
 /// The simulated port a datagram to `port` of the current host goes to,
 /// when `port` is an adopted UDP socket's real one.
 pub(crate) fn udp_alias(port: u16) -> Option<u16> {
+    if !ANY_UDP_ALIAS.load(Ordering::Acquire) {
+        return None;
+    }
     let core = crate::net::with_core(|core| core.id());
     UDP_ALIASES
         .lock()
@@ -178,6 +188,7 @@ pub fn adopt_real_datagram(fd: i32) -> bool {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert((core.id(), addr.port()), local.port());
+        ANY_UDP_ALIAS.store(true, Ordering::Release);
     }
     let sock = new_sock(core.id(), Phase::Datagram(id), addr.is_ipv6(), nonblocking);
     {
