@@ -1,7 +1,6 @@
-use super::{sleep_until, Instant, Sleep};
+use super::timer::Timer;
+use super::Instant;
 use std::future::poll_fn;
-use std::future::Future;
-use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -23,7 +22,8 @@ pub fn interval(period: Duration) -> Interval {
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
     assert!(period > Duration::new(0, 0), "`period` must be non-zero.");
     Interval {
-        delay: Box::pin(sleep_until(start)),
+        _unwind: std::marker::PhantomData,
+        delay: Timer::new(start),
         period,
         missed_tick_behavior: MissedTickBehavior::default(),
     }
@@ -59,7 +59,10 @@ impl MissedTickBehavior {
 /// A stream of ticks: see [`interval`].
 #[derive(Debug)]
 pub struct Interval {
-    delay: Pin<Box<Sleep>>,
+    // Auto traits as tokio's, whose `Interval` holds a boxed `Sleep`.
+    _unwind: crate::util::NoUnwindSafety,
+    // In place, where tokio boxes a `Sleep` (see `Timer`).
+    delay: Timer,
     period: Duration,
     missed_tick_behavior: MissedTickBehavior,
 }
@@ -75,7 +78,7 @@ impl Interval {
 
     /// Polls for the next tick.
     pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
-        if self.delay.as_mut().poll(cx).is_pending() {
+        if self.delay.poll_elapsed(cx).is_pending() {
             return Poll::Pending;
         }
         let timeout = self.delay.deadline();
@@ -88,28 +91,28 @@ impl Interval {
                 .checked_add(self.period)
                 .unwrap_or_else(Instant::far_future)
         };
-        self.delay.as_mut().reset(next);
+        self.delay.reset(next);
         Poll::Ready(timeout)
     }
 
     /// Restarts: the next tick is one period from now.
     pub fn reset(&mut self) {
-        self.delay.as_mut().reset(Instant::now() + self.period);
+        self.delay.reset(Instant::now() + self.period);
     }
 
     /// Restarts: the next tick is now.
     pub fn reset_immediately(&mut self) {
-        self.delay.as_mut().reset(Instant::now());
+        self.delay.reset(Instant::now());
     }
 
     /// Restarts: the next tick is `after` from now.
     pub fn reset_after(&mut self, after: Duration) {
-        self.delay.as_mut().reset(Instant::now() + after);
+        self.delay.reset(Instant::now() + after);
     }
 
     /// Restarts: the next tick is at `deadline`.
     pub fn reset_at(&mut self, deadline: Instant) {
-        self.delay.as_mut().reset(deadline);
+        self.delay.reset(deadline);
     }
 
     /// What happens after missed ticks.

@@ -13,6 +13,7 @@ mod instant;
 mod interval;
 mod sleep;
 mod timeout;
+mod timer;
 
 pub use clock::{advance, pause, resume};
 pub use instant::Instant;
