@@ -47,7 +47,7 @@ impl Core {
                 self.cancel_live_tasks(|t| t.scope == scope && t.flags & crate::task::THREAD == 0)
             });
         }
-        let left = || self.tasks.borrow().count_unfinished_kind(scope, "blocking");
+        let left = || self.tasks.borrow().count_unfinished_blocking(scope);
         if left() == 0 {
             return;
         }

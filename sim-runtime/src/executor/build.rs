@@ -36,6 +36,11 @@ impl Core {
             decisions,
             observer,
         } = setup;
+        let story = crate::story::Story::shared();
+        let origins = story
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .origins();
         let core = Rc::new(Core {
             id: context::next_core_id(),
             scheduler: RefCell::new(Scheduler::new(
@@ -76,7 +81,9 @@ impl Core {
             os_guard: RefCell::new(None),
             hooks: RefCell::new(RuntimeHooks::default()),
             after_call: RefCell::new(None),
-            story: crate::story::Story::shared(),
+            story,
+            origins,
+            last_origin: Cell::new(crate::story::LastOrigin::default()),
             calling: Cell::new(false),
             wait_describer: RefCell::new(None),
             extensions: RefCell::new(Vec::new()),

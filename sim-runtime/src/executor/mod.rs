@@ -157,6 +157,10 @@ pub struct Core {
     /// What a failure report tells of the run (its notes, faults,
     /// messages and tasks): shared with the hang watchdog.
     story: crate::story::SharedStory,
+    /// The story's record of each task's origin, written at each spawn
+    /// without the story's lock, and the last origin recorded.
+    origins: std::sync::Arc<crate::story::Origins>,
+    last_origin: Cell<crate::story::LastOrigin>,
     /// Whether a callback of the simulation runs (a delivery, a fault):
     /// its notes are not a task's.
     calling: Cell<bool>,

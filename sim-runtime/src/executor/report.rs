@@ -27,8 +27,9 @@ impl Core {
 
     /// "task 3 'name' spawned at file:line:col", for reports.
     pub fn describe_task(&self, id: u64) -> String {
-        let tasks = self.tasks.borrow();
-        match tasks.meta_of(id) {
+        // Only a task still in the table is described by its origin.
+        let live = self.tasks.borrow().find(id).is_some();
+        match live.then(|| self.origins.meta(id)).flatten() {
             // A simulated thread: where the code spawned it.
             Some(meta) if meta.kind == "thread" => {
                 match crate::watch::thread_site(self.config.seed, id) {

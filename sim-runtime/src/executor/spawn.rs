@@ -40,9 +40,11 @@ impl Core {
         self.trace
             .borrow_mut()
             .record_spawn(self.time.now_ns(), id, &meta, node);
-        self.with_story(|story| story.spawned(id, &meta));
+        let mut last = self.last_origin.get();
+        self.origins.record(id, &meta, &mut last);
+        self.last_origin.set(last);
         let scope = self.scopes.current();
-        let (slot, generation) = tasks.insert(cell, meta, owner, node, scope);
+        let (slot, generation) = tasks.insert(cell, &meta, owner, node, scope);
         drop(tasks);
         self.waker_counts.borrow_mut().reset(slot, generation);
         let local_waker = self

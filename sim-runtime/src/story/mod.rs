@@ -2,7 +2,8 @@
 //! class (a panic, a checker, a deadlock, a limit, a hang, an abort).
 //!
 //! The core tells the story each note as the trace records it (faults,
-//! messages, disk operations, publications) and each spawn. The story keeps
+//! messages, disk operations, publications); spawns record their tasks'
+//! origins in `origins`, which the story reads. The story keeps
 //! them as parts, not text (a note costs a copy into a bounded ring, and
 //! nothing is formatted until a report asks), in these bounded stores:
 //! - the last notes ([`NOTES_MAX`]);
@@ -12,7 +13,7 @@
 //!   delivery so it says how long it took, how much later than the link's
 //!   least latency, which copy it was and what it overtook (see `messages`);
 //! - each host's last disk operations before a crash (see `disk`);
-//! - each task's name: its `Builder` name or its spawn site.
+//! - each task's name: its `Builder` name or its spawn site (`origins`).
 //!
 //! It sits behind a mutex: the hang watchdog, on a thread of its own, reads
 //! it when a poll never returns.
@@ -20,9 +21,10 @@
 mod disk;
 mod entry;
 mod messages;
+mod origins;
+pub(crate) use origins::{LastOrigin, Origins};
 mod render;
 
-use crate::task::TaskMeta;
 pub use entry::BY_CALLBACK;
 use entry::{Entry, What};
 use std::collections::{BTreeMap, VecDeque};
@@ -35,19 +37,9 @@ pub const NOTES_MAX: usize = 24;
 const FAULTS_MAX: usize = 6;
 /// How many faults each host keeps, however far back.
 const HOST_FAULTS_MAX: usize = 3;
-/// The most tasks whose names are kept (a run of more names the rest by id).
-const TASKS_MAX: usize = 1 << 20;
 
 /// The story, shared with the hang watchdog.
 pub type SharedStory = Arc<Mutex<Story>>;
-
-/// A task as a report names it.
-#[derive(Clone)]
-struct Origin {
-    name: Option<Box<str>>,
-    kind: &'static str,
-    site: &'static std::panic::Location<'static>,
-}
 
 /// The story of one run (see the module's docs).
 #[derive(Default)]
@@ -61,8 +53,9 @@ pub struct Story {
     /// Host names by node, and the node and name of each host's address.
     node_names: Vec<Box<str>>,
     addrs: BTreeMap<IpAddr, (u32, Box<str>)>,
-    /// Each task by id (task 0 is the root future).
-    tasks: Vec<Origin>,
+    /// Each task's origin by id (shared with the cores, which record
+    /// spawns there without this story's lock).
+    origins: Arc<Origins>,
     /// Counts the notes: orders the faults kept apart from the last notes.
     seq: u64,
 }
@@ -83,6 +76,11 @@ impl Story {
         Arc::new(Mutex::new(Story::default()))
     }
 
+    /// Where spawns record their tasks' origins (see `origins`).
+    pub(crate) fn origins(&self) -> Arc<Origins> {
+        self.origins.clone()
+    }
+
     /// Names host `node`.
     pub fn name_node(&mut self, node: u32, name: &str) {
         let index = node as usize;
@@ -101,28 +99,6 @@ impl Story {
             .rposition(|n| &**n == name)
             .map_or(0, |node| node as u32);
         self.addrs.insert(ip, (node, name.into()));
-    }
-
-    /// Task `id` was spawned.
-    #[inline]
-    pub fn spawned(&mut self, id: u64, meta: &TaskMeta) {
-        let index = id as usize;
-        if index >= TASKS_MAX {
-            return;
-        }
-        let origin = Origin {
-            name: meta.name.clone(),
-            kind: meta.kind,
-            site: meta.location,
-        };
-        if self.tasks.len() == index {
-            self.tasks.push(origin);
-        } else if self.tasks.len() < index {
-            // Ids count up in spawn order: a gap is another core's ids.
-            self.tasks.resize(index + 1, origin);
-        } else {
-            self.tasks[index] = origin;
-        }
     }
 
     /// A note, at `at_ns` on `node` by `task`.
@@ -232,12 +208,6 @@ impl Story {
         if id == 0 {
             return Some("root".to_string());
         }
-        let origin = self.tasks.get(id as usize)?;
-        let site = format!("{}:{}", origin.site.file(), origin.site.line());
-        Some(match (&origin.name, origin.kind) {
-            (Some(name), _) => format!("{name} at {site}"),
-            (None, "task") => site,
-            (None, kind) => format!("{kind} {site}"),
-        })
+        self.origins.task_name(id)
     }
 }

@@ -185,25 +185,28 @@ impl TaskMeta {
     }
 }
 
-pub(crate) const QUEUED: u8 = 1;
-pub(crate) const RUNNING: u8 = 2;
-pub(crate) const DONE: u8 = 4;
-pub(crate) const ABORT: u8 = 8;
-pub(crate) const DETACHED: u8 = 16;
-pub(crate) const OUTPUT_TAKEN: u8 = 32;
+pub(crate) const QUEUED: u16 = 1;
+pub(crate) const RUNNING: u16 = 2;
+pub(crate) const DONE: u16 = 4;
+pub(crate) const ABORT: u16 = 8;
+pub(crate) const DETACHED: u16 = 16;
+pub(crate) const OUTPUT_TAKEN: u16 = 32;
 /// The task's entry in the table's waits holds a note (so a poll that
 /// notes nothing need not touch the entry, which lies apart, to clear it).
-pub(crate) const NOTED: u8 = 64;
+pub(crate) const NOTED: u16 = 64;
 /// A simulated OS thread's task (kind `thread`): it runs whenever the
 /// simulation runs, whichever runtime scope spawned it, as an OS thread
 /// runs whether or not a runtime is blocked on.
-pub(crate) const THREAD: u8 = 128;
+pub(crate) const THREAD: u16 = 128;
+/// A closure of the blocking pool (also `THREAD`): a runtime's shutdown
+/// waits for these.
+pub(crate) const BLOCKING: u16 = 256;
 
 /// One task's place in the runtime's slab.
 pub(crate) struct TaskSlot {
     pub(crate) generation: u32,
     pub(crate) id: u64,
-    pub(crate) flags: u8,
+    pub(crate) flags: u16,
     /// 0: run by the runtime's scheduler; n: owned by local set n.
     pub(crate) owner: u32,
     /// The simulated host (node) the task belongs to: inherited from the

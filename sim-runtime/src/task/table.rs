@@ -7,6 +7,7 @@
 //! a slot, marks it, and frees it.
 
 use super::wait::WaitNote;
+use super::BLOCKING;
 use super::{
     RawTask, TaskCell, TaskMeta, TaskSlot, DETACHED, DONE, NOTED, OUTPUT_TAKEN, QUEUED, ROOT_SLOT,
     SLOT_MASK, THREAD,
@@ -15,10 +16,6 @@ use super::{
 /// The task table.
 pub(crate) struct Tasks {
     slots: Vec<TaskSlot>,
-    /// Each slot's name and kind, apart from the slots: only spawns, frees
-    /// and reports read them, so a poll touches one 64-byte slot (which
-    /// keeps the spawn site, for the hang watchdog's poll record).
-    metas: Vec<Option<TaskMeta>>,
     free: Vec<u32>,
     live: usize,
     /// Unfinished tasks with the `THREAD` flag.
@@ -46,7 +43,6 @@ impl Tasks {
     pub(crate) fn new() -> Tasks {
         Tasks {
             slots: Vec::new(),
-            metas: Vec::new(),
             free: Vec::new(),
             live: 0,
             unscoped_unfinished: 0,
@@ -65,7 +61,7 @@ impl Tasks {
     pub(crate) fn insert(
         &mut self,
         cell: Box<dyn TaskCell>,
-        meta: TaskMeta,
+        meta: &TaskMeta,
         owner: u32,
         node: u32,
         scope: u16,
@@ -81,7 +77,6 @@ impl Tasks {
                     "sim: more than {ROOT_SLOT} live tasks in one simulation"
                 );
                 self.slots.push(EMPTY);
-                self.metas.push(None);
                 slot
             }
         };
@@ -90,18 +85,19 @@ impl Tasks {
         task.id = id;
         // OS threads and the blocking pool's closures run off the
         // runtime's own tasks: whether or not it is blocked on.
-        task.flags = if meta.kind == "thread" || meta.kind == "blocking" {
-            self.unscoped_unfinished += 1;
-            QUEUED | THREAD
-        } else {
-            QUEUED
+        task.flags = match meta.kind {
+            "thread" => QUEUED | THREAD,
+            "blocking" => QUEUED | THREAD | BLOCKING,
+            _ => QUEUED,
         };
+        if task.flags & THREAD != 0 {
+            self.unscoped_unfinished += 1;
+        }
         task.owner = owner;
         task.node = node;
         task.scope = scope;
         task.cell = Some(cell);
         task.site = Some(meta.location);
-        self.metas[slot as usize] = Some(meta);
         self.live += 1;
         (slot, task.generation)
     }
@@ -118,7 +114,6 @@ impl Tasks {
         task.node = 0;
         task.join_waker = None;
         task.site = None;
-        self.metas[slot as usize] = None;
         if noted {
             self.waits[slot as usize] = None;
         }
@@ -205,12 +200,6 @@ impl Tasks {
         self.slots.iter().position(|t| t.id == id).map(|s| s as u32)
     }
 
-    /// Task `id`'s name and kind, if it is still known.
-    pub(crate) fn meta_of(&self, id: u64) -> Option<&TaskMeta> {
-        let slot = self.find(id)?;
-        self.metas[slot as usize].as_ref()
-    }
-
     /// The task id of a ready-set entry (0 for the root future).
     #[inline]
     pub(crate) fn id_of(&self, slot: u32) -> u64 {
@@ -259,19 +248,10 @@ impl Tasks {
         }
     }
 
-    /// How many unfinished tasks of runtime scope `scope` are of `kind`
-    /// (`TaskMeta::kind`).
-    pub(crate) fn count_unfinished_kind(&self, scope: u16, kind: &str) -> usize {
-        self.slots
-            .iter()
-            .zip(&self.metas)
-            .filter(|(t, meta)| {
-                t.id != 0
-                    && t.flags & DONE == 0
-                    && t.scope == scope
-                    && meta.as_ref().is_some_and(|m| m.kind == kind)
-            })
-            .count()
+    /// How many unfinished closures of the blocking pool runtime scope
+    /// `scope` has.
+    pub(crate) fn count_unfinished_blocking(&self, scope: u16) -> usize {
+        self.count_unfinished(|t| t.scope == scope && t.flags & BLOCKING != 0)
     }
 
     pub(crate) fn count_unfinished(&self, which: impl Fn(&TaskSlot) -> bool) -> usize {
