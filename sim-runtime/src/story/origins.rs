@@ -11,6 +11,7 @@
 
 use crate::task::TaskMeta;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, DefaultHasher};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
@@ -67,8 +68,11 @@ impl Default for Origins {
 #[derive(Default)]
 struct Interned {
     list: Vec<Origin>,
-    /// Only looked up, never walked: its order shows nowhere.
-    numbers: HashMap<Origin, u32>,
+    /// Only looked up, never walked: its order shows nowhere. Its hasher
+    /// has fixed keys: std's default draws its keys from `getrandom`, which
+    /// a simulation answers from the seed's stream (a draw the run's own
+    /// code did not make would move every later one).
+    numbers: HashMap<Origin, u32, BuildHasherDefault<DefaultHasher>>,
 }
 
 /// The last unnamed origin a core recorded, kept by the core: spawns in a
