@@ -3,13 +3,10 @@
 #[macro_export]
 macro_rules! pin {
     ($($x:ident),* $(,)?) => { $(
-        // Move the value so the original can never be reached again, then
-        // pin the only remaining binding.
-        let mut $x = $x;
+        // The value moves into the pinned place, so the original can never
+        // be reached again (`core::pin::pin!`: no unsafe code here).
         #[allow(unused_mut)]
-        let mut $x = unsafe {
-            ::core::pin::Pin::new_unchecked(&mut $x)
-        };
+        let mut $x = ::core::pin::pin!($x);
     )* };
     ($(
             let $x:ident = $init:expr;
