@@ -21,6 +21,12 @@ pub unsafe extern "C" fn fstat64(fd: i32, buf: *mut libc::stat64) -> i32 {
     real!(c"fstat64", fn(fd: i32, buf: *mut libc::stat64) -> i32)
 }
 
+/// A stat of a simulated path into `buf`: the call's return, `None` when
+/// the path is not the simulation's (libc answers).
+///
+/// # Safety
+/// `path` and `buf` are what `fstatat64` takes: a NUL-terminated path (or
+/// null) and a writable `stat64`.
 unsafe fn stat_common(
     dirfd: i32,
     path: *const libc::c_char,

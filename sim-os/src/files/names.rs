@@ -5,6 +5,9 @@ use super::*;
 
 /// Runs a one-path change on the simulated disk during a run (or
 /// refuses one the disk does not take), or passes it on outside runs.
+///
+/// # Safety
+/// `path` is what the libc call takes: NUL-terminated, or null.
 unsafe fn path_change(
     call: &str,
     dirfd: i32,
@@ -122,6 +125,9 @@ pub unsafe extern "C" fn unlinkat(dirfd: i32, path: *const libc::c_char, flags: 
 
 /// Runs a two-path change: on the simulated disk during a run (refused
 /// if the disk does not take either path), real outside runs.
+///
+/// # Safety
+/// `from` and `to` are what the libc call takes: NUL-terminated, or null.
 unsafe fn two_path_change(
     call: &str,
     from: *const libc::c_char,

@@ -4,6 +4,11 @@ use super::common::*;
 
 const WRITES: i32 = libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC | libc::O_APPEND;
 
+/// An open of a simulated path: the descriptor or the error's return,
+/// `None` when the path is not the simulation's (libc opens it).
+///
+/// # Safety
+/// `path` is what `openat` takes: NUL-terminated, or null.
 unsafe fn open_common(dirfd: i32, path: *const libc::c_char, flags: i32, mode: u32) -> Option<i32> {
     let hooks = hooks()?;
     // SAFETY: the caller's path arguments, NUL-terminated or null (libc's contract), passed on.

@@ -7,6 +7,9 @@ use crate::symbols::libc_fn;
 /// libc's own `clock_gettime` (the vDSO-backed one), the definition past
 /// ours; a raw syscall if there is none (or the lookup finds ours, as in a
 /// plain build, where ours does not exist and the name is libc's).
+///
+/// # Safety
+/// `tp` is writable, as `clock_gettime` requires.
 unsafe fn real_clock_gettime(clock: libc::clockid_t, tp: *mut libc::timespec) -> libc::c_int {
     let next = libc_fn!(
         c"clock_gettime",

@@ -101,6 +101,9 @@ type PosixSpawn = unsafe extern "C" fn(
 
 /// `posix_spawn` or `posix_spawnp` (`name`, libc's definition `next`):
 /// refused during a run, libc's otherwise.
+///
+/// # Safety
+/// The arguments are what `posix_spawn` takes (passed on as they are).
 #[allow(clippy::too_many_arguments)] // posix_spawn's six, and which one
 unsafe fn spawn_or_refuse(
     name: &str,

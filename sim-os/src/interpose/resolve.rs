@@ -19,6 +19,12 @@ struct Node {
     addr: libc::sockaddr_in6,
 }
 
+/// The `addrinfo` list for `ips` and `port`, filtered by `hints` as
+/// `getaddrinfo` filters; freed by our `freeaddrinfo`.
+///
+/// # Safety
+/// Nothing beyond the call itself: the list is allocated here (`unsafe`
+/// for the raw allocation and its links).
 unsafe fn build(ips: &[IpAddr], port: u16, hints: Option<&libc::addrinfo>) -> *mut libc::addrinfo {
     let family = hints.map_or(libc::AF_UNSPEC, |h| h.ai_family);
     let socktypes: Vec<libc::c_int> = match hints.map_or(0, |h| h.ai_socktype) {
@@ -143,6 +149,10 @@ pub unsafe extern "C" fn getaddrinfo(
     real_getaddrinfo(node, service, hints, res)
 }
 
+/// libc's own `getaddrinfo`, the definition past ours.
+///
+/// # Safety
+/// The arguments are what `getaddrinfo` takes (passed on as they are).
 unsafe fn real_getaddrinfo(
     node: *const libc::c_char,
     service: *const libc::c_char,

@@ -87,6 +87,10 @@ pub(crate) fn kept_data(waker: &Waker) -> Option<usize> {
     std::ptr::eq(waker.vtable(), &KEPT_VTABLE).then(|| waker.data() as usize)
 }
 
+// The vtables' functions below: `RawWakerVTable` calls them with the data
+// of a waker made here (a packed task address, see `pack`), which is all
+// their safety needs; they read no memory through it.
+
 unsafe fn kept_clone(data: *const ()) -> RawWaker {
     count(data as usize, 1);
     RawWaker::new(data, &VTABLE)

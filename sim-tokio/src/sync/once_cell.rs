@@ -112,6 +112,10 @@ impl<T> OnceCell<T> {
         *self.value_set.get_mut()
     }
 
+    /// The value.
+    ///
+    /// # Safety
+    /// The value is set (`initialized` said so, with its `Acquire`).
     unsafe fn get_unchecked(&self) -> &T {
         (*self.value.get()).assume_init_ref()
     }
