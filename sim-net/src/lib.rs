@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 pub mod control;
+mod datagrams;
 mod draws;
 mod flight;
 pub mod link;

@@ -308,7 +308,7 @@ pub(crate) struct UdpState {
     /// socket's (see `std_net/adopt.rs`).
     pub(crate) shown: Option<SocketAddr>,
     pub(crate) peer: Option<SocketAddr>,
-    pub(crate) queue: VecDeque<(crate::payload::Payload, SocketAddr)>,
+    pub(crate) queue: crate::datagrams::DatagramQueue,
     pub(crate) waker: Option<Waker>,
     pub(crate) broadcast: bool,
     pub(crate) ttl: u32,

@@ -4,7 +4,6 @@ use crate::link::LinkMode;
 use crate::socket::{Datagram, UdpState};
 pub use crate::socket::{DATAGRAM_MAX, QUEUE_MAX};
 use crate::state::{HostId, Network, Parked, Socket, SocketId};
-use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -37,7 +36,7 @@ impl Network {
             local,
             shown: None,
             peer: None,
-            queue: VecDeque::new(),
+            queue: Default::default(),
             waker: None,
             broadcast: false,
             ttl: 64,
