@@ -15,11 +15,32 @@ use std::hash::{BuildHasherDefault, DefaultHasher};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-/// Task ids per chunk of the table by id.
-const CHUNK_IDS: usize = 1 << 16;
-/// Chunks: the most tasks whose origins are kept (a run of more names the
+/// Task ids in the first chunk of the table by id; each next chunk holds
+/// twice as many, so a short run (a sweep's seed) makes one small chunk
+/// and a long one few large ones.
+const FIRST_CHUNK_IDS: usize = 1 << 10;
+/// Chunks: the most tasks whose origins are kept is
+/// `FIRST_CHUNK_IDS * (2^CHUNKS - 1)`, about 16M (a run of more names the
 /// rest by id alone).
-const CHUNKS: usize = 256;
+const CHUNKS: usize = 14;
+
+/// `len` atomics of 0, from zeroed memory: no loop over them (a debug
+/// build, as tests run, would pay one per id in every run).
+fn zeroed(len: usize) -> Box<[AtomicU32]> {
+    // `vec![0; n]` asks the allocator for zeroed memory.
+    let raw = Box::into_raw(vec![0u32; len].into_boxed_slice()) as *mut [AtomicU32];
+    // SAFETY: `AtomicU32` has the size, alignment and bit validity of a
+    // `u32` (as its docs guarantee), so the allocation holds `len` atomics
+    // of 0, and the box frees it with the layout it was made with.
+    unsafe { Box::from_raw(raw) }
+}
+
+/// The chunk of task id `index` and its place in it.
+fn chunk_of(index: usize) -> (usize, usize) {
+    let chunk = (index / FIRST_CHUNK_IDS + 1).ilog2() as usize;
+    let first = FIRST_CHUNK_IDS * ((1 << chunk) - 1);
+    (chunk, index - first)
+}
 
 /// A task as a report names it.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -52,7 +73,7 @@ impl std::hash::Hash for SiteRef {
 pub(crate) struct Origins {
     interned: Mutex<Interned>,
     /// By task id, its origin's number plus one (0: not known), in
-    /// [`CHUNKS`] chunks of [`CHUNK_IDS`].
+    /// [`CHUNKS`] chunks of growing size (see [`chunk_of`]).
     by_id: Box<[OnceLock<Box<[AtomicU32]>>]>,
 }
 
@@ -122,14 +143,15 @@ impl Origins {
 
     /// Task `id`'s entry; its chunk is made when `make` (a spawn) asks.
     fn entry(&self, id: u64, make: bool) -> Option<&AtomicU32> {
-        let index = usize::try_from(id).ok()?;
-        let chunk = self.by_id.get(index / CHUNK_IDS)?;
+        let (chunk, at) = chunk_of(usize::try_from(id).ok()?);
+        let ids = FIRST_CHUNK_IDS << chunk;
+        let cell = self.by_id.get(chunk)?;
         let chunk = if make {
-            chunk.get_or_init(|| (0..CHUNK_IDS).map(|_| AtomicU32::new(0)).collect())
+            cell.get_or_init(|| zeroed(ids))
         } else {
-            chunk.get()?
+            cell.get()?
         };
-        Some(&chunk[index % CHUNK_IDS])
+        Some(&chunk[at])
     }
 
     /// Task `id`'s name, kind and spawn site; `None` for an unknown id.
@@ -204,8 +226,26 @@ mod tests {
         assert_eq!(origins.interned.lock().unwrap().list.len(), 3);
         // Never spawned, and past the table: unknown.
         assert_eq!(origins.task_name(1001), None);
-        assert_eq!(origins.task_name((CHUNKS * CHUNK_IDS) as u64), None);
-        origins.record((CHUNKS * CHUNK_IDS) as u64, &plain, &mut last);
-        assert_eq!(origins.task_name((CHUNKS * CHUNK_IDS) as u64), None);
+        let past = (FIRST_CHUNK_IDS * ((1 << CHUNKS) - 1)) as u64;
+        assert_eq!(origins.task_name(past), None);
+        origins.record(past, &plain, &mut last);
+        assert_eq!(origins.task_name(past), None);
+        // The last id kept is the last place of the last chunk.
+        let last_place = (FIRST_CHUNK_IDS << (CHUNKS - 1)) - 1;
+        assert_eq!(chunk_of(past as usize - 1), (CHUNKS - 1, last_place));
+    }
+
+    /// Each id has a place of its own: the chunks follow one another with
+    /// no gap and no overlap.
+    #[test]
+    fn the_chunks_tile_the_ids() {
+        let mut expected = (0, 0);
+        for index in 0..FIRST_CHUNK_IDS * ((1 << 6) - 1) {
+            assert_eq!(chunk_of(index), expected, "id {index}");
+            expected.1 += 1;
+            if expected.1 == FIRST_CHUNK_IDS << expected.0 {
+                expected = (expected.0 + 1, 0);
+            }
+        }
     }
 }
