@@ -125,8 +125,8 @@ pub(crate) struct NetState {
     /// Datagrams and segments sent and not yet delivered (`flight.rs`).
     pub(crate) udp_flight: Flight<Datagram>,
     pub(crate) tcp_flight: Flight<Segment>,
-    /// By host, the socket slot its last datagram went to (`u32::MAX`:
-    /// none yet): a guess, fetched with the host a delivery event before
+    /// By host (one each, from `add_host`), the socket slot its last
+    /// datagram went to (`u32::MAX`: none yet): a guess, fetched with the host a delivery event before
     /// the next delivery to it (see `udp::DELIVER_DATAGRAM`). A wrong guess
     /// costs a wasted fetch, never a wrong delivery.
     pub(crate) udp_receiver_guess: Vec<u32>,
@@ -201,6 +201,7 @@ impl NetState {
             policy: ConnectPolicy::Normal,
             exited: false,
         });
+        self.udp_receiver_guess.push(u32::MAX);
         let id = self.hosts.len() as u32 - 1;
         self.names.insert(name.to_string(), id);
         HostId(id)

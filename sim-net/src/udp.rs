@@ -393,11 +393,7 @@ impl Network {
         };
         u.queue.push_back((d.data, d.src));
         u.arrived(|| self.step());
-        let guess = &mut st.udp_receiver_guess;
-        if guess.len() <= d.to_host as usize {
-            guess.resize(d.to_host as usize + 1, u32::MAX);
-        }
-        guess[d.to_host as usize] = index;
+        st.udp_receiver_guess[d.to_host as usize] = index;
     }
 
     /// Receives a datagram into `buf` (truncating a longer one, as UDP

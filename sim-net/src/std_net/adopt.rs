@@ -61,7 +61,6 @@ pub(super) fn adopt(fd: i32, addr: SocketAddr) -> bool {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert((core.id(), addr.port()), local.port());
-        ANY_UDP_ALIAS.store(true, Ordering::Release);
     }
     let sock = new_sock(core.id(), Phase::Listening(id), addr.is_ipv6(), false);
     lock(&sock).shown = Some(addr);

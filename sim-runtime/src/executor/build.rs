@@ -36,11 +36,8 @@ impl Core {
             decisions,
             observer,
         } = setup;
-        let story = crate::story::Story::shared();
-        let origins = story
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .origins();
+        let origins = std::sync::Arc::new(crate::story::Origins::default());
+        let story = crate::story::Story::shared(origins.clone());
         let core = Rc::new(Core {
             id: context::next_core_id(),
             scheduler: RefCell::new(Scheduler::new(

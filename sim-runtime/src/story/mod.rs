@@ -72,13 +72,12 @@ pub enum Told<'a> {
 
 impl Story {
     /// A new story, shared.
-    pub fn shared() -> SharedStory {
-        Arc::new(Mutex::new(Story::default()))
-    }
-
-    /// Where spawns record their tasks' origins (see `origins`).
-    pub(crate) fn origins(&self) -> Arc<Origins> {
-        self.origins.clone()
+    /// `origins` is where the run's spawns record their tasks.
+    pub(crate) fn shared(origins: Arc<Origins>) -> SharedStory {
+        Arc::new(Mutex::new(Story {
+            origins,
+            ..Story::default()
+        }))
     }
 
     /// Names host `node`.

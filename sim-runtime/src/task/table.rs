@@ -7,10 +7,9 @@
 //! a slot, marks it, and frees it.
 
 use super::wait::WaitNote;
-use super::BLOCKING;
 use super::{
-    RawTask, TaskCell, TaskMeta, TaskSlot, DETACHED, DONE, NOTED, OUTPUT_TAKEN, QUEUED, ROOT_SLOT,
-    SLOT_MASK, THREAD,
+    RawTask, TaskCell, TaskMeta, TaskSlot, BLOCKING, DETACHED, DONE, NOTED, OUTPUT_TAKEN, QUEUED,
+    ROOT_SLOT, SLOT_MASK, THREAD,
 };
 
 /// The task table.

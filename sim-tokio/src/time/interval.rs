@@ -22,7 +22,6 @@ pub fn interval(period: Duration) -> Interval {
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
     assert!(period > Duration::new(0, 0), "`period` must be non-zero.");
     Interval {
-        _unwind: std::marker::PhantomData,
         delay: Timer::new(start),
         period,
         missed_tick_behavior: MissedTickBehavior::default(),
@@ -59,9 +58,8 @@ impl MissedTickBehavior {
 /// A stream of ticks: see [`interval`].
 #[derive(Debug)]
 pub struct Interval {
-    // Auto traits as tokio's, whose `Interval` holds a boxed `Sleep`.
-    _unwind: crate::util::NoUnwindSafety,
-    // In place, where tokio boxes a `Sleep` (see `Timer`).
+    // In place, where tokio boxes a `Sleep` (see `Timer`, which also gives
+    // the auto traits of tokio's).
     delay: Timer,
     period: Duration,
     missed_tick_behavior: MissedTickBehavior,

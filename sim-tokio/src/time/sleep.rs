@@ -46,8 +46,6 @@ pin_project_lite::pin_project! {
     #[derive(Debug)]
     #[must_use = "futures do nothing unless you `.await` or poll them"]
     pub struct Sleep {
-        // Auto traits as tokio's (see `crate::util::NoUnwindSafety`).
-        _unwind: crate::util::NoUnwindSafety,
         timer: Timer,
         #[pin]
         _pinned: PhantomPinned,
@@ -58,7 +56,6 @@ impl Sleep {
     #[track_caller]
     fn new(deadline: Instant) -> Sleep {
         Sleep {
-            _unwind: std::marker::PhantomData,
             timer: Timer::new(deadline),
             _pinned: PhantomPinned,
         }

@@ -11,6 +11,9 @@ use std::task::{Context, Poll};
 
 #[derive(Debug)]
 pub(crate) struct Timer {
+    // The auto traits of tokio's `Sleep` and `Interval`, which hold one
+    // (see `crate::util::NoUnwindSafety`).
+    _unwind: crate::util::NoUnwindSafety,
     deadline: Instant,
     core: u16,
     // The timer in the event queue and the tick it fires on.
@@ -40,6 +43,7 @@ impl Timer {
              runtime builder to enable timers."
         );
         Timer {
+            _unwind: std::marker::PhantomData,
             deadline,
             core,
             entry: None,
