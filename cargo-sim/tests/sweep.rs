@@ -911,6 +911,17 @@ fn shared_target() -> PathBuf {
 }
 
 /// A fresh copy of the fixture crate, with a lock that pins the real tokio.
+/// The report of failing `test` in a sweep's stderr: from its `FAIL` line
+/// to the next test's.
+fn failure_section(stderr: &str, test: &str) -> String {
+    let start = stderr
+        .find(&format!("FAIL {test} "))
+        .unwrap_or_else(|| panic!("{test} fails: {stderr}"));
+    let rest = &stderr[start..];
+    let end = rest[1..].find("\nFAIL ").map_or(rest.len(), |e| e + 1);
+    rest[..end].to_string()
+}
+
 fn fixture(name: &str) -> PathBuf {
     let dir = tmp().join(format!("sweep-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
@@ -1110,14 +1121,7 @@ fn a_failure_that_needs_another_order_of_tasks_says_so() {
         &[],
     );
     assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
-    let report = |test: &str| {
-        let start = stderr
-            .find(&format!("FAIL {test} ["))
-            .unwrap_or_else(|| panic!("{test} fails: {stderr}"));
-        let rest = &stderr[start..];
-        let end = rest[1..].find("\nFAIL ").map_or(rest.len(), |e| e + 1);
-        rest[..end].to_string()
-    };
+    let report = |test: &str| failure_section(&stderr, test);
     let note = "passes when ready tasks run in the order they became ready";
     let ordered = report("first_spawned_runs_first");
     assert!(ordered.contains(note), "{ordered}");
@@ -1176,14 +1180,7 @@ fn each_failure_class_is_named() {
         &[("SIM_HANG_POLL_S", "1")],
     );
     assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
-    let section = |test: &str| -> String {
-        let start = stderr
-            .find(&format!("FAIL {test} "))
-            .unwrap_or_else(|| panic!("{test} failed: {stderr}"));
-        let rest = &stderr[start + 5..];
-        let end = rest.find("\nFAIL ").map_or(rest.len(), |e| e + 1);
-        rest[..end].to_string()
-    };
+    let section = |test: &str| failure_section(&stderr, test);
     let deadlock = section("planted_deadlock");
     assert!(
         deadlock.contains("4 of 4 seeds failed (deadlock 4)"),
