@@ -192,6 +192,18 @@ async fn planted_busy_loop() {
 }
 
 #[tokio::test]
+async fn planted_thread_spin() {
+    // A std thread polls by hand a future of its own (nothing of the
+    // simulation's) until it is ready, which it never is.
+    std::thread::spawn(|| {
+        let mut never = std::pin::pin!(std::future::pending::<()>());
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        while std::future::Future::poll(never.as_mut(), &mut cx).is_pending() {}
+    });
+    std::thread::sleep(std::time::Duration::from_millis(100));
+}
+
+#[tokio::test]
 async fn planted_spin() {
     loop {
         tokio::task::yield_now().await;
@@ -1214,6 +1226,14 @@ fn each_failure_class_is_named() {
     assert!(
         hang.contains("spawned at tests/planted.rs:"),
         "names the spawn site: {hang}"
+    );
+    // The thread that keeps the turn is named, not the test that gave it.
+    let thread_spin = section("planted_thread_spin");
+    assert!(thread_spin.contains("(hang 4)"), "{thread_spin}");
+    assert!(
+        thread_spin.contains("a std thread spawned at ./tests/planted.rs:")
+            && thread_spin.contains("runs one thread at a time"),
+        "{thread_spin}"
     );
     let spin = section("planted_spin");
     assert!(spin.contains("(livelock 4)"), "{spin}");

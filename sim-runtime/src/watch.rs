@@ -84,6 +84,40 @@ pub fn poll_finished() {
     POLL_TASK.store(NO_TASK, Ordering::Relaxed);
 }
 
+/// The task being polled now, to give back to [`turn_ended`].
+#[derive(Clone, Copy, Debug)]
+pub struct Turn {
+    task: u64,
+    site: *mut Location<'static>,
+}
+
+/// A poll hands the turn to the simulated thread of `task` from inside
+/// itself (a blocking call on the simulator's thread runs the other
+/// threads until it may return): until [`turn_ended`], the watchdog sees
+/// that thread as the running task, not the poll that handed it the turn
+/// (which a thread that spins without a blocking call would otherwise be
+/// blamed for).
+#[inline]
+pub fn turn_started(task: u64) -> Turn {
+    let previous = Turn {
+        task: POLL_TASK.load(Ordering::Relaxed),
+        site: POLL_SITE.load(Ordering::Relaxed),
+    };
+    poll_started(task, None);
+    previous
+}
+
+/// The turn [`turn_started`] announced came back: the poll that handed it
+/// out is the running task again.
+#[inline]
+pub fn turn_ended(previous: Turn) {
+    if !WATCHED.load(Ordering::Relaxed) {
+        return;
+    }
+    POLL_SITE.store(previous.site, Ordering::Relaxed);
+    POLL_TASK.store(previous.task, Ordering::Relaxed);
+}
+
 /// The run's virtual clock moved to `now_ns`.
 #[inline]
 pub fn clock_moved(now_ns: u64) {

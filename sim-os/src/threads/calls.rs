@@ -558,7 +558,9 @@ fn run_one_turn(runnable: &[Arc<SimThread>]) {
             sim_runtime::trace::Label::None,
         )
     });
+    let previous = sim_runtime::watch::turn_started(task);
     thread.run();
+    sim_runtime::watch::turn_ended(previous);
     if lock(&thread.inner).exited {
         reap(thread);
     }

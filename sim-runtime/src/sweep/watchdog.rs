@@ -133,11 +133,14 @@ pub(crate) fn watchdog(poll_budget: Duration, run_budget: Duration) {
         if !(stuck_poll || slow_run) {
             continue;
         }
+        let thread_site = (task != crate::watch::NO_TASK && task != 0)
+            .then(|| crate::watch::thread_site(watched.seed, task))
+            .flatten();
         let who = if task == crate::watch::NO_TASK {
             "no task is being polled".to_string()
         } else if task == 0 {
             "the running task is the test's own future (the root of block_on)".to_string()
-        } else if let Some(site) = crate::watch::thread_site(watched.seed, task) {
+        } else if let Some(site) = &thread_site {
             format!("the running task is task {task}, a std thread spawned at {site}")
         } else if let Some(site) = watched.site {
             format!(
@@ -151,10 +154,10 @@ pub(crate) fn watchdog(poll_budget: Duration, run_budget: Duration) {
         };
         let message = if stuck_poll {
             format!(
-                "hang: one poll has run for {:.1}s of wall time without returning ({who}). A \
-                 loop with no .await, or a blocking call, never gives the scheduler its turn. \
+                "hang: one poll has run for {:.1}s of wall time without returning ({who}). {} \
                  The budget is {HANG_POLL_VAR}={}.",
                 (now - poll_since).as_secs_f64(),
+                stuck_why(thread_site.is_some()),
                 poll_budget.as_secs_f64()
             )
         } else {
@@ -177,6 +180,20 @@ pub(crate) fn watchdog(poll_budget: Duration, run_budget: Duration) {
         // The stuck thread cannot be stopped from here: end the process.
         // SAFETY: `_exit` is always safe to call.
         unsafe { libc::_exit(HANG_EXIT_CODE) };
+    }
+}
+
+/// Why a poll that never returns stops the run, for a task or a thread.
+fn stuck_why(std_thread: bool) -> &'static str {
+    if std_thread {
+        // Simulated threads take turns: one that never blocks keeps its
+        // turn, where a real OS would preempt it.
+        "The simulation runs one thread at a time, and a thread has the turn until it \
+         blocks (a sleep, a lock or a channel that waits, I/O, a join): a loop that only \
+         polls or spins on memory of its own never gives it back. Let the loop block \
+         (std::thread::sleep, a Condvar, a channel's recv) or make it a task."
+    } else {
+        "A loop with no .await, or a blocking call, never gives the scheduler its turn."
     }
 }
 
