@@ -192,6 +192,19 @@ async fn planted_busy_loop() {
 }
 
 #[tokio::test]
+async fn planted_busy_loop_after_a_datagram() {
+    let socket = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let to = socket.local_addr().unwrap();
+    socket.send_to(b"ping", to).await.unwrap();
+    let mut buf = [0u8; 4];
+    socket.recv_from(&mut buf).await.unwrap();
+    let mut x = 0u64;
+    loop {
+        x = std::hint::black_box(x.wrapping_add(1));
+    }
+}
+
+#[tokio::test]
 async fn planted_thread_spin() {
     // A std thread polls by hand a future of its own (nothing of the
     // simulation's) until it is ready, which it never is.
@@ -1226,6 +1239,13 @@ fn each_failure_class_is_named() {
     assert!(
         hang.contains("spawned at tests/planted.rs:"),
         "names the spawn site: {hang}"
+    );
+    // A hang's report tells the story so far, as a panic's does.
+    let after_datagram = section("planted_busy_loop_after_a_datagram");
+    assert!(after_datagram.contains("(hang 4)"), "{after_datagram}");
+    assert!(
+        after_datagram.contains("What happened before it:") && after_datagram.contains("\"ping\""),
+        "{after_datagram}"
     );
     // The thread that keeps the turn is named, not the test that gave it.
     let thread_spin = section("planted_thread_spin");

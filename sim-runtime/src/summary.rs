@@ -45,11 +45,10 @@ pub fn last_run_story() -> String {
         let Some(report) = report.as_ref() else {
             return String::new();
         };
-        let text = match report.story.try_lock() {
-            Ok(story) => story.report(Some(report.failing_host)),
-            Err(_) => String::new(),
-        };
-        text
+        report
+            .story
+            .with(|story| story.report(Some(report.failing_host)))
+            .unwrap_or_default()
     })
 }
 
@@ -61,11 +60,10 @@ pub fn last_run_recent_events() -> Vec<String> {
             return Vec::new();
         };
         let lines = report.recent.lines();
-        let named = match report.story.try_lock() {
-            Ok(story) => story.name_tasks(lines),
-            Err(_) => lines,
-        };
-        named
+        report
+            .story
+            .with(|story| story.name_tasks(lines.clone()))
+            .unwrap_or(lines)
     })
 }
 

@@ -248,8 +248,7 @@ pub fn user_frame(text: &str) -> Option<String> {
 }
 
 /// The story of the run in progress, for the watchdog's hang report.
-static STORY: std::sync::Mutex<Option<std::sync::Weak<std::sync::Mutex<crate::story::Story>>>> =
-    std::sync::Mutex::new(None);
+static STORY: std::sync::Mutex<Option<crate::story::WatchedStory>> = std::sync::Mutex::new(None);
 
 /// A run starts: the watchdog may tell its story (when one watches).
 pub(crate) fn run_story(story: &crate::story::SharedStory) {
@@ -257,29 +256,20 @@ pub(crate) fn run_story(story: &crate::story::SharedStory) {
         let mut slot = STORY
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *slot = Some(std::sync::Arc::downgrade(story));
+        *slot = Some(story.watched());
     }
 }
 
 /// The story of the run in progress (empty when none is known, or when
-/// its lock stays taken: a poll stuck inside the story's own code).
+/// its writer stays inside it: a poll stuck inside the story's own code).
+/// It freezes the story: the process ends after the report.
 pub(crate) fn story_text() -> String {
-    let story = STORY
+    let slot = STORY
         .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .as_ref()
-        .and_then(std::sync::Weak::upgrade);
-    let Some(story) = story else {
-        return String::new();
-    };
-    // Bounded: a few tries over 100 ms.
-    for _ in 0..10 {
-        if let Ok(story) = story.try_lock() {
-            return story.report(None);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    String::new()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    slot.as_ref()
+        .and_then(|story| story.freeze_and_read(|story| story.report(None)))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

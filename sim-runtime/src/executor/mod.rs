@@ -483,15 +483,11 @@ impl Core {
         self.with_story(|story| story.held(self.time.now_ns(), msg, ends, data));
     }
 
-    /// Runs `f` on the story. The lock is never contended but by the
-    /// watchdog's one read, after a hang.
+    /// Runs `f` on the story; `None` once the hang watchdog froze it to
+    /// write its report (the process ends then).
     #[inline]
-    fn with_story<R>(&self, f: impl FnOnce(&mut crate::story::Story) -> R) -> R {
-        let mut story = self
-            .story
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        f(&mut story)
+    fn with_story<R>(&self, f: impl FnOnce(&mut crate::story::Story) -> R) -> Option<R> {
+        self.story.with(f)
     }
 
     /// The story of the run so far, for a failure report: the last notes,
@@ -499,22 +495,21 @@ impl Core {
     /// held messages and the last crashes (empty when nothing was noted).
     pub fn story_report(&self) -> String {
         let failing = self.hosts.current();
-        match self.story.try_lock() {
-            Ok(story) => story.report(Some(failing)),
-            Err(_) => String::new(),
-        }
+        self.with_story(|story| story.report(Some(failing)))
+            .unwrap_or_default()
     }
 
     /// The last crashes, each with its host's last disk operations and
     /// what its disk kept.
     pub fn crash_lines(&self) -> Vec<String> {
         self.with_story(|story| story.crash_lines())
+            .unwrap_or_default()
     }
 
     /// Task `id` by the name a user finds: its `Builder` name or its
     /// spawn site (`src/client.rs:40`).
     pub fn task_name(&self, id: u64) -> Option<String> {
-        self.with_story(|story| story.task_name(id))
+        self.with_story(|story| story.task_name(id)).flatten()
     }
 
     /// Writes a line of the service's log into the trace file (not an

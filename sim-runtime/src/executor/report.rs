@@ -19,10 +19,9 @@ impl Core {
             .try_borrow()
             .map(|t| t.recent_lines())
             .unwrap_or_default();
-        match self.story.try_lock() {
-            Ok(story) => story.name_tasks(lines),
-            Err(_) => lines,
-        }
+        self.story
+            .with(|story| story.name_tasks(lines.clone()))
+            .unwrap_or(lines)
     }
 
     /// "task 3 'name' spawned at file:line:col", for reports.

@@ -15,8 +15,8 @@
 //! - each host's last disk operations before a crash (see `disk`);
 //! - each task's name: its `Builder` name or its spawn site (`origins`).
 //!
-//! It sits behind a mutex: the hang watchdog, on a thread of its own, reads
-//! it when a poll never returns.
+//! The hang watchdog, on a thread of its own, reads it when a poll never
+//! returns: `shared` says how, without a lock on the core's side.
 
 mod disk;
 mod entry;
@@ -24,12 +24,15 @@ mod messages;
 mod origins;
 pub(crate) use origins::{LastOrigin, Origins};
 mod render;
+mod shared;
+pub use shared::SharedStory;
+pub(crate) use shared::WatchedStory;
 
 pub use entry::BY_CALLBACK;
 use entry::{Entry, What};
 use std::collections::{BTreeMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// How many notes a report shows.
 pub const NOTES_MAX: usize = 24;
@@ -37,9 +40,6 @@ pub const NOTES_MAX: usize = 24;
 const FAULTS_MAX: usize = 6;
 /// How many faults each host keeps, however far back.
 const HOST_FAULTS_MAX: usize = 3;
-
-/// The story, shared with the hang watchdog.
-pub type SharedStory = Arc<Mutex<Story>>;
 
 /// The story of one run (see the module's docs).
 #[derive(Default)]
@@ -74,10 +74,10 @@ impl Story {
     /// A new story, shared.
     /// `origins` is where the run's spawns record their tasks.
     pub(crate) fn shared(origins: Arc<Origins>) -> SharedStory {
-        Arc::new(Mutex::new(Story {
+        SharedStory::new(Story {
             origins,
             ..Story::default()
-        }))
+        })
     }
 
     /// Names host `node`.
