@@ -22,10 +22,12 @@ const RELEASED_MAX: usize = 256;
 /// The sends, the held messages and each flow's latest delivered send.
 #[derive(Default)]
 pub(crate) struct Messages {
-    /// The last sends: `recent[i]` is message `base + i` (`None` for a
-    /// number with no send, a datagram dropped at once).
-    recent: VecDeque<Option<Sent>>,
-    base: u64,
+    /// The last sends, direct-mapped: message `m` is at `m % SENDS_MAX`
+    /// while no later send took its place (each entry knows its number).
+    /// A send writes its entry in place: no ring to shift, no search.
+    recent: Vec<Option<Sent>>,
+    /// The highest message number kept in `recent` (`None` before any).
+    newest: Option<u64>,
     /// The messages a link holds now, by number.
     held: BTreeMap<u64, Sent>,
     /// Messages a link held, sent again since, until their delivery.
@@ -43,26 +45,58 @@ pub(crate) fn number_after(text: &str, verb: &str) -> Option<u64> {
 }
 
 impl Messages {
-    /// The ring's slot of message `msg` (`None` when it is too old).
-    fn slot(&mut self, msg: u64) -> Option<&mut Option<Sent>> {
-        let end = self.base + self.recent.len() as u64;
-        if self.recent.is_empty() || msg >= end + SENDS_MAX as u64 {
-            // The first send, or a jump far ahead: the ring starts there.
-            self.recent.clear();
-            self.base = msg;
-        }
-        if msg < self.base {
+    /// Where message `msg` is kept in `recent`.
+    fn index(msg: u64) -> usize {
+        (msg % SENDS_MAX as u64) as usize
+    }
+
+    /// Whether message `msg` may still have its place: not a whole table
+    /// behind the newest (told without touching the table, whose entry
+    /// would be a cache miss at scale).
+    fn may_be_kept(&self, msg: u64) -> bool {
+        self.newest
+            .is_some_and(|newest| msg + SENDS_MAX as u64 > newest)
+    }
+
+    /// The kept send of message `msg`, if no later one took its place.
+    fn recent(&self, msg: u64) -> Option<&Sent> {
+        if !self.may_be_kept(msg) {
             return None;
         }
-        // Bounded by SENDS_MAX steps (the jump is checked above).
-        while msg >= self.base + self.recent.len() as u64 {
-            if self.recent.len() == SENDS_MAX {
-                self.recent.pop_front();
-                self.base += 1;
-            }
-            self.recent.push_back(None);
+        self.recent
+            .get(Self::index(msg))?
+            .as_ref()
+            .filter(|sent| sent.msg == msg)
+    }
+
+    fn recent_mut(&mut self, msg: u64) -> Option<&mut Sent> {
+        if !self.may_be_kept(msg) {
+            return None;
         }
-        self.recent.get_mut((msg - self.base) as usize)
+        self.recent
+            .get_mut(Self::index(msg))?
+            .as_mut()
+            .filter(|sent| sent.msg == msg)
+    }
+
+    /// The entry of message `msg`, made (as `Sent::new(verb, msg, at_ns)`)
+    /// if it has none, over whatever older send had its place; `None` for
+    /// a message older than every kept one (its place went to a later).
+    fn recent_or_new(&mut self, verb: &'static str, msg: u64, at_ns: u64) -> Option<&mut Sent> {
+        if self.newest.is_some() && !self.may_be_kept(msg) {
+            return None;
+        }
+        self.newest = Some(self.newest.map_or(msg, |newest| newest.max(msg)));
+        let index = Self::index(msg);
+        if self.recent.len() <= index {
+            // Grows once, over a run's first SENDS_MAX messages.
+            self.recent.resize(index + 1, None);
+        }
+        let entry = &mut self.recent[index];
+        if entry.as_ref().is_none_or(|sent| sent.msg != msg) {
+            *entry = Some(Sent::new(verb, msg, at_ns));
+        }
+        entry.as_mut()
     }
 
     /// The send of message `msg`, wherever it is kept.
@@ -73,8 +107,7 @@ impl Messages {
         if let Some(sent) = self.delivered_released.iter().rev().find(|s| s.msg == msg) {
             return Some(sent);
         }
-        let index = msg.checked_sub(self.base)?;
-        self.recent.get(index as usize)?.as_ref()
+        self.recent(msg)
     }
 
     /// Message `msg` is held by a link from `at_ns`.
@@ -83,9 +116,13 @@ impl Messages {
             if self.held.len() >= HELD_MAX {
                 self.held.pop_first();
             }
-            let sent = self
-                .slot(msg)
-                .and_then(Option::take)
+            let recent = self.recent_mut(msg).map(|sent| {
+                let taken = *sent;
+                // Its place is free: the number no longer matches.
+                sent.msg = u64::MAX;
+                taken
+            });
+            let sent = recent
                 .or_else(|| self.released.remove(&msg))
                 .unwrap_or_else(|| Sent::new("send", msg, at_ns));
             self.held.insert(msg, sent);
@@ -106,9 +143,8 @@ impl Messages {
         if let Some(msg) = held {
             self.hold(msg, at_ns);
         } else if let Some(msg) = number_after(text, "dup udp") {
-            if let Some(slot) = self.slot(msg) {
-                slot.get_or_insert_with(|| Sent::new("send udp", msg, at_ns))
-                    .copies = 2;
+            if let Some(sent) = self.recent_or_new("send udp", msg, at_ns) {
+                sent.copies = 2;
             }
         } else if let Some(msg) = number_after(text, "lost udp")
             .or_else(|| number_after(text, "lost"))
@@ -158,8 +194,8 @@ impl Messages {
             self.released.insert(msg, sent);
             return;
         }
-        if let Some(slot) = self.slot(msg) {
-            update(slot.get_or_insert_with(|| Sent::new(message.verb, msg, at_ns)));
+        if let Some(sent) = self.recent_or_new(message.verb, msg, at_ns) {
+            update(sent);
         }
     }
 
@@ -176,8 +212,8 @@ impl Messages {
             self.delivered_released.push_back(sent);
             return sent.delivered;
         }
-        match self.slot(msg) {
-            Some(Some(sent)) => {
+        match self.recent_mut(msg) {
+            Some(sent) => {
                 sent.delivered += 1;
                 sent.delivered_seq.get_or_insert(seq);
                 sent.delivered
@@ -192,11 +228,11 @@ impl Messages {
     pub(crate) fn overtaken_by(&self, msg: u64, seq: u64) -> Option<(u64, u64)> {
         let sent = self.get(msg)?;
         let ends = sent.ends?;
-        let start = (msg + 1).max(self.base);
-        let end = self.base + self.recent.len() as u64;
-        // Bounded by the ring's length.
-        (start..end).find_map(|later| {
-            let other = self.recent[(later - self.base) as usize].as_ref()?;
+        let newest = self.newest?;
+        let start = (msg + 1).max((newest + 1).saturating_sub(SENDS_MAX as u64));
+        // Bounded by SENDS_MAX: the kept numbers.
+        (start..=newest).find_map(|later| {
+            let other = self.recent(later)?;
             let overtook =
                 other.ends == Some(ends) && other.delivered_seq.is_some_and(|first| first < seq);
             overtook.then_some((later, other.first_ns))

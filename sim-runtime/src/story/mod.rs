@@ -21,6 +21,7 @@
 mod disk;
 mod entry;
 mod messages;
+mod notes;
 mod origins;
 pub(crate) use origins::{LastOrigin, Origins};
 mod render;
@@ -28,6 +29,7 @@ mod shared;
 pub use shared::SharedStory;
 pub(crate) use shared::WatchedStory;
 
+use crate::trace::Message;
 pub use entry::BY_CALLBACK;
 use entry::{Entry, What};
 use std::collections::{BTreeMap, VecDeque};
@@ -44,7 +46,7 @@ const HOST_FAULTS_MAX: usize = 3;
 /// The story of one run (see the module's docs).
 #[derive(Default)]
 pub struct Story {
-    notes: VecDeque<Entry>,
+    notes: notes::Notes,
     faults: VecDeque<Entry>,
     /// Each host's last faults, by node.
     host_faults: Vec<VecDeque<Entry>>,
@@ -104,50 +106,45 @@ impl Story {
     pub fn tell(&mut self, at_ns: u64, node: u32, task: u64, told: Told<'_>) {
         self.seq += 1;
         let seq = self.seq;
-        let entry = |what| Entry {
-            seq,
-            at_ns,
-            node,
-            task,
-            what,
-        };
-        let entry = match told {
+        let what = match told {
             Told::Text(text) => {
                 self.disk.follow(node, at_ns, text);
                 self.messages.text(text, at_ns);
-                entry(What::Text(text.into()))
+                What::Text(text.into())
             }
             Told::Fault(text, hosts) => {
                 match hosts {
                     [host] if text.starts_with("crash ") => self.disk.crashed(*host, at_ns),
                     _ => self.disk.follow(node, at_ns, text),
                 }
-                let fault = entry(What::Fault(text.into()));
+                let fault = Entry {
+                    seq,
+                    at_ns,
+                    node,
+                    task,
+                    what: What::Fault(text.into()),
+                };
                 self.keep_fault(&fault, hosts);
-                fault
+                fault.what
             }
-            Told::Message(message) => match message.verb {
-                "deliver" | "deliver udp" => {
-                    let copy = self.messages.delivered(message, seq);
-                    entry(What::Delivered(entry::Delivery {
-                        verb: message.verb,
-                        msg: message.msg,
-                        copy,
-                    }))
-                }
-                verb => {
-                    self.messages.sent(message, at_ns);
-                    entry(What::Send {
-                        verb,
-                        msg: message.msg,
-                    })
-                }
-            },
+            Told::Message(message) => return self.tell_message(seq, at_ns, node, task, message),
         };
-        if self.notes.len() == NOTES_MAX {
-            self.notes.pop_front();
+        self.notes.push(seq, at_ns, node, task, what);
+    }
+
+    /// A message's note (the hot path: every send and delivery): its
+    /// entry is written in place.
+    fn tell_message(&mut self, seq: u64, at_ns: u64, node: u32, task: u64, message: &Message) {
+        let (verb, msg) = (message.verb, message.msg);
+        if matches!(verb, "deliver" | "deliver udp") {
+            let copy = self.messages.delivered(message, seq);
+            let entry = self.notes.next_entry(seq, at_ns, node, task);
+            entry.what = What::Delivered(entry::Delivery { verb, msg, copy });
+        } else {
+            self.messages.sent(message, at_ns);
+            let entry = self.notes.next_entry(seq, at_ns, node, task);
+            entry.what = What::Send { verb, msg };
         }
-        self.notes.push_back(entry);
     }
 
     /// A message held by a link, with its payload (the note says only its

@@ -147,7 +147,7 @@ impl Story {
     /// the last ones that touched `failing` or its peers, however far
     /// back. Returns the heading's hosts too.
     fn earlier_faults(&self, failing: Option<u32>) -> (Vec<&Entry>, Vec<u32>) {
-        let first_shown = self.notes.front().map_or(u64::MAX, |e| e.seq);
+        let first_shown = self.notes.oldest().map_or(u64::MAX, |e| e.seq);
         let involved: Vec<u32> = match failing {
             Some(node) => std::iter::once(node).chain(self.peers(node)).collect(),
             None => Vec::new(),
@@ -174,7 +174,7 @@ impl Story {
         let mut out = String::new();
         if !self.notes.is_empty() {
             out.push_str("What happened before it:\n");
-            for entry in &self.notes {
+            for entry in self.notes.iter() {
                 let _ = writeln!(out, "  {}", self.line(entry));
             }
         }
