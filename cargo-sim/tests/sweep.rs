@@ -192,7 +192,7 @@ async fn planted_busy_loop() {
 }
 
 #[tokio::test]
-async fn planted_busy_loop_after_a_datagram() {
+async fn planted_hang_after_a_datagram() {
     let socket = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
     let to = socket.local_addr().unwrap();
     socket.send_to(b"ping", to).await.unwrap();
@@ -1241,7 +1241,7 @@ fn each_failure_class_is_named() {
         "names the spawn site: {hang}"
     );
     // A hang's report tells the story so far, as a panic's does.
-    let after_datagram = section("planted_busy_loop_after_a_datagram");
+    let after_datagram = section("planted_hang_after_a_datagram");
     assert!(after_datagram.contains("(hang 4)"), "{after_datagram}");
     assert!(
         after_datagram.contains("What happened before it:") && after_datagram.contains("\"ping\""),
