@@ -55,7 +55,7 @@ impl Messages {
     /// would be a cache miss at scale).
     fn may_be_kept(&self, msg: u64) -> bool {
         self.newest
-            .is_some_and(|newest| msg + SENDS_MAX as u64 > newest)
+            .is_some_and(|newest| msg.saturating_add(SENDS_MAX as u64) > newest)
     }
 
     /// The kept send of message `msg`, if no later one took its place.
