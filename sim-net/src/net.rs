@@ -113,7 +113,7 @@ impl Gone for () {
 /// runtime is shut down or gone, `f` does not run and the answer is
 /// tokio's shutdown error ([`Gone`]).
 pub fn with_socket<R: Gone>(id: SocketId, f: impl FnOnce(&Rc<Network>) -> R) -> R {
-    try_with_socket(id, f).unwrap_or_else(R::gone)
+    socket_call(id, f, R::gone)
 }
 
 /// Closes socket `id` (a drop): as [`try_with_socket`], also after its
@@ -132,20 +132,37 @@ pub fn release_socket<R>(id: SocketId, f: impl FnOnce(&Rc<Network>) -> R) -> Opt
 
 /// As [`with_socket`]; `None` when the socket's runtime is gone.
 pub fn try_with_socket<R>(id: SocketId, f: impl FnOnce(&Rc<Network>) -> R) -> Option<R> {
+    socket_call(id, |net| Some(f(net)), || None)
+}
+
+/// `f` on the network of socket `id`, or `gone()` when the socket's
+/// runtime is gone. Returns `f`'s value as it is, not in an `Option` to
+/// unwrap: the copy out of one cost a stall on each call (a socket
+/// address's bytes moved at an odd offset, which the CPU could not
+/// forward from the stores that wrote them).
+#[inline]
+fn socket_call<R>(id: SocketId, f: impl FnOnce(&Rc<Network>) -> R, gone: impl FnOnce() -> R) -> R {
     let core = if sim_runtime::context::current_id() == Some(id.net) {
         None
     } else {
-        Some(sim_runtime::context::lookup(id.net).filter(|core| !core.is_shut_down())?)
+        match sim_runtime::context::lookup(id.net).filter(|core| !core.is_shut_down()) {
+            Some(core) => Some(core),
+            None => return gone(),
+        }
     };
     let _enter = core.clone().map(sim_runtime::context::Enter::new);
-    let net = sim_runtime::context::with_current(|core| core.extension(|| Network::new(core)))?;
+    let Some(net) =
+        sim_runtime::context::with_current(|core| core.extension(|| Network::new(core)))
+    else {
+        return gone();
+    };
     // A socket of a runtime that was shut down (another runtime of the
     // same simulation may be the current one).
     let scope = net.state.borrow().scope_of(id);
     if scope.is_some_and(|scope| with_core(|core| core.scope_shut_down(scope))) {
-        return None;
+        return gone();
     }
-    Some(f(&net))
+    f(&net)
 }
 
 /// The least latency a message over `from -> to` can have (loopback's is
