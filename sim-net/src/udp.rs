@@ -212,7 +212,7 @@ impl Network {
         ));
     }
 
-    pub(crate) fn send_datagram(self: &Rc<Self>, mut datagram: Datagram) {
+    pub(crate) fn send_datagram(self: &Rc<Self>, datagram: Datagram) {
         let what = |net: &Network, d: &Datagram, why: &str| {
             format!(
                 "datagram #{} {}>{}{why}",
@@ -266,53 +266,73 @@ impl Network {
             )),
         );
         let now = self.now_ns();
-        for copy in 0..copies {
-            // Each copy draws its own latency: datagrams reorder freely.
-            let mut delay = if copy == 0 {
-                latency
-            } else {
-                self.link_draw(datagram.from_host, datagram.to_host, || {
-                    what(self, &datagram, " (its duplicate)")
-                })
-                .0
-            };
-            if config.udp_reorder_rate > 0.0
-                && self.chance(|| what(self, &datagram, ": may it be held back"))
-                    < config.udp_reorder_rate
-            {
-                // Held back past every datagram sent within latency_max.
-                let extra = config.latency_max.as_nanos() as u64
-                    + (self.chance(|| what(self, &datagram, ": how long it is held back"))
-                        * 1_000_000.0) as u64
-                    + 1;
-                self.note_udp("reorder", &datagram, &format!(": {extra} ns late"));
-                delay += extra;
-            }
-            // The last copy takes the payload; an earlier one clones it.
+        // Each copy draws its own latency: datagrams reorder freely. An
+        // earlier copy clones the datagram; the last one is the datagram
+        // itself, moved whole (rebuilding it field by field stalled on
+        // its addresses).
+        for copy in 0..copies - 1 {
+            let delay = self.copy_delay(copy, latency, &datagram, &config);
             let d = Datagram {
-                msg: datagram.msg,
-                from_host: datagram.from_host,
-                to_host: datagram.to_host,
-                src: datagram.src,
-                dst: datagram.dst,
-                data: if copy + 1 == copies {
-                    std::mem::take(&mut datagram.data)
-                } else {
-                    datagram.data.clone()
-                },
+                data: datagram.data.clone(),
+                ..datagram
             };
-            if delay == 0 && d.from_host == d.to_host {
-                // Loopback with nothing in the way: in the receiver's queue
-                // at once, as the kernel puts it there within the send (a
-                // recv right after a send finds it).
-                self.deliver_datagram(d);
-                continue;
-            }
-            let to_host = d.to_host;
-            let index = self.state.borrow_mut().udp_flight.put(d);
-            let arg = delivery_arg(index, to_host);
-            self.schedule_with(now + delay, "udp-deliver", &DELIVER_DATAGRAM, arg);
+            self.dispatch_datagram(d, now + delay);
         }
+        let delay = self.copy_delay(copies - 1, latency, &datagram, &config);
+        self.dispatch_datagram(datagram, now + delay);
+    }
+
+    /// How long copy `copy` of `datagram` takes: the first copy the link's
+    /// `latency`, a duplicate a draw of its own, either held back past
+    /// every datagram sent within `latency_max` when the link reorders.
+    fn copy_delay(
+        self: &Rc<Self>,
+        copy: u32,
+        latency: u64,
+        datagram: &Datagram,
+        config: &crate::LinkConfig,
+    ) -> u64 {
+        let what = |why: &str| {
+            format!(
+                "datagram #{} {}>{}{why}",
+                datagram.msg,
+                self.describe(&datagram.src),
+                self.describe(&datagram.dst)
+            )
+        };
+        let mut delay = if copy == 0 {
+            latency
+        } else {
+            self.link_draw(datagram.from_host, datagram.to_host, || {
+                what(" (its duplicate)")
+            })
+            .0
+        };
+        if config.udp_reorder_rate > 0.0
+            && self.chance(|| what(": may it be held back")) < config.udp_reorder_rate
+        {
+            let extra = config.latency_max.as_nanos() as u64
+                + (self.chance(|| what(": how long it is held back")) * 1_000_000.0) as u64
+                + 1;
+            self.note_udp("reorder", datagram, &format!(": {extra} ns late"));
+            delay += extra;
+        }
+        delay
+    }
+
+    /// Sends one copy of a datagram on its way, to arrive at `at_ns`.
+    fn dispatch_datagram(self: &Rc<Self>, d: Datagram, at_ns: u64) {
+        if at_ns == self.now_ns() && d.from_host == d.to_host {
+            // Loopback with nothing in the way: in the receiver's queue
+            // at once, as the kernel puts it there within the send (a
+            // recv right after a send finds it).
+            self.deliver_datagram(d);
+            return;
+        }
+        let to_host = d.to_host;
+        let index = self.state.borrow_mut().udp_flight.put(d);
+        let arg = delivery_arg(index, to_host);
+        self.schedule_with(at_ns, "udp-deliver", &DELIVER_DATAGRAM, arg);
     }
 
     fn deliver_datagram(self: &Rc<Self>, d: Datagram) {
