@@ -58,25 +58,25 @@ impl Messages {
             .is_some_and(|newest| msg.saturating_add(SENDS_MAX as u64) > newest)
     }
 
-    /// The kept send of message `msg`, if no later one took its place.
-    fn recent(&self, msg: u64) -> Option<&Sent> {
+    /// Where the kept send of message `msg` is, if no later one took its
+    /// place.
+    fn kept_index(&self, msg: u64) -> Option<usize> {
         if !self.may_be_kept(msg) {
             return None;
         }
-        self.recent
-            .get(Self::index(msg))?
-            .as_ref()
-            .filter(|sent| sent.msg == msg)
+        let index = Self::index(msg);
+        let kept = self.recent.get(index)?.as_ref()?;
+        (kept.msg == msg).then_some(index)
+    }
+
+    /// The kept send of message `msg`, if no later one took its place.
+    fn recent(&self, msg: u64) -> Option<&Sent> {
+        self.recent[self.kept_index(msg)?].as_ref()
     }
 
     fn recent_mut(&mut self, msg: u64) -> Option<&mut Sent> {
-        if !self.may_be_kept(msg) {
-            return None;
-        }
-        self.recent
-            .get_mut(Self::index(msg))?
-            .as_mut()
-            .filter(|sent| sent.msg == msg)
+        let index = self.kept_index(msg)?;
+        self.recent[index].as_mut()
     }
 
     /// The entry of message `msg`, made (as `Sent::new(verb, msg, at_ns)`)
@@ -284,6 +284,23 @@ mod tests {
         assert!(m.overtaken_by(39, 3).is_none());
         deliver(&mut m, "deliver udp", 38, 4);
         assert_eq!(m.overtaken_by(38, 4), Some((39, 220)));
+    }
+
+    #[test]
+    fn a_send_whose_place_a_later_one_took_is_forgotten() {
+        let mut m = Messages::default();
+        send(&mut m, "send udp", 3, 10);
+        let later = 3 + SENDS_MAX as u64;
+        send(&mut m, "send udp", later, 20);
+        assert!(m.get(3).is_none(), "its place is the later send's");
+        assert_eq!(m.get(later).map(|s| s.first_ns), Some(20));
+        // A delivery of the forgotten one is the first copy, and leaves the
+        // later send's entry alone.
+        assert_eq!(deliver(&mut m, "deliver udp", 3, 1), 1);
+        assert_eq!(m.get(later).map(|s| s.delivered), Some(0));
+        // A gap in the numbers (a datagram dropped at once) is no send.
+        send(&mut m, "send udp", later + 2, 30);
+        assert!(m.get(later + 1).is_none());
     }
 
     #[test]
