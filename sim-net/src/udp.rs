@@ -212,15 +212,19 @@ impl Network {
         ));
     }
 
+    /// What a draw about `d` is for, in the decision log: `datagram #17
+    /// a:1>b:2` and `why`.
+    fn datagram_draw(&self, d: &Datagram, why: &str) -> String {
+        format!(
+            "datagram #{} {}>{}{why}",
+            d.msg,
+            self.describe(&d.src),
+            self.describe(&d.dst)
+        )
+    }
+
     pub(crate) fn send_datagram(self: &Rc<Self>, datagram: Datagram) {
-        let what = |net: &Network, d: &Datagram, why: &str| {
-            format!(
-                "datagram #{} {}>{}{why}",
-                d.msg,
-                net.describe(&d.src),
-                net.describe(&d.dst)
-            )
-        };
+        let what = |net: &Network, d: &Datagram, why: &str| net.datagram_draw(d, why);
         let (latency, mode, config) = self.link_draw(datagram.from_host, datagram.to_host, || {
             what(self, &datagram, "")
         });
@@ -276,10 +280,10 @@ impl Network {
                 data: datagram.data.clone(),
                 ..datagram
             };
-            self.dispatch_datagram(d, now + delay);
+            self.dispatch_datagram(d, now, delay);
         }
         let delay = self.copy_delay(copies - 1, latency, &datagram, &config);
-        self.dispatch_datagram(datagram, now + delay);
+        self.dispatch_datagram(datagram, now, delay);
     }
 
     /// How long copy `copy` of `datagram` takes: the first copy the link's
@@ -292,14 +296,7 @@ impl Network {
         datagram: &Datagram,
         config: &crate::LinkConfig,
     ) -> u64 {
-        let what = |why: &str| {
-            format!(
-                "datagram #{} {}>{}{why}",
-                datagram.msg,
-                self.describe(&datagram.src),
-                self.describe(&datagram.dst)
-            )
-        };
+        let what = |why: &str| self.datagram_draw(datagram, why);
         let mut delay = if copy == 0 {
             latency
         } else {
@@ -320,9 +317,10 @@ impl Network {
         delay
     }
 
-    /// Sends one copy of a datagram on its way, to arrive at `at_ns`.
-    fn dispatch_datagram(self: &Rc<Self>, d: Datagram, at_ns: u64) {
-        if at_ns == self.now_ns() && d.from_host == d.to_host {
+    /// Sends one copy of a datagram on its way at `now_ns`, to arrive
+    /// `delay_ns` later.
+    fn dispatch_datagram(self: &Rc<Self>, d: Datagram, now_ns: u64, delay_ns: u64) {
+        if delay_ns == 0 && d.from_host == d.to_host {
             // Loopback with nothing in the way: in the receiver's queue
             // at once, as the kernel puts it there within the send (a
             // recv right after a send finds it).
@@ -332,7 +330,7 @@ impl Network {
         let to_host = d.to_host;
         let index = self.state.borrow_mut().udp_flight.put(d);
         let arg = delivery_arg(index, to_host);
-        self.schedule_with(at_ns, "udp-deliver", &DELIVER_DATAGRAM, arg);
+        self.schedule_with(now_ns + delay_ns, "udp-deliver", &DELIVER_DATAGRAM, arg);
     }
 
     fn deliver_datagram(self: &Rc<Self>, d: Datagram) {

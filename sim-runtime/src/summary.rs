@@ -59,11 +59,9 @@ pub fn last_run_recent_events() -> Vec<String> {
         let Some(report) = report.as_ref() else {
             return Vec::new();
         };
-        let lines = report.recent.lines();
-        report
-            .story
-            .with(|story| story.name_tasks(lines.clone()))
-            .unwrap_or(lines)
+        let mut lines = report.recent.lines();
+        report.story.with(|story| story.name_tasks(&mut lines));
+        lines
     })
 }
 

@@ -14,14 +14,13 @@ impl Core {
     /// The last events of the run (at most 16), oldest first, each task
     /// by the name a user finds (`task 3 'src/client.rs:40'`).
     pub fn recent_events(&self) -> Vec<String> {
-        let lines = self
+        let mut lines = self
             .trace
             .try_borrow()
             .map(|t| t.recent_lines())
             .unwrap_or_default();
-        self.story
-            .with(|story| story.name_tasks(lines.clone()))
-            .unwrap_or(lines)
+        self.story.with(|story| story.name_tasks(&mut lines));
+        lines
     }
 
     /// "task 3 'name' spawned at file:line:col", for reports.

@@ -180,22 +180,18 @@ impl Story {
         }
     }
 
-    /// Last-event lines with each task by the name a user finds
-    /// (`task 3 'src/client.rs:40'`).
-    pub(crate) fn name_tasks(&self, lines: Vec<String>) -> Vec<String> {
-        lines
-            .into_iter()
-            .map(|line| {
-                let Some((head, rest)) = line.split_once(" task ") else {
-                    return line;
-                };
-                let (id, tail) = rest.split_once(' ').unwrap_or((rest, ""));
-                match id.parse::<u64>().ok().and_then(|id| self.task_name(id)) {
-                    Some(name) => format!("{head} task {id} '{name}' {tail}"),
-                    None => line,
-                }
-            })
-            .collect()
+    /// Names each task of last-event lines, in place, by the name a user
+    /// finds (`task 3 'src/client.rs:40'`).
+    pub(crate) fn name_tasks(&self, lines: &mut [String]) {
+        for line in lines {
+            let Some((head, rest)) = line.split_once(" task ") else {
+                continue;
+            };
+            let (id, tail) = rest.split_once(' ').unwrap_or((rest, ""));
+            if let Some(name) = id.parse::<u64>().ok().and_then(|id| self.task_name(id)) {
+                *line = format!("{head} task {id} '{name}' {tail}");
+            }
+        }
     }
 
     /// Task `id` as a user finds it: its `Builder` name, or where it was

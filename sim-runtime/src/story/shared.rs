@@ -59,15 +59,17 @@ impl SharedStory {
     }
 
     /// Runs `f` on the story, on the simulation's side; `None` once a
-    /// watchdog froze it (the process is about to end with its report).
+    /// watchdog froze it (the process is about to end with its report),
+    /// or from inside another `with` on this thread (a panic hook or the
+    /// abort handler reporting a failure in the story's own code: a second
+    /// `&mut` would alias the first, so that report goes without the story,
+    /// as it did when a lock was held).
     #[inline]
     pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Story) -> R) -> Option<R> {
         let cell = &*self.0;
-        // Never nested: a second `&mut` to the story would alias the first.
-        assert!(
-            !cell.writing.load(Ordering::Relaxed),
-            "the story is told from inside its own telling"
-        );
+        if cell.writing.load(Ordering::Relaxed) {
+            return None;
+        }
         cell.writing.store(true, Ordering::Relaxed);
         // The mark is made before `frozen` is read: only the compiler may
         // reorder them here, the watchdog's barrier orders them for the CPU.
@@ -79,7 +81,7 @@ impl SharedStory {
         // Cleared however `f` ends (a panic inside it included).
         let _writing = Writing(&cell.writing);
         // SAFETY: not frozen and marked `writing`, so the watchdog does
-        // not read; not nested (asserted above), and only the thread with
+        // not read; not nested (checked above), and only the thread with
         // the simulation's turn gets here: this is the only reference.
         Some(f(unsafe { &mut *cell.story.get() }))
     }
@@ -161,6 +163,14 @@ mod tests {
         assert_eq!(shared.with(|s| s.name_node(2, "web")), None);
         drop(shared);
         assert!(watched.freeze_and_read(|_| ()).is_none(), "the run is gone");
+    }
+
+    #[test]
+    fn a_nested_telling_gets_no_story() {
+        let shared = SharedStory::new(Story::default());
+        let inner = shared.with(|_| shared.with(|_| ()));
+        assert_eq!(inner, Some(None));
+        assert_eq!(shared.with(|_| 1), Some(1), "the outer telling ended");
     }
 
     #[test]
