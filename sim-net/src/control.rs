@@ -91,12 +91,12 @@ impl Network {
         let base = Segment {
             kind: SegmentKind::Data {
                 msg,
-                bytes: first.to_vec(),
+                bytes: first.into(),
                 ack,
             },
             ..segment
         };
-        let rest = rest.to_vec();
+        let rest = crate::payload::Payload::from(rest);
         let (from, to, src, dst, from_id, to_id) = (
             base.from_host,
             base.to_host,

@@ -1,7 +1,8 @@
-//! A datagram's bytes, kept in place when they are few.
+//! A datagram's or a TCP segment's bytes, kept in place when they are few.
 //!
 //! Most datagrams a simulated service sends are small (heartbeats, acks,
-//! DNS questions). Holding them in a heap buffer costs an allocation at the
+//! DNS questions), and so are many segments (requests and replies of a few
+//! bytes). Holding them in a heap buffer costs an allocation at the
 //! send and a free at the receive, and the receive's copy reads a line that
 //! went cold while the datagram was in flight (with 10,000 hosts, tens of
 //! thousands of datagrams are in flight at once). A payload of up to
@@ -14,7 +15,7 @@ use std::ops::Deref;
 /// tag in the 24 bytes a `Vec<u8>` takes.
 pub(crate) const INLINE_MAX: usize = 22;
 
-/// The bytes of one datagram; derefs to `[u8]`.
+/// The bytes of one datagram or data segment; derefs to `[u8]`.
 #[derive(Clone)]
 pub(crate) enum Payload {
     /// `bytes[..len]`.
@@ -64,7 +65,7 @@ impl Deref for Payload {
 }
 
 // A payload must stay as small as the `Vec<u8>` it replaced: it sits in
-// every queued and in-flight datagram.
+// every queued and in-flight datagram and segment.
 const _: () = assert!(std::mem::size_of::<Payload>() == 24);
 
 #[cfg(test)]

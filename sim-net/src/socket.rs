@@ -224,7 +224,7 @@ pub(crate) enum SegmentKind {
     /// an acknowledgement riding on the data.
     Data {
         msg: u64,
-        bytes: Vec<u8>,
+        bytes: crate::payload::Payload,
         ack: u64,
     },
     /// An acknowledgement alone: the sender received `upto` bytes of the

@@ -209,7 +209,7 @@ impl Network {
                 dst: peer,
                 kind: SegmentKind::Data {
                     msg: self.next_msg(),
-                    bytes: chunk.to_vec(),
+                    bytes: chunk.into(),
                     ack,
                 },
             });

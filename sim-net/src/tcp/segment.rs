@@ -163,7 +163,7 @@ impl Network {
                         let SegmentKind::Data { bytes: data, .. } = segment.kind else {
                             unreachable!()
                         };
-                        end.recv.extend(data);
+                        end.recv.extend(data.iter());
                         end.read_event();
                         drop(st);
                         let link = (segment.from_host, segment.to_host);
