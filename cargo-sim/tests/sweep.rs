@@ -935,7 +935,6 @@ fn shared_target() -> PathBuf {
     tmp().join("sweep-target")
 }
 
-/// A fresh copy of the fixture crate, with a lock that pins the real tokio.
 /// The report of failing `test` in a sweep's stderr: from its `FAIL` line
 /// to the next test's.
 fn failure_section(stderr: &str, test: &str) -> String {
@@ -947,6 +946,7 @@ fn failure_section(stderr: &str, test: &str) -> String {
     rest[..end].to_string()
 }
 
+/// A fresh copy of the fixture crate, with a lock that pins the real tokio.
 fn fixture(name: &str) -> PathBuf {
     let dir = tmp().join(format!("sweep-{name}"));
     let _ = std::fs::remove_dir_all(&dir);

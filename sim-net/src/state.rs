@@ -126,9 +126,10 @@ pub(crate) struct NetState {
     pub(crate) udp_flight: Flight<Datagram>,
     pub(crate) tcp_flight: Flight<Segment>,
     /// By host (one each, from `add_host`), the socket slot its last
-    /// datagram went to (`u32::MAX`: none yet): a guess, fetched with the host a delivery event before
-    /// the next delivery to it (see `udp::DELIVER_DATAGRAM`). A wrong guess
-    /// costs a wasted fetch, never a wrong delivery.
+    /// datagram went to (`u32::MAX`: none yet): a guess, fetched with the
+    /// host a delivery event before the next delivery to it (see
+    /// `udp::DELIVER_DATAGRAM`). A wrong guess costs a wasted fetch, never
+    /// a wrong delivery.
     pub(crate) udp_receiver_guess: Vec<u32>,
 }
 

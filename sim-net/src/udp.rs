@@ -224,9 +224,8 @@ impl Network {
     }
 
     pub(crate) fn send_datagram(self: &Rc<Self>, datagram: Datagram) {
-        let what = |net: &Network, d: &Datagram, why: &str| net.datagram_draw(d, why);
         let (latency, mode, config) = self.link_draw(datagram.from_host, datagram.to_host, || {
-            what(self, &datagram, "")
+            self.datagram_draw(&datagram, "")
         });
         match mode {
             LinkMode::Partitioned => {
@@ -244,14 +243,16 @@ impl Network {
             LinkMode::Up => {}
         }
         if config.udp_drop_rate > 0.0
-            && self.chance(|| what(self, &datagram, ": may it be dropped")) < config.udp_drop_rate
+            && self.chance(|| self.datagram_draw(&datagram, ": may it be dropped"))
+                < config.udp_drop_rate
         {
             let tail = format!(" len={}: dropped", datagram.data.len());
             self.note_udp("lost", &datagram, &tail);
             return;
         }
         let copies = if config.udp_dup_rate > 0.0
-            && self.chance(|| what(self, &datagram, ": may it be duplicated")) < config.udp_dup_rate
+            && self.chance(|| self.datagram_draw(&datagram, ": may it be duplicated"))
+                < config.udp_dup_rate
         {
             self.note_udp("dup", &datagram, "");
             2
