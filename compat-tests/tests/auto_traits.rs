@@ -133,6 +133,9 @@ is_not!(tokio::sync::broadcast::Sender<u8>: RefUnwindSafe);
 is!(tokio::sync::broadcast::WeakSender<u8>: Send, Sync, Unpin);
 is_not!(tokio::sync::broadcast::WeakSender<u8>: UnwindSafe);
 is_not!(tokio::sync::broadcast::WeakSender<u8>: RefUnwindSafe);
+// tokio::task::futures::TaskLocalFuture: never Unpin, whatever the future
+is!(tokio::task::futures::TaskLocalFuture<u8, std::future::Ready<u8>>: Send, Sync);
+is_not!(tokio::task::futures::TaskLocalFuture<u8, std::future::Ready<u8>>: Unpin);
 // tokio::sync::futures::Notified
 is!(tokio::sync::futures::Notified<'static>: Send, Sync);
 is_not!(tokio::sync::futures::Notified<'static>: Unpin);

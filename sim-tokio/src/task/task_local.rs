@@ -163,6 +163,19 @@ pub struct TaskLocalFuture<T: 'static, F> {
     _pinned: std::marker::PhantomPinned,
 }
 
+/// The type whose `Unpin` `TaskLocalFuture`'s impl below asks for: it never
+/// is, for it holds a `PhantomPinned`. The lifetime keeps the bound from
+/// being trivially false, which rustc would reject. Tokio declares the same
+/// impl (its future is pin-projected), so code naming
+/// `TaskLocalFuture: Unpin` in a bound sees the same API on both.
+#[doc(hidden)]
+pub struct NeverUnpin<'a, T, F>(
+    std::marker::PhantomData<(&'a (), T, F)>,
+    std::marker::PhantomPinned,
+);
+
+impl<'a, T: 'static, F> Unpin for TaskLocalFuture<T, F> where NeverUnpin<'a, T, F>: Unpin {}
+
 impl<T: 'static, F> TaskLocalFuture<T, F> {
     /// Takes the value out; later polls run without it.
     pub fn take_value(self: Pin<&mut Self>) -> Option<T> {
