@@ -38,6 +38,7 @@ pub fn with_net<R>(f: impl FnOnce(&Rc<Network>) -> R) -> R {
 }
 
 /// As [`with_net`], or `None` outside a runtime (for destructors).
+#[inline]
 pub fn try_with_net<R>(f: impl FnOnce(&Rc<Network>) -> R) -> Option<R> {
     let net = sim_runtime::context::with_current(|core| core.extension(|| Network::new(core)))?;
     Some(f(&net))
@@ -175,6 +176,7 @@ pub(crate) fn least_latency_ns(from: u32, to: u32, config: &crate::LinkConfig) -
     }
 }
 
+#[inline]
 pub(crate) fn with_core<R>(f: impl FnOnce(&Core) -> R) -> R {
     sim_runtime::context::with_current(f).expect("the network is used inside its runtime")
 }

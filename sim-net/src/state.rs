@@ -240,6 +240,7 @@ impl NetState {
     }
 
     /// The runtime scope that made socket `id` (see [`Slot::scope`]).
+    #[inline]
     pub(crate) fn scope_of(&self, id: SocketId) -> Option<u16> {
         self.get(id)?;
         Some(self.sockets[id.index as usize].scope)
@@ -253,6 +254,7 @@ impl NetState {
         }
     }
 
+    #[inline]
     pub(crate) fn get(&self, id: SocketId) -> Option<&Socket> {
         if id.net != self.net {
             return None;
@@ -263,6 +265,7 @@ impl NetState {
             .and_then(|s| s.socket.as_ref())
     }
 
+    #[inline]
     pub(crate) fn get_mut(&mut self, id: SocketId) -> Option<&mut Socket> {
         if id.net != self.net {
             return None;

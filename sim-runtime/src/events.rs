@@ -357,6 +357,7 @@ impl EventQueue {
     }
 
     /// The deadline of the earliest pending event.
+    #[inline]
     pub fn next_deadline(&mut self) -> Option<u64> {
         while let Some(top) = self.heap.peek() {
             if Self::entry_is_live(&self.slots, &top) {

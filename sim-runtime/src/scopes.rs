@@ -157,6 +157,7 @@ impl Scopes {
     }
 
     /// Whether `scope`'s runtime was shut down (or never existed).
+    #[inline]
     pub(crate) fn is_shut_down(&self, scope: u16) -> bool {
         self.list
             .borrow()

@@ -280,6 +280,7 @@ impl Core {
 
     /// Whether the scope's runtime was shut down (the simulation's own
     /// shutdown shuts every scope).
+    #[inline]
     pub fn scope_shut_down(&self, scope: u16) -> bool {
         self.shut_down.get() || self.scopes.is_shut_down(scope)
     }
@@ -632,6 +633,7 @@ impl Core {
     // ----- the layers above ---------------------------------------------------
 
     /// The per-simulation value of type `T`, made by `init` on first use.
+    #[inline]
     pub fn extension<T: 'static>(&self, init: impl FnOnce() -> T) -> Rc<T> {
         // Hot (every socket call finds the network here): the types are
         // compared as plain values, and only the match is cloned.

@@ -313,6 +313,7 @@ impl Scheduler {
 
     /// A task of runtime scope `scope` was woken: queues it. Returns the
     /// local set's waker to wake.
+    #[inline]
     pub fn woken(&mut self, slot: u32, owner: u32, scope: u16, node: u32) -> Option<Waker> {
         if owner == 0 {
             if !self.queue_on_workers(slot, scope, node) {

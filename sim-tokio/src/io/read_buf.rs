@@ -11,6 +11,7 @@ pub struct ReadBuf<'a> {
 
 impl<'a> ReadBuf<'a> {
     /// Wraps an initialized buffer.
+    #[inline]
     pub fn new(buf: &'a mut [u8]) -> ReadBuf<'a> {
         let initialized = buf.len();
         // SAFETY: `u8` and `MaybeUninit<u8>` share a layout, and the bytes
@@ -24,6 +25,7 @@ impl<'a> ReadBuf<'a> {
     }
 
     /// Wraps an uninitialized buffer.
+    #[inline]
     pub fn uninit(buf: &'a mut [MaybeUninit<u8>]) -> ReadBuf<'a> {
         ReadBuf {
             buf,
@@ -33,23 +35,27 @@ impl<'a> ReadBuf<'a> {
     }
 
     /// The buffer's size.
+    #[inline]
     pub fn capacity(&self) -> usize {
         self.buf.len()
     }
 
     /// The filled part.
+    #[inline]
     pub fn filled(&self) -> &[u8] {
         // SAFETY: the filled part is initialized.
         unsafe { &*(&self.buf[..self.filled] as *const [MaybeUninit<u8>] as *const [u8]) }
     }
 
     /// The filled part, mutably.
+    #[inline]
     pub fn filled_mut(&mut self) -> &mut [u8] {
         // SAFETY: the filled part is initialized.
         unsafe { &mut *(&mut self.buf[..self.filled] as *mut [MaybeUninit<u8>] as *mut [u8]) }
     }
 
     /// A `ReadBuf` over the unfilled part (capped at `n` bytes).
+    #[inline]
     pub fn take(&mut self, n: usize) -> ReadBuf<'_> {
         let max = std::cmp::min(self.remaining(), n);
         // SAFETY: the new buffer never de-initializes bytes.
@@ -57,12 +63,14 @@ impl<'a> ReadBuf<'a> {
     }
 
     /// The initialized part.
+    #[inline]
     pub fn initialized(&self) -> &[u8] {
         // SAFETY: the initialized part is initialized.
         unsafe { &*(&self.buf[..self.initialized] as *const [MaybeUninit<u8>] as *const [u8]) }
     }
 
     /// The initialized part, mutably.
+    #[inline]
     pub fn initialized_mut(&mut self) -> &mut [u8] {
         // SAFETY: the initialized part is initialized.
         unsafe { &mut *(&mut self.buf[..self.initialized] as *mut [MaybeUninit<u8>] as *mut [u8]) }
@@ -72,6 +80,7 @@ impl<'a> ReadBuf<'a> {
     ///
     /// # Safety
     /// The caller must not de-initialize bytes that were initialized.
+    #[inline]
     pub unsafe fn inner_mut(&mut self) -> &mut [MaybeUninit<u8>] {
         self.buf
     }
@@ -80,11 +89,13 @@ impl<'a> ReadBuf<'a> {
     ///
     /// # Safety
     /// The caller must not de-initialize bytes that were initialized.
+    #[inline]
     pub unsafe fn unfilled_mut(&mut self) -> &mut [MaybeUninit<u8>] {
         &mut self.buf[self.filled..]
     }
 
     /// The unfilled part, initialized (zeroing what was not).
+    #[inline]
     pub fn initialize_unfilled(&mut self) -> &mut [u8] {
         self.initialize_unfilled_to(self.remaining())
     }
@@ -94,6 +105,7 @@ impl<'a> ReadBuf<'a> {
     /// # Panics
     /// When `n` exceeds what remains.
     #[track_caller]
+    #[inline]
     pub fn initialize_unfilled_to(&mut self, n: usize) -> &mut [u8] {
         assert!(self.remaining() >= n, "n overflows remaining");
         let end = self.filled + n;
@@ -108,11 +120,13 @@ impl<'a> ReadBuf<'a> {
     }
 
     /// How many bytes can still be filled.
+    #[inline]
     pub fn remaining(&self) -> usize {
         self.capacity() - self.filled
     }
 
     /// Forgets the filled part.
+    #[inline]
     pub fn clear(&mut self) {
         self.filled = 0;
     }
@@ -122,6 +136,7 @@ impl<'a> ReadBuf<'a> {
     /// # Panics
     /// When that would pass the initialized part.
     #[track_caller]
+    #[inline]
     pub fn advance(&mut self, n: usize) {
         let new = self.filled.checked_add(n).expect("filled overflow");
         self.set_filled(new);
@@ -132,6 +147,7 @@ impl<'a> ReadBuf<'a> {
     /// # Panics
     /// When `n` is past the initialized part.
     #[track_caller]
+    #[inline]
     pub fn set_filled(&mut self, n: usize) {
         assert!(
             n <= self.initialized,
@@ -144,6 +160,7 @@ impl<'a> ReadBuf<'a> {
     ///
     /// # Safety
     /// They must be initialized.
+    #[inline]
     pub unsafe fn assume_init(&mut self, n: usize) {
         let new = self.filled + n;
         if new > self.initialized {
@@ -156,6 +173,7 @@ impl<'a> ReadBuf<'a> {
     /// # Panics
     /// When it does not fit.
     #[track_caller]
+    #[inline]
     pub fn put_slice(&mut self, buf: &[u8]) {
         assert!(
             self.remaining() >= buf.len(),

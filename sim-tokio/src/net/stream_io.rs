@@ -206,6 +206,7 @@ macro_rules! stream_io {
                 .await
             }
 
+            #[inline]
             pub(crate) fn poll_read_priv(
                 &self,
                 cx: &mut Context<'_>,
@@ -219,6 +220,7 @@ macro_rules! stream_io {
                 Poll::Ready(Ok(()))
             }
 
+            #[inline]
             pub(crate) fn poll_write_priv(
                 &self,
                 cx: &mut Context<'_>,
