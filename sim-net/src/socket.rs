@@ -337,6 +337,7 @@ impl UdpState {
     /// learns of it at its driver's next turn: a datagram that arrived
     /// during the current step (a loopback send of no latency, in the very
     /// poll that then receives) is seen from the next one.
+    #[inline]
     pub(crate) fn sees(&mut self, step: impl FnOnce() -> u64) -> bool {
         if !self.seen {
             let step = step();
@@ -357,6 +358,7 @@ impl UdpState {
     /// Whether a datagram came during `step` (asked only when it matters)
     /// that the driver has not reported: a wait for it is a wait for the
     /// driver's next turn.
+    #[inline]
     pub(crate) fn arrived_unseen_at(&self, step: impl FnOnce() -> u64) -> bool {
         !self.seen && self.unseen_since_step.is_some_and(|since| since == step())
     }

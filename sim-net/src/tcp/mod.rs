@@ -391,13 +391,20 @@ impl Network {
                 unreachable!("looked up above")
             };
             // The receive buffer is a ring: its first `n` bytes are at most
-            // two slices, copied whole.
+            // two slices, copied whole (the second only when the bytes wrap:
+            // a copy of nothing is still a call).
             let (front, back) = end.recv.as_slices();
             let from_front = n.min(front.len());
             buf[..from_front].copy_from_slice(&front[..from_front]);
-            buf[from_front..n].copy_from_slice(&back[..n - from_front]);
+            if from_front < n {
+                buf[from_front..n].copy_from_slice(&back[..n - from_front]);
+            }
             if !peek {
-                end.recv.drain(..n);
+                match n == end.recv.len() {
+                    // The common case, a read of all there is.
+                    true => end.recv.clear(),
+                    false => drop(end.recv.drain(..n)),
+                }
                 // The window opened: the peer's writer may go on.
                 if let Some(peer) = end.peer_id {
                     if let Some(Socket::Tcp(peer_end)) = st.get_mut(peer) {

@@ -614,6 +614,7 @@ impl Core {
 
     /// Gives back one unit of budget (an operation that spent it made no
     /// progress after all).
+    #[inline]
     pub fn restore_budget(&self) {
         if !self.unconstrained.get() {
             self.budget.set((self.budget.get() + 1).min(TASK_BUDGET));

@@ -44,6 +44,16 @@ pub(crate) fn number_after(text: &str, verb: &str) -> Option<u64> {
     rest[..end].parse().ok()
 }
 
+/// Takes message `msg` out of `map`: on every send and delivery, where
+/// most runs hold and release none, so the empty check (a load) comes
+/// before the map's search (a call).
+fn take(map: &mut BTreeMap<u64, Sent>, msg: u64) -> Option<Sent> {
+    match map.is_empty() {
+        true => None,
+        false => map.remove(&msg),
+    }
+}
+
 impl Messages {
     /// Where message `msg` is kept in `recent`.
     fn index(msg: u64) -> usize {
@@ -184,7 +194,7 @@ impl Messages {
             }
             sent.flight = Flight::Sent;
         };
-        if let Some(mut sent) = self.held.remove(&msg) {
+        if let Some(mut sent) = take(&mut self.held, msg) {
             // Sent again after a hold: kept apart until its delivery, however
             // many messages pass meanwhile.
             update(&mut sent);
@@ -203,7 +213,7 @@ impl Messages {
     /// copy it is (2: the duplicate).
     pub(crate) fn delivered(&mut self, message: &Message<'_>, seq: u64) -> u8 {
         let msg = message.msg;
-        if let Some(mut sent) = self.released.remove(&msg) {
+        if let Some(mut sent) = take(&mut self.released, msg) {
             sent.delivered += 1;
             sent.delivered_seq.get_or_insert(seq);
             if self.delivered_released.len() == RELEASED_MAX {

@@ -184,11 +184,18 @@ impl Encoder<'_> {
 
     #[inline]
     pub(crate) fn bytes(&mut self, bytes: &[u8]) {
-        for (slot, &byte) in self.buf[self.len..self.len + bytes.len()]
-            .iter_mut()
-            .zip(bytes)
-        {
-            slot.write(byte);
+        let slots = &mut self.buf[self.len..self.len + bytes.len()];
+        // SAFETY: `slots` is exactly `bytes.len()` bytes of our own spare
+        // buffer (the indexing above checked the bounds), and the source is
+        // a shared slice, so the two cannot overlap; writing initialised
+        // bytes into `MaybeUninit` slots is always valid. One copy where a
+        // loop wrote (and bounds-checked) a byte at a time.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                slots.as_mut_ptr().cast::<u8>(),
+                bytes.len(),
+            );
         }
         self.len += bytes.len();
     }

@@ -353,7 +353,10 @@ impl Trace {
                 }
             }
         });
-        self.pending.extend_from_slice(text);
+        // Only free text has bytes to add (a copy of nothing is a call).
+        if !text.is_empty() {
+            self.pending.extend_from_slice(text);
+        }
         if self.pending.len() >= HASH_CHUNK_BYTES {
             self.flush_chunk(self.seq + 1);
         }

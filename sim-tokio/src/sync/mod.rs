@@ -39,6 +39,7 @@ pub mod futures {
     pub use super::notify::{Notified, OwnedNotified};
 }
 
+#[inline]
 pub(crate) fn budget(cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
     sim_runtime::context::with_current(|core| core.poll_budget(cx))
         .unwrap_or(std::task::Poll::Ready(()))
@@ -46,6 +47,7 @@ pub(crate) fn budget(cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
 
 /// Gives back the budget unit an operation spent when it then waited, as
 /// tokio's `RestoreOnPending` does: only progress costs budget.
+#[inline]
 pub(crate) fn restore_budget_if_pending<T>(polled: &std::task::Poll<T>) {
     if polled.is_pending() {
         sim_runtime::context::with_current(|core| core.restore_budget());
