@@ -262,20 +262,25 @@ impl Core {
     /// make work (then the clock stays); otherwise the clock jumps to the
     /// next event, or the run is a deadlock.
     fn park(&self) {
-        let hooks = self.hooks.borrow().clone();
-        if let Some(park) = &hooks.on_park {
+        // The two hooks a park runs, cloned (a hook may set hooks): at
+        // every park, where cloning all three was a call.
+        let (on_park, on_unpark) = {
+            let hooks = self.hooks.borrow();
+            (hooks.on_park.clone(), hooks.on_unpark.clone())
+        };
+        if let Some(park) = &on_park {
             park();
             let scheduler = self.scheduler.borrow();
             if scheduler.ready_len() > 0 || scheduler.has_yielders() {
                 drop(scheduler);
-                if let Some(unpark) = &hooks.on_unpark {
+                if let Some(unpark) = &on_unpark {
                     unpark();
                 }
                 return;
             }
         }
         let advanced = self.advance_to_next_event();
-        if let Some(unpark) = &hooks.on_unpark {
+        if let Some(unpark) = &on_unpark {
             unpark();
         }
         if !advanced && self.background_idles() {
