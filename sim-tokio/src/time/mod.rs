@@ -22,14 +22,21 @@ pub use sleep::{sleep, sleep_until, Sleep};
 pub use std::time::Duration;
 pub use timeout::{timeout, timeout_at, Timeout};
 
-/// Virtual ns of `deadline` on `core`'s clock, rounded up to whole ms (the
-/// tick a timer fires on).
-pub(crate) fn fire_ns(core: &sim_runtime::Core, deadline: Instant) -> u64 {
+/// The tick of `deadline` on its host's clock: ns since `core`'s base,
+/// rounded up to whole ms. Fixed for a deadline, so a timer computes it
+/// once (the `Instant` arithmetic is most of a poll's cost otherwise).
+pub(crate) fn local_tick_ns(core: &sim_runtime::Core, deadline: Instant) -> u64 {
     let since = deadline
         .into_std()
         .saturating_duration_since(core.base_instant());
     let local = since.as_nanos().min(u128::from(u64::MAX - 1_000_000)) as u64;
-    // The deadline is on the task's host clock; the timer is on true time.
-    let ns = core.true_ns_of_local(local.div_ceil(1_000_000) * 1_000_000);
+    local.div_ceil(1_000_000) * 1_000_000
+}
+
+/// Virtual ns on true time at which a timer of host-clock tick
+/// `local_tick_ns` fires, rounded up to whole ms (the tick a timer fires
+/// on). Asked at each poll: the task's host clock may be skewed since.
+pub(crate) fn fire_ns(core: &sim_runtime::Core, local_tick_ns: u64) -> u64 {
+    let ns = core.true_ns_of_local(local_tick_ns);
     ns.div_ceil(1_000_000) * 1_000_000
 }

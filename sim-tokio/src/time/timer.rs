@@ -15,6 +15,8 @@ pub(crate) struct Timer {
     // (see `crate::util::NoUnwindSafety`).
     _unwind: crate::util::NoUnwindSafety,
     deadline: Instant,
+    // The deadline's tick on its host's clock (see `local_tick_ns`).
+    local_tick_ns: u64,
     core: u16,
     // The timer in the event queue and the tick it fires on.
     entry: Option<(EventKey, u64)>,
@@ -36,7 +38,10 @@ impl Timer {
     pub(crate) fn new(deadline: Instant) -> Timer {
         // Checked here, not in the closure: a closure has no caller's
         // location.
-        let (core, enabled) = crate::util::with_runtime(|core| (core.id(), core.time_enabled()));
+        let (core, enabled, local_tick_ns) = crate::util::with_runtime(|core| {
+            let tick = super::local_tick_ns(core, deadline);
+            (core.id(), core.time_enabled(), tick)
+        });
         assert!(
             enabled,
             "A Tokio 1.x context was found, but timers are disabled. Call `enable_time` on the \
@@ -45,6 +50,7 @@ impl Timer {
         Timer {
             _unwind: std::marker::PhantomData,
             deadline,
+            local_tick_ns,
             core,
             entry: None,
             fired: false,
@@ -66,7 +72,7 @@ impl Timer {
         }
         self.entry.is_some()
             && sim_runtime::context::with_core(self.core, |core| {
-                core.now_ns() >= super::fire_ns(core, self.deadline)
+                core.now_ns() >= super::fire_ns(core, self.local_tick_ns)
             })
             .unwrap_or(true)
     }
@@ -76,12 +82,18 @@ impl Timer {
     pub(crate) fn reset(&mut self, deadline: Instant) {
         self.deadline = deadline;
         self.fired = false;
-        if let Some((key, _)) = self.entry {
-            self.entry = sim_runtime::context::with_core(self.core, |core| {
-                let fire = super::fire_ns(core, deadline);
+        let entry = self.entry;
+        let moved = sim_runtime::context::with_core(self.core, |core| {
+            let tick = super::local_tick_ns(core, deadline);
+            let entry = entry.map(|(key, _)| {
+                let fire = super::fire_ns(core, tick);
                 (core.timer_reset(key, fire), fire)
             });
-        }
+            (tick, entry)
+        });
+        // With its runtime gone, the poll panics and `is_elapsed` answers
+        // true before asking the tick; 0 (elapsed) agrees with the latter.
+        (self.local_tick_ns, self.entry) = moved.unwrap_or((0, None));
     }
 
     /// Ready once the deadline's tick is reached; until then the task is
@@ -90,7 +102,7 @@ impl Timer {
     /// # Panics
     /// When the timer's runtime is gone, with tokio's message.
     pub(crate) fn poll_elapsed(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        let deadline = self.deadline;
+        let tick = self.local_tick_ns;
         let entry = &mut self.entry;
         let fired = &mut self.fired;
         let site = self.site;
@@ -101,7 +113,7 @@ impl Timer {
             if core.poll_budget(cx).is_pending() {
                 return Some(Poll::Pending);
             }
-            let fire = super::fire_ns(core, deadline);
+            let fire = super::fire_ns(core, tick);
             if core.now_ns() >= fire {
                 if let Some((key, _)) = entry.take() {
                     core.event_cancel(key);
