@@ -15,8 +15,9 @@ pub(crate) struct Timer {
     // (see `crate::util::NoUnwindSafety`).
     _unwind: crate::util::NoUnwindSafety,
     deadline: Instant,
-    // The deadline's tick on its host's clock (see `local_tick_ns`).
-    local_tick_ns: u64,
+    // The deadline's tick on its host's clock (see `local_tick_ns`): known
+    // from the first poll after the making or a reset.
+    local_tick_ns: Option<u64>,
     core: u16,
     // The timer in the event queue and the tick it fires on.
     entry: Option<(EventKey, u64)>,
@@ -38,10 +39,7 @@ impl Timer {
     pub(crate) fn new(deadline: Instant) -> Timer {
         // Checked here, not in the closure: a closure has no caller's
         // location.
-        let (core, enabled, local_tick_ns) = crate::util::with_runtime(|core| {
-            let tick = super::local_tick_ns(core, deadline);
-            (core.id(), core.time_enabled(), tick)
-        });
+        let (core, enabled) = crate::util::with_runtime(|core| (core.id(), core.time_enabled()));
         assert!(
             enabled,
             "A Tokio 1.x context was found, but timers are disabled. Call `enable_time` on the \
@@ -50,7 +48,7 @@ impl Timer {
         Timer {
             _unwind: std::marker::PhantomData,
             deadline,
-            local_tick_ns,
+            local_tick_ns: None,
             core,
             entry: None,
             fired: false,
@@ -72,7 +70,10 @@ impl Timer {
         }
         self.entry.is_some()
             && sim_runtime::context::with_core(self.core, |core| {
-                core.now_ns() >= super::fire_ns(core, self.local_tick_ns)
+                let tick = self
+                    .local_tick_ns
+                    .unwrap_or_else(|| super::local_tick_ns(core, self.deadline));
+                core.now_ns() >= super::fire_ns(core, tick)
             })
             .unwrap_or(true)
     }
@@ -82,18 +83,14 @@ impl Timer {
     pub(crate) fn reset(&mut self, deadline: Instant) {
         self.deadline = deadline;
         self.fired = false;
-        let entry = self.entry;
-        let moved = sim_runtime::context::with_core(self.core, |core| {
-            let tick = super::local_tick_ns(core, deadline);
-            let entry = entry.map(|(key, _)| {
-                let fire = super::fire_ns(core, tick);
+        self.local_tick_ns = None;
+        if let Some((key, _)) = self.entry {
+            let tick = &mut self.local_tick_ns;
+            self.entry = sim_runtime::context::with_core(self.core, |core| {
+                let fire = super::fire_ns(core, *tick.insert(super::local_tick_ns(core, deadline)));
                 (core.timer_reset(key, fire), fire)
             });
-            (tick, entry)
-        });
-        // With its runtime gone, the poll panics and `is_elapsed` answers
-        // true before asking the tick; 0 (elapsed) agrees with the latter.
-        (self.local_tick_ns, self.entry) = moved.unwrap_or((0, None));
+        }
     }
 
     /// Ready once the deadline's tick is reached; until then the task is
@@ -102,7 +99,7 @@ impl Timer {
     /// # Panics
     /// When the timer's runtime is gone, with tokio's message.
     pub(crate) fn poll_elapsed(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        let tick = self.local_tick_ns;
+        let (deadline, tick) = (self.deadline, &mut self.local_tick_ns);
         let entry = &mut self.entry;
         let fired = &mut self.fired;
         let site = self.site;
@@ -113,6 +110,7 @@ impl Timer {
             if core.poll_budget(cx).is_pending() {
                 return Some(Poll::Pending);
             }
+            let tick = *tick.get_or_insert_with(|| super::local_tick_ns(core, deadline));
             let fire = super::fire_ns(core, tick);
             if core.now_ns() >= fire {
                 if let Some((key, _)) = entry.take() {
