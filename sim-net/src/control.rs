@@ -46,6 +46,12 @@ impl Network {
             .insert((from.0, to.0), bytes);
     }
 
+    /// Whether any link has a hold budget (see `spend_hold_budget`).
+    #[inline]
+    pub(crate) fn any_hold_budget(&self) -> bool {
+        !self.state.borrow().controls.hold_after.is_empty()
+    }
+
     /// Applies a byte budget to a data segment about to cross its link:
     /// the segment unchanged (no budget, or it fits), or what fits and the
     /// rest, with the link held between them.

@@ -43,8 +43,13 @@ impl Network {
         if self.reset_by_rule(&segment) {
             return;
         }
-        let Some(segment) = self.spend_hold_budget(segment) else {
-            return;
+        // Most runs set no hold budget: checked before the segment moves.
+        let segment = match self.any_hold_budget() {
+            false => segment,
+            true => match self.spend_hold_budget(segment) {
+                Some(segment) => segment,
+                None => return,
+            },
         };
         let now = self.now_ns();
         let mut at = now + latency;

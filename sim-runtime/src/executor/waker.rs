@@ -111,8 +111,19 @@ unsafe fn clone(data: *const ()) -> RawWaker {
 }
 
 unsafe fn wake(data: *const ()) {
-    count(data as usize, -1);
-    wake_packed(data as usize);
+    // The uncount and the wake under one look-up of the runtime (the hot
+    // path: every wake by value, as a socket's or a timer's waker).
+    let data = data as usize;
+    let (core, slot, generation) = unpack(data);
+    let woken = context::with_core(core, |c| {
+        if slot != ROOT_SLOT {
+            c.count_waker(slot, generation, -1);
+        }
+        c.wake_slot(slot, generation)
+    });
+    if woken.is_none() {
+        park_remote_wake(data);
+    }
 }
 
 unsafe fn wake_by_ref(data: *const ()) {
@@ -134,17 +145,22 @@ fn count(data: usize, delta: i32) {
 fn wake_packed(data: usize) {
     let (core, slot, generation) = unpack(data);
     if context::with_core(core, |c| c.wake_slot(slot, generation)).is_none() {
-        // Not this thread's runtime: a real thread woke a simulated task
-        // (an escape), or the runtime is gone. Park the wake; the runtime
-        // drains it when it runs out of work.
-        let mut remote = REMOTE.lock().unwrap_or_else(|e| e.into_inner());
-        // Bound the list: wakes for runtimes that are gone must not grow it
-        // without limit.
-        if remote.len() < REMOTE_WAKES_MAX {
-            remote.push(data);
-        }
-        REMOTE_PENDING.store(true, Ordering::Release);
+        park_remote_wake(data);
     }
+}
+
+/// A wake whose runtime is not this thread's: a real thread woke a
+/// simulated task (an escape), or the runtime is gone. Parked; the runtime
+/// drains it when it runs out of work.
+#[cold]
+fn park_remote_wake(data: usize) {
+    let mut remote = REMOTE.lock().unwrap_or_else(|e| e.into_inner());
+    // Bound the list: wakes for runtimes that are gone must not grow it
+    // without limit.
+    if remote.len() < REMOTE_WAKES_MAX {
+        remote.push(data);
+    }
+    REMOTE_PENDING.store(true, Ordering::Release);
 }
 
 const REMOTE_WAKES_MAX: usize = 1 << 16;
