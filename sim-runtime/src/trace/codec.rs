@@ -166,19 +166,24 @@ pub(crate) const VERB_MAX: usize = 32;
 /// The most bytes an event's fixed parts take: the head (21 at most) and a
 /// message's parts (97 at most).
 pub(crate) const ENCODED_MAX: usize = 128;
+// A power of two: a byte's place in the window is a mask.
+const _: () = assert!(ENCODED_MAX.is_power_of_two());
 
 /// Writes an event's fixed parts straight into the pending bytes' spare
-/// capacity (reserved for [`ENCODED_MAX`] first): no buffer to fill and
-/// copy. Every write is bounds-checked against the spare slice.
+/// capacity (its first [`ENCODED_MAX`] bytes, reserved first): no buffer
+/// to fill and copy. A byte's place is taken modulo the window's size,
+/// which the compiler knows in range (no bounds check per byte, every
+/// event writes a dozen); `encode_into` asserts that no event wrote past
+/// the window, so a wrap could never go unnoticed.
 pub(crate) struct Encoder<'a> {
-    buf: &'a mut [std::mem::MaybeUninit<u8>],
+    buf: &'a mut [std::mem::MaybeUninit<u8>; ENCODED_MAX],
     len: usize,
 }
 
 impl Encoder<'_> {
     #[inline]
     pub(crate) fn byte(&mut self, byte: u8) {
-        self.buf[self.len].write(byte);
+        self.buf[self.len % ENCODED_MAX].write(byte);
         self.len += 1;
     }
 
@@ -249,13 +254,17 @@ pub(crate) fn begin_event(
 #[inline]
 pub(crate) fn encode_into(pending: &mut Vec<u8>, encode: impl FnOnce(&mut Encoder<'_>)) {
     pending.reserve(ENCODED_MAX);
+    let window = &mut pending.spare_capacity_mut()[..ENCODED_MAX];
     let mut out = Encoder {
-        buf: pending.spare_capacity_mut(),
+        buf: window.try_into().expect("the window is ENCODED_MAX long"),
         len: 0,
     };
     encode(&mut out);
     let written = out.len;
-    debug_assert!(written <= ENCODED_MAX);
+    assert!(
+        written <= ENCODED_MAX,
+        "an event's fixed parts fit its window"
+    );
     // SAFETY: the encoder initialised exactly the first `written` bytes of
     // the spare capacity (each write went through `MaybeUninit::write`, in
     // order, with `len` counting them).
