@@ -266,8 +266,10 @@ pub(crate) fn encode_into(pending: &mut Vec<u8>, encode: impl FnOnce(&mut Encode
         "an event's fixed parts fit its window"
     );
     // SAFETY: the encoder initialised exactly the first `written` bytes of
-    // the spare capacity (each write went through `MaybeUninit::write`, in
-    // order, with `len` counting them).
+    // the spare capacity: each was written once, in order, with `len`
+    // counting them (by `byte`, whose mask never wrapped since `written`
+    // is within the window, as asserted above, or by `bytes`' copy into a
+    // bounds-checked slice of the window).
     unsafe { pending.set_len(pending.len() + written) };
 }
 
