@@ -22,10 +22,16 @@ impl Core {
     /// Only toward a pending event (a timer, a sleep), and never past it:
     /// with nothing to wait for, a spin keeps the clock still and is caught
     /// as the livelock it is.
+    #[inline]
     pub(super) fn charge_busy(&self) {
         if self.time.is_paused() || self.steps_at_instant.get() < BUSY_POLLS_FREE {
             return;
         }
+        self.charge_busy_steps();
+    }
+
+    /// The busy polls past the free ones move the clock (see above).
+    fn charge_busy_steps(&self) {
         let now = self.time.now_ns();
         if let Some(next) = self.time.next_deadline().filter(|&d| d > now) {
             self.set_now((now + BUSY_POLLS_FREE * BUSY_POLL_NS).min(next));

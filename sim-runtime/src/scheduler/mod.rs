@@ -207,7 +207,16 @@ impl Scheduler {
 
     /// Queues a task of `scope` on host `node` in `slot`, as a wake or spawn
     /// from where the scheduler is now. False when it has no workers.
+    #[inline]
     fn queue_on_workers(&mut self, slot: u32, scope: u16, node: u32) -> bool {
+        // Most runs have no workers: told before the call.
+        if !self.any_workers {
+            return false;
+        }
+        self.queue_on_worker_set(slot, scope, node)
+    }
+
+    fn queue_on_worker_set(&mut self, slot: u32, scope: u16, node: u32) -> bool {
         let Some(set) = self.set_of(scope, node) else {
             return false;
         };
