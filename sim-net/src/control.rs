@@ -54,7 +54,9 @@ impl Network {
 
     /// Applies a byte budget to a data segment about to cross its link:
     /// the segment unchanged (no budget, or it fits), or what fits and the
-    /// rest, with the link held between them.
+    /// rest, with the link held between them. Its caller asks
+    /// [`Network::any_hold_budget`] first, so most runs never move the
+    /// segment through here.
     pub(crate) fn spend_hold_budget(self: &Rc<Self>, segment: Segment) -> Option<Segment> {
         let SegmentKind::Data {
             bytes: ref data, ..
@@ -63,13 +65,7 @@ impl Network {
             return Some(segment);
         };
         let key = (segment.from_host, segment.to_host);
-        let budget = {
-            let st = self.state.borrow();
-            if st.controls.hold_after.is_empty() {
-                return Some(segment);
-            }
-            st.controls.hold_after.get(&key).copied()
-        };
+        let budget = self.state.borrow().controls.hold_after.get(&key).copied();
         let Some(budget) = budget else {
             return Some(segment);
         };
