@@ -3,6 +3,10 @@
 //! are all entries here, ordered by `(deadline, sequence number)`, so events
 //! due at the same instant fire in the order they were scheduled.
 
+mod quad;
+mod radix;
+
+use radix::RadixQueue;
 use std::task::Waker;
 
 /// What happens when an event comes due.
@@ -77,147 +81,6 @@ impl Entry {
     }
 }
 
-/// A min-heap of entries with four children per node: half the depth of a
-/// binary heap. The entries are laid out so that each node's four children
-/// fill one 64-byte line exactly (the root alone in the first line's last
-/// lane, padded), so a level of a sift costs one line, never two; lanes past
-/// the end hold a sentinel that ranks last, so a pick among children needs
-/// no bounds check.
-#[derive(Default)]
-struct QuadHeap {
-    lines: Vec<Line>,
-    len: usize,
-}
-
-/// Four entries in one cache line: the children of one node.
-#[derive(Clone, Copy)]
-#[repr(align(64))]
-struct Line([Entry; 4]);
-
-/// What an unused lane holds: it ranks after every real entry.
-const SENTINEL: Entry = Entry {
-    deadline_ns: u64::MAX,
-    key: u64::MAX,
-};
-
-/// Lanes before the root: logical index `i` lives at lane `i + PAD`, so
-/// the children of `i` (`4i + 1 ..= 4i + 4`) are line `i + 1`.
-const PAD: usize = 3;
-
-impl QuadHeap {
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    #[inline(always)]
-    fn get(&self, index: usize) -> Entry {
-        let lane = index + PAD;
-        self.lines[lane / 4].0[lane % 4]
-    }
-
-    #[inline(always)]
-    fn set(&mut self, index: usize, entry: Entry) {
-        let lane = index + PAD;
-        self.lines[lane / 4].0[lane % 4] = entry;
-    }
-
-    fn peek(&self) -> Option<Entry> {
-        (self.len > 0).then(|| self.get(0))
-    }
-
-    fn push(&mut self, entry: Entry) {
-        let lane = self.len + PAD;
-        if lane / 4 == self.lines.len() {
-            self.lines.push(Line([SENTINEL; 4]));
-        }
-        self.len += 1;
-        let mut at = self.len - 1;
-        // Bounded by the depth: log4 of the length.
-        while at > 0 {
-            let parent = (at - 1) / 4;
-            let above = self.get(parent);
-            if above.rank() <= entry.rank() {
-                break;
-            }
-            self.set(at, above);
-            at = parent;
-        }
-        self.set(at, entry);
-    }
-
-    fn pop(&mut self) -> Option<Entry> {
-        if self.len == 0 {
-            return None;
-        }
-        let top = self.get(0);
-        self.len -= 1;
-        let last = self.get(self.len);
-        self.set(self.len, SENTINEL);
-        if self.len == 0 {
-            return Some(top);
-        }
-        let len = self.len;
-        let mut at = 0;
-        // Bounded by the depth: log4 of the length.
-        loop {
-            let first = 4 * at + 1;
-            if first >= len {
-                break;
-            }
-            // The children are line `at + 1`; lanes past the end hold the
-            // sentinel, which never wins.
-            let children = &self.lines[at + 1].0;
-            let mut least = 0;
-            let mut least_rank = children[0].rank();
-            for (lane, child) in children.iter().enumerate().skip(1) {
-                let rank = child.rank();
-                let less = rank < least_rank;
-                least = if less { lane } else { least };
-                least_rank = if less { rank } else { least_rank };
-            }
-            if last.rank() <= least_rank {
-                break;
-            }
-            let child = first + least;
-            self.set(at, children[least]);
-            at = child;
-        }
-        self.set(at, last);
-        Some(top)
-    }
-
-    fn clear(&mut self) {
-        self.lines.clear();
-        self.len = 0;
-    }
-
-    /// The second-earliest entry (the least of the root's children), if
-    /// any: with the root, what the next two pops will take, unless an
-    /// earlier event is scheduled in between.
-    #[inline]
-    fn second(&self) -> Option<Entry> {
-        if self.len < 2 {
-            return None;
-        }
-        let children = &self.lines[1].0;
-        children.iter().copied().min_by_key(|e| e.rank())
-    }
-
-    /// Keeps the entries `keep` accepts, and restores the heap order.
-    fn retain(&mut self, keep: impl Fn(&Entry) -> bool) {
-        let mut entries: Vec<Entry> = (0..self.len)
-            .map(|i| self.get(i))
-            .filter(|e| keep(e))
-            .collect();
-        entries.sort_unstable_by_key(|e| e.rank());
-        // A sorted array is a heap: each push stays where it lands.
-        self.clear();
-        for entry in entries {
-            self.push(entry);
-        }
-    }
-}
-
 /// Stale entries allowed beyond the live ones before the heap is rebuilt.
 /// Small: a cancelled timer (a delayed ACK, a `timeout` that did not fire)
 /// otherwise stays in the heap until its deadline, and every pop sifts
@@ -230,13 +93,13 @@ struct Slot {
     action: Option<Action>,
 }
 
-/// A binary heap of entries over a slab of actions. Cancelling frees the
-/// slab slot at once and leaves a stale heap entry that is skipped on pop;
-/// when stale entries outnumber live ones the heap is rebuilt, which bounds
-/// its size by a constant factor of the live events.
+/// A queue of entries (a radix heap, `radix`) over a slab of actions.
+/// Cancelling frees the slab slot at once and leaves a stale entry that is
+/// skipped on pop; when stale entries outnumber live ones the queue is
+/// rebuilt, which bounds its size by a constant factor of the live events.
 #[derive(Default)]
 pub struct EventQueue {
-    heap: QuadHeap,
+    heap: RadixQueue,
     slots: Vec<Slot>,
     free: Vec<u32>,
     next_seq: u64,
@@ -356,9 +219,20 @@ impl EventQueue {
         slot.action.is_some() && slot.seq == entry.seq()
     }
 
-    /// The deadline of the earliest pending event.
-    #[inline]
+    /// The deadline of the earliest pending event. Hot (each event asks
+    /// it two or three times): the live head is answered inline, the
+    /// stale entries before one are dropped out of line.
+    #[inline(always)]
     pub fn next_deadline(&mut self) -> Option<u64> {
+        let top = self.heap.peek()?;
+        if Self::entry_is_live(&self.slots, &top) {
+            return Some(top.deadline_ns);
+        }
+        self.next_deadline_past_stale()
+    }
+
+    #[inline(never)]
+    fn next_deadline_past_stale(&mut self) -> Option<u64> {
         while let Some(top) = self.heap.peek() {
             if Self::entry_is_live(&self.slots, &top) {
                 return Some(top.deadline_ns);
@@ -506,9 +380,29 @@ mod tests {
 
     /// Against a model (a sorted set), with deadlines now, soon, later and
     /// far out, some already past, scheduled while the clock moves, with
-    /// cancellations: the queue pops exactly the model's order.
+    /// cancellations: the queue pops exactly the model's order. A queue
+    /// of a few hundred stays in its heap.
     #[test]
     fn the_queue_matches_a_sorted_model() {
+        let most_in_buckets = matches_a_sorted_model(5);
+        assert_eq!(most_in_buckets, 0, "a small queue stays in the heap");
+    }
+
+    /// The same with more pushes than pops: the queue grows to thousands,
+    /// spreads into the radix buckets, then drains back to its heap.
+    #[test]
+    fn a_growing_queue_matches_a_sorted_model() {
+        let most_in_buckets = matches_a_sorted_model(6);
+        assert!(
+            most_in_buckets > 5_000,
+            "most in buckets: {most_in_buckets}"
+        );
+    }
+
+    /// Runs the model test with `inserts` tenths of the operations pushes
+    /// (a tenth cancels, the rest pop); returns the most entries the
+    /// radix buckets held at once.
+    fn matches_a_sorted_model(inserts: u64) -> usize {
         use std::collections::BTreeMap;
         let mut q = EventQueue::default();
         let mut model: BTreeMap<(u64, u64), EventKey> = BTreeMap::new();
@@ -521,15 +415,19 @@ mod tests {
         };
         let mut now = 0u64;
         let mut popped = 0;
+        let mut most_in_buckets = 0;
         for _ in 0..60_000 {
             let r = next();
             match r % 10 {
-                0..=4 => {
-                    let delay = match (r >> 8) % 5 {
+                n if n < inserts => {
+                    let delay = match (r >> 8) % 6 {
                         0 => 0,
                         1 => (r >> 16) % 1_000_000,
                         2 => (r >> 16) % 5_000_000,
                         3 => (r >> 16) % 2_000_000_000,
+                        // On a grid of 1 ms, as tickers started together
+                        // are: many entries share a deadline.
+                        4 => (1 + (r >> 16) % 8) * 1_000_000 - now % 1_000_000,
                         _ => (r >> 16) % 3_600_000_000_000,
                     };
                     let deadline = if (r >> 40) % 50 == 0 {
@@ -540,7 +438,7 @@ mod tests {
                     let (key, seq) = q.insert(deadline, call());
                     model.insert((deadline, seq), key);
                 }
-                5 => {
+                n if n == inserts => {
                     if let Some((&k, &key)) = model.iter().nth(((r >> 8) % 16) as usize) {
                         assert!(q.cancel(key));
                         model.remove(&k);
@@ -559,6 +457,7 @@ mod tests {
                 }
             }
             assert_eq!(q.len(), model.len());
+            most_in_buckets = most_in_buckets.max(q.heap.in_buckets());
         }
         while let Some((&(deadline, seq), _)) = model.iter().next() {
             assert_eq!(q.pop_due(u64::MAX).map(|f| f.seq), Some(seq));
@@ -566,6 +465,7 @@ mod tests {
         }
         assert!(q.is_empty() && q.next_deadline().is_none());
         assert!(popped > 10_000, "the test pops a lot: {popped}");
+        most_in_buckets
     }
 
     #[test]
