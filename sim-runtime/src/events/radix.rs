@@ -147,14 +147,43 @@ impl RadixQueue {
         (self.occupied != 0).then(|| self.least[self.occupied.trailing_zeros() as usize])
     }
 
-    /// The entry after the earliest, when it is known without a refill
-    /// (a guess for fetching memory ahead).
+    /// The entry after the earliest, when it is known without a search
+    /// (a guess for fetching memory ahead: `None` says nothing).
     #[inline]
     pub(super) fn second(&self) -> Option<Entry> {
         match self.early.len() {
-            0 => self.due.get(self.head + 1).copied(),
-            1 => self.due.get(self.head).copied(),
-            _ => self.early.second(),
+            0 => {}
+            1 => return self.peek_late(),
+            _ => return self.early.second(),
+        }
+        let after_head = self.due.len().saturating_sub(self.head);
+        match after_head {
+            2.. => Some(self.due[self.head + 1]),
+            // The least of the lowest bucket comes next.
+            1 => self.least_of_rank(0),
+            // The head is the lowest bucket's least: when that bucket
+            // holds no other, the next bucket's least follows it.
+            0 if self.lowest_len() == 1 => self.least_of_rank(1),
+            0 => None,
+        }
+    }
+
+    /// The least entry of the `rank`th lowest occupied bucket, if any.
+    #[inline]
+    fn least_of_rank(&self, rank: u32) -> Option<Entry> {
+        let mut occupied = self.occupied;
+        for _ in 0..rank {
+            occupied &= occupied.wrapping_sub(1);
+        }
+        (occupied != 0).then(|| self.least[occupied.trailing_zeros() as usize])
+    }
+
+    /// How many entries the lowest occupied bucket holds.
+    #[inline]
+    fn lowest_len(&self) -> usize {
+        match self.occupied {
+            0 => 0,
+            occupied => self.buckets[occupied.trailing_zeros() as usize].len(),
         }
     }
 
@@ -290,5 +319,52 @@ impl RadixQueue {
         self.occupied = 0;
         self.base_ns = NO_BASE;
         self.len = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pushes spread over a few scales of deadline, with pops between,
+    /// past the spread size: every pop takes the least entry, and each
+    /// guess of the entry after the head is the true one.
+    #[test]
+    fn pops_in_rank_order_and_second_guesses_right() {
+        let mut queue = RadixQueue::default();
+        let mut model = std::collections::BTreeSet::new();
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut seq = 0;
+        let mut now = 0;
+        let mut guesses = 0;
+        for round in 0..40_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if round % 5 < 3 {
+                let scale = [1_000, 1_000_000, 100_000_000][(x % 3) as usize];
+                seq += 1;
+                let entry = Entry {
+                    deadline_ns: now + (x >> 20) % scale,
+                    key: seq,
+                };
+                queue.push(entry);
+                model.insert(entry.rank());
+            } else if let Some(popped) = queue.pop() {
+                assert_eq!(Some(popped.rank()), model.pop_first());
+                now = popped.deadline_ns;
+                let truth = model.iter().nth(1).copied();
+                if let Some(second) = queue.second() {
+                    assert_eq!(Some(second.rank()), truth);
+                    guesses += 1;
+                }
+            }
+            assert_eq!(queue.len(), model.len());
+            assert_eq!(queue.peek().map(Entry::rank), model.first().copied());
+        }
+        assert!(
+            queue.in_buckets() > 0 && guesses > 5_000,
+            "guesses: {guesses}"
+        );
     }
 }
