@@ -23,8 +23,9 @@
 //! deadline in the past, or one scheduled after a cancelled entry's pop
 //! moved the base past the clock) goes to the heap, `early`, which always
 //! comes first: its deadlines are all below the base. While the buckets
-//! are empty the base is `NO_BASE` and every entry goes to the heap; at
-//! `SPREAD_AT` entries they all move into the buckets.
+//! are not in use (`spread` false) every entry goes to the heap; at
+//! `SPREAD_AT` entries they all move into the buckets, and the queue goes
+//! back to the heap alone when the buckets are used up.
 
 use super::quad::{QuadHeap, SENTINEL};
 use super::Entry;
@@ -37,11 +38,10 @@ const BUCKETS: usize = 64;
 /// echo's queue holds a handful; 1,000 hosts keep about 4,000 pending).
 const SPREAD_AT: usize = 1024;
 
-/// The base while the buckets are empty: every push goes to the heap.
-const NO_BASE: u64 = u64::MAX;
-
 /// Entries by deadline (see the module's docs).
 pub(super) struct RadixQueue {
+    /// Whether the buckets are in use (else every entry is in `early`).
+    spread: bool,
     /// Every entry outside `early` is due at or after it.
     base_ns: u64,
     /// The entries due at `base_ns`, in sequence order, from `head` on
@@ -64,7 +64,8 @@ pub(super) struct RadixQueue {
 impl Default for RadixQueue {
     fn default() -> RadixQueue {
         RadixQueue {
-            base_ns: NO_BASE,
+            spread: false,
+            base_ns: 0,
             due: Vec::new(),
             head: 0,
             buckets: Box::new(std::array::from_fn(|_| Vec::new())),
@@ -99,9 +100,9 @@ impl RadixQueue {
     #[inline(always)]
     pub(super) fn push(&mut self, entry: Entry) {
         self.len += 1;
-        if entry.deadline_ns < self.base_ns {
+        if !self.spread || entry.deadline_ns < self.base_ns {
             self.early.push(entry);
-            if self.early.len() >= SPREAD_AT && self.base_ns == NO_BASE {
+            if self.early.len() >= SPREAD_AT && !self.spread {
                 self.spread_early();
             }
             return;
@@ -220,6 +221,7 @@ impl RadixQueue {
         while let Some(entry) = self.early.pop() {
             entries.push(entry);
         }
+        self.spread = true;
         self.base_ns = entries[0].deadline_ns;
         for entry in entries {
             self.place(entry);
@@ -240,13 +242,13 @@ impl RadixQueue {
     /// around its least deadline, the new base (see the module's docs).
     #[inline]
     fn fill_due(&mut self) {
-        if self.head < self.due.len() || self.base_ns == NO_BASE {
+        if self.head < self.due.len() || !self.spread {
             return;
         }
         if self.occupied == 0 {
             // The buckets are used up: back to the heap alone, which
             // holds only entries before the old base.
-            self.base_ns = NO_BASE;
+            self.spread = false;
             return;
         }
         self.refill();
@@ -317,7 +319,7 @@ impl RadixQueue {
         }
         *self.least = [SENTINEL; BUCKETS];
         self.occupied = 0;
-        self.base_ns = NO_BASE;
+        self.spread = false;
         self.len = 0;
     }
 }
@@ -366,5 +368,32 @@ mod tests {
             queue.in_buckets() > 0 && guesses > 5_000,
             "guesses: {guesses}"
         );
+    }
+
+    /// Deadlines at the end of time (a saturated far future) keep their
+    /// order in the heap, in the buckets and across the change between
+    /// them.
+    #[test]
+    fn the_end_of_time_keeps_its_order() {
+        let mut queue = RadixQueue::default();
+        let mut model = std::collections::BTreeSet::new();
+        for seq in 0..3 * SPREAD_AT as u64 {
+            let deadline_ns = match seq % 3 {
+                0 => u64::MAX,
+                1 => u64::MAX - 1,
+                _ => seq,
+            };
+            let entry = Entry {
+                deadline_ns,
+                key: seq,
+            };
+            queue.push(entry);
+            model.insert(entry.rank());
+        }
+        assert!(queue.in_buckets() > 0, "the queue spread into its buckets");
+        while let Some(popped) = queue.pop() {
+            assert_eq!(Some(popped.rank()), model.pop_first());
+        }
+        assert!(model.is_empty());
     }
 }
