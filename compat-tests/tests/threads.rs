@@ -155,6 +155,41 @@ async fn a_spinning_thread_works_while_a_task_sleeps() {
         .unwrap();
 }
 
+/// A std thread that spins on a flag of its own, only checking a
+/// oneshot's `is_closed` on each turn (tower's buffer worker does, holding
+/// a request while its service is not ready): nothing of the simulation
+/// is ever pending for it, yet it runs while the task sleeps and gives the
+/// turn back, and then sees the flag the task set.
+#[tokio::test]
+async fn a_thread_spinning_on_its_own_flag_gives_the_turn_back() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+    let (tx, rx) = tokio::sync::oneshot::channel::<u32>();
+    let ready = Arc::new(AtomicBool::new(false));
+    let turns = Arc::new(AtomicU64::new(0));
+    let spinner = std::thread::spawn({
+        let ready = ready.clone();
+        let turns = turns.clone();
+        move || {
+            while !ready.load(Ordering::SeqCst) {
+                assert!(!tx.is_closed());
+                turns.fetch_add(1, Ordering::Relaxed);
+            }
+            tx.send(7).unwrap();
+        }
+    });
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(
+        turns.load(Ordering::Relaxed) > 0,
+        "the thread ran meanwhile"
+    );
+    ready.store(true, Ordering::SeqCst);
+    assert_eq!(rx.await.unwrap(), 7);
+    tokio::task::spawn_blocking(move || spinner.join().unwrap())
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn a_thread_sleeps_and_a_task_waits_for_it() {
     let (tx, rx) = tokio::sync::oneshot::channel();

@@ -336,6 +336,9 @@ extern "C" fn trampoline(boot: *mut libc::c_void) -> *mut libc::c_void {
     let core = unsafe { Rc::from_raw(boot.core) };
     let retval = {
         let _adopted = sim_runtime::context::Adopted::new(core.clone());
+        // A loop of the thread that only checks the simulation's state
+        // gives the turn back now and then, as a real OS preempts it.
+        sim_runtime::context::yield_between_locks();
         // A thread is no runtime's worker: it may block on a runtime, as a
         // std thread may.
         sim_runtime::context::blocking_section(|| (boot.start)(boot.arg))

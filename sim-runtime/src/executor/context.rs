@@ -169,6 +169,25 @@ thread_local! {
     static PENDING_OUTSIDE: Cell<u32> = const { Cell::new(0) };
     /// This thread owes a scheduling point (see [`yield_if_due`]).
     static YIELD_DUE: Cell<bool> = const { Cell::new(false) };
+    /// For a simulated thread, or one that polled the simulation's futures
+    /// by hand (see [`pending_outside_runtime`]): how many more of the
+    /// simulation's locks it takes before it yields; 0 for any other.
+    static SPIN_LOCKS_LEFT: Cell<u32> = const { Cell::new(0) };
+}
+
+/// How many of the simulation's locks a simulated thread takes between
+/// yields, outside any runtime. A loop that polls by hand may spin on a
+/// future of its own (a mock's readiness, say) that never returns
+/// `Pending` from the simulation, only checking the simulation's state on
+/// the way (a oneshot's `is_closed`, as tower's buffer worker does): it
+/// yields here, as a real OS would preempt it.
+const SPIN_LOCKS: u32 = 64;
+
+/// The calling thread is a simulated OS thread: from now on it yields
+/// every [`SPIN_LOCKS`]th lock of the simulation it takes outside any
+/// runtime (see [`yield_if_due`]).
+pub fn yield_between_locks() {
+    SPIN_LOCKS_LEFT.with(|left| left.set(SPIN_LOCKS));
 }
 
 /// A future polled by hand on a simulated OS thread outside any runtime
@@ -191,18 +210,47 @@ pub fn pending_outside_runtime() {
     if count % SPIN_PENDING_POLLS == 0 {
         YIELD_DUE.with(|y| y.set(true));
     }
+    SPIN_LOCKS_LEFT.with(|left| {
+        if left.get() == 0 {
+            left.set(SPIN_LOCKS);
+        }
+    });
 }
 
 /// Takes the scheduling point [`pending_outside_runtime`] made due, if
-/// any. Called where the thread holds none of the simulation's locks (a
+/// any, or the one every [`SPIN_LOCKS`]th lock of a simulated thread
+/// makes. Called where the thread holds none of the simulation's locks (a
 /// primitive about to take its own).
 #[inline]
 pub fn yield_if_due() {
     if YIELD_DUE.try_with(|y| y.replace(false)).unwrap_or(false) {
-        // Interposed in simulation builds: the thread's scheduling point.
-        // SAFETY: a plain libc call.
-        unsafe { libc::sched_yield() };
+        yield_thread();
+        return;
     }
+    // Zero but on a thread that polled by hand: one load on the hot path.
+    if SPIN_LOCKS_LEFT.try_with(Cell::get).unwrap_or(0) != 0 {
+        count_spin_lock();
+    }
+}
+
+/// A lock of a simulated thread or one that polls by hand: every
+/// `SPIN_LOCKS`th yields, when the thread is outside any runtime.
+#[cold]
+fn count_spin_lock() {
+    let left = SPIN_LOCKS_LEFT.with(|left| {
+        let next = left.get() - 1;
+        left.set(if next == 0 { SPIN_LOCKS } else { next });
+        next
+    });
+    if left == 0 && with_current(|_| ()).is_none() && with_simulation(|_| ()).is_some() {
+        yield_thread();
+    }
+}
+
+fn yield_thread() {
+    // Interposed in simulation builds: the thread's scheduling point.
+    // SAFETY: a plain libc call.
+    unsafe { libc::sched_yield() };
 }
 
 /// The calling thread runs `spawn_blocking` closures from now on (a thread
