@@ -227,7 +227,8 @@ pub fn yield_if_due() {
         yield_thread();
         return;
     }
-    // Zero but on a thread that polled by hand: one load on the hot path.
+    // Zero but on a simulated thread or one that polled by hand: one load
+    // on the hot path.
     if SPIN_LOCKS_LEFT.try_with(Cell::get).unwrap_or(0) != 0 {
         count_spin_lock();
     }
