@@ -97,7 +97,7 @@ unsafe fn kept_clone(data: *const ()) -> RawWaker {
 }
 
 unsafe fn kept_wake(data: *const ()) {
-    wake_packed(data as usize);
+    wake_packed(data as usize, 0);
 }
 
 unsafe fn kept_drop(_data: *const ()) {}
@@ -111,23 +111,12 @@ unsafe fn clone(data: *const ()) -> RawWaker {
 }
 
 unsafe fn wake(data: *const ()) {
-    // The uncount and the wake under one look-up of the runtime (the hot
-    // path: every wake by value, as a socket's or a timer's waker).
-    let data = data as usize;
-    let (core, slot, generation) = unpack(data);
-    let woken = context::with_core(core, |c| {
-        if slot != ROOT_SLOT {
-            c.count_waker(slot, generation, -1);
-        }
-        c.wake_slot(slot, generation)
-    });
-    if woken.is_none() {
-        park_remote_wake(data);
-    }
+    // A wake by value consumes the waker: uncounted with the wake.
+    wake_packed(data as usize, -1);
 }
 
 unsafe fn wake_by_ref(data: *const ()) {
-    wake_packed(data as usize);
+    wake_packed(data as usize, 0);
 }
 
 unsafe fn drop_waker(data: *const ()) {
@@ -142,9 +131,19 @@ fn count(data: usize, delta: i32) {
     }
 }
 
-fn wake_packed(data: usize) {
+/// Wakes the task of `data`, and counts `delta` on its wakers (-1 for a
+/// wake by value, 0 otherwise) under the same look-up of the runtime (the
+/// hot path: every wake, as a socket's or a timer's waker).
+#[inline]
+fn wake_packed(data: usize, delta: i32) {
     let (core, slot, generation) = unpack(data);
-    if context::with_core(core, |c| c.wake_slot(slot, generation)).is_none() {
+    let woken = context::with_core(core, |c| {
+        if delta != 0 && slot != ROOT_SLOT {
+            c.count_waker(slot, generation, delta);
+        }
+        c.wake_slot(slot, generation)
+    });
+    if woken.is_none() {
         park_remote_wake(data);
     }
 }
