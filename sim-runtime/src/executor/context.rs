@@ -169,9 +169,9 @@ thread_local! {
     static PENDING_OUTSIDE: Cell<u32> = const { Cell::new(0) };
     /// This thread owes a scheduling point (see [`yield_if_due`]).
     static YIELD_DUE: Cell<bool> = const { Cell::new(false) };
-    /// For a simulated thread, or one that polled the simulation's futures
-    /// by hand (see [`pending_outside_runtime`]): how many more of the
-    /// simulation's locks it takes before it yields; 0 for any other.
+    /// For a simulated thread: how many more of the simulation's locks it
+    /// takes before it yields (see [`yield_between_locks`]); 0 for any
+    /// other thread.
     static SPIN_LOCKS_LEFT: Cell<u32> = const { Cell::new(0) };
 }
 
@@ -210,11 +210,6 @@ pub fn pending_outside_runtime() {
     if count % SPIN_PENDING_POLLS == 0 {
         YIELD_DUE.with(|y| y.set(true));
     }
-    SPIN_LOCKS_LEFT.with(|left| {
-        if left.get() == 0 {
-            left.set(SPIN_LOCKS);
-        }
-    });
 }
 
 /// Takes the scheduling point [`pending_outside_runtime`] made due, if
@@ -227,15 +222,14 @@ pub fn yield_if_due() {
         yield_thread();
         return;
     }
-    // Zero but on a simulated thread or one that polled by hand: one load
-    // on the hot path.
+    // Zero but on a simulated thread: one load on the hot path.
     if SPIN_LOCKS_LEFT.try_with(Cell::get).unwrap_or(0) != 0 {
         count_spin_lock();
     }
 }
 
-/// A lock of a simulated thread or one that polls by hand: every
-/// `SPIN_LOCKS`th yields, when the thread is outside any runtime.
+/// A lock of a simulated thread: every `SPIN_LOCKS`th yields, when the
+/// thread is outside any runtime (and its simulation goes on).
 #[cold]
 fn count_spin_lock() {
     let left = SPIN_LOCKS_LEFT.with(|left| {
