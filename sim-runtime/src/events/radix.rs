@@ -107,12 +107,6 @@ impl RadixQueue {
             }
             return;
         }
-        self.push_late(entry);
-    }
-
-    /// Pushes an entry at or after the base.
-    #[inline]
-    fn push_late(&mut self, entry: Entry) {
         debug_assert!(
             self.due.last().is_none_or(|last| last.key < entry.key),
             "a push carries the highest sequence number yet"
