@@ -83,6 +83,11 @@ impl TestBinary {
             if let Some(profile) = deps.parent() {
                 paths.push(profile.to_path_buf());
             }
+            // A proc-macro crate's test binary links the standard library
+            // dynamically, from the toolchain: cargo's own test runs find
+            // it there, and so must ours (a `cargo sim` run from a shell
+            // inherits no path to it).
+            paths.extend(crate::config::rustc_target_libdir());
             paths.extend(std::env::split_paths(
                 &std::env::var_os("LD_LIBRARY_PATH").unwrap_or_default(),
             ));

@@ -90,6 +90,26 @@ pub fn cargo() -> OsString {
     std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
 }
 
+/// The toolchain's directory of the host's libraries (where the standard
+/// library's shared object is), as `rustc --print target-libdir` names it:
+/// `RUSTC`'s if set, else the `rustc` the current directory's toolchain
+/// picks. Asked once; `None` if rustc cannot say.
+pub fn rustc_target_libdir() -> Option<PathBuf> {
+    static LIBDIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    LIBDIR
+        .get_or_init(|| {
+            let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+            let output = Command::new(rustc)
+                .args(["--print", "target-libdir"])
+                .output()
+                .ok()
+                .filter(|output| output.status.success())?;
+            let dir = String::from_utf8(output.stdout).ok()?;
+            Some(PathBuf::from(dir.trim())).filter(|dir| dir.is_dir())
+        })
+        .clone()
+}
+
 /// A workspace prepared for simulation builds.
 pub struct SimBuild {
     /// The workspace root.

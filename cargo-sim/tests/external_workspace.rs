@@ -193,3 +193,104 @@ fn locks_written_since(sim_dir: &Path, since: std::time::SystemTime) -> Vec<Path
         })
         .collect()
 }
+
+/// A workspace with a proc-macro crate, whose test binary links the
+/// standard library dynamically from the toolchain.
+const MACRO_WORKSPACE: &str = r#"[workspace]
+members = ["answer", "app"]
+resolver = "2"
+"#;
+
+const MACRO_MANIFEST: &str = r#"[package]
+name = "answer"
+version = "0.1.0"
+edition = "2021"
+
+[lib]
+proc-macro = true
+"#;
+
+const MACRO_LIB: &str = r#"
+use proc_macro::TokenStream;
+
+fn digits() -> &'static str {
+    "42"
+}
+
+/// `answer!()` is `42`.
+#[proc_macro]
+pub fn answer(_: TokenStream) -> TokenStream {
+    digits().parse().unwrap()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_answer_is_two_digits() {
+        assert_eq!(super::digits().len(), 2);
+    }
+}
+"#;
+
+const APP_MANIFEST: &str = r#"[package]
+name = "app"
+version = "0.1.0"
+edition = "2021"
+
+[dependencies]
+answer = { path = "../answer" }
+tokio = { version = "1", features = ["full"] }
+"#;
+
+const APP_LIB: &str = r#"
+#[cfg(test)]
+mod tests {
+    #[tokio::test]
+    async fn the_macro_answers() {
+        tokio::task::yield_now().await;
+        assert_eq!(answer::answer!(), 42);
+    }
+}
+"#;
+
+/// `cargo sim test` as a user runs it from a shell (no library path of
+/// the toolchain in its environment, which `cargo test` would set) on a
+/// workspace with a proc-macro crate: its test binary finds the standard
+/// library, as under `cargo test`.
+#[test]
+fn a_proc_macro_crates_tests_run_from_a_plain_shell() {
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let dir = target.join("proc-macro-user");
+    let _ = std::fs::remove_dir_all(&dir);
+    write(&dir.join("Cargo.toml"), MACRO_WORKSPACE);
+    write(&dir.join("answer/Cargo.toml"), MACRO_MANIFEST);
+    write(&dir.join("answer/src/lib.rs"), MACRO_LIB);
+    write(&dir.join("app/Cargo.toml"), APP_MANIFEST);
+    write(&dir.join("app/src/lib.rs"), APP_LIB);
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(&cargo)
+        .arg("generate-lockfile")
+        .current_dir(&dir)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
+        .args(["sim", "test", "--workspace"])
+        .current_dir(&dir)
+        .env("CARGO_TARGET_DIR", target.join("sweep-target"))
+        .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("SIM_SEED")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "cargo sim test failed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("sim: 2 passed, 0 failed"),
+        "{stdout}\n{stderr}"
+    );
+}
