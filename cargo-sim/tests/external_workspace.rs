@@ -68,6 +68,11 @@ mod harness {
 }
 "#;
 
+/// Held by each test while it runs `cargo sim` in the shared target
+/// directory: the lock test counts the simulation locks written there
+/// since its start, which another test's run would add to.
+static SHARED_TARGET: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
@@ -75,6 +80,7 @@ fn write(path: &Path, text: &str) {
 
 #[test]
 fn runs_an_unmodified_crate_and_keeps_its_lock() {
+    let _shared = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
     let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let dir = target.join("plain-tokio-user");
     let _ = std::fs::remove_dir_all(&dir);
@@ -259,6 +265,7 @@ mod tests {
 /// library, as under `cargo test`.
 #[test]
 fn a_proc_macro_crates_tests_run_from_a_plain_shell() {
+    let _shared = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
     let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let dir = target.join("proc-macro-user");
     let _ = std::fs::remove_dir_all(&dir);
