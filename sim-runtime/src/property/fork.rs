@@ -188,15 +188,16 @@ fn become_child(parent: libc::pid_t, salt: u64) {
     }
     write_record(&Record::Branched(salt));
     crate::sweep::restart_watchdog_in_child();
-    if !crate::sweep::on_sweep_thread() {
-        END_WITH_THREAD.with(|end| *end.borrow_mut() = Some(EndWithThread));
-    }
+    END_WITH_THREAD.with(|end| *end.borrow_mut() = Some(EndWithThread));
 }
 
-/// In a forked branch run of a test libtest runs once per process: ends
-/// the child when the test's thread ends (the test returned or unwound,
-/// and libtest's thread handed its result to a main thread the child does
-/// not have).
+/// In a forked branch run: ends the child when the thread that forked
+/// ends. In a test libtest runs once per process, that is how the child
+/// ends (the test returned or unwound, and libtest's thread handed its
+/// result to a main thread the child does not have). In an in-process
+/// sweep the child ends at its seed's record (`child_done`), so this ends
+/// it only when the thread unwound before: the child's own watchdog
+/// thread would otherwise keep it alive, and its parent waiting, forever.
 struct EndWithThread;
 
 impl Drop for EndWithThread {
