@@ -78,22 +78,33 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
-#[test]
-fn runs_an_unmodified_crate_and_keeps_its_lock() {
-    let _shared = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
-    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let dir = target.join("plain-tokio-user");
+/// A fresh crate or workspace named `name` in the tests' directory, of
+/// `files` (path, text), with a lock that pins the real tokio, as any
+/// existing project has.
+fn user_project(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
-    write(&dir.join("Cargo.toml"), MANIFEST);
-    write(&dir.join("src/lib.rs"), LIB);
+    for (path, text) in files {
+        write(&dir.join(path), text);
+    }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    // A lock that pins the real tokio, as any existing project has.
     let status = Command::new(&cargo)
         .arg("generate-lockfile")
         .current_dir(&dir)
         .status()
         .unwrap();
     assert!(status.success());
+    dir
+}
+
+#[test]
+fn runs_an_unmodified_crate_and_keeps_its_lock() {
+    let _shared = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let dir = user_project(
+        "plain-tokio-user",
+        &[("Cargo.toml", MANIFEST), ("src/lib.rs", LIB)],
+    );
     let lock_before = std::fs::read(dir.join("Cargo.lock")).unwrap();
     assert!(String::from_utf8_lossy(&lock_before).contains("name = \"tokio\""));
 
@@ -267,20 +278,16 @@ mod tests {
 fn a_proc_macro_crates_tests_run_from_a_plain_shell() {
     let _shared = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
     let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let dir = target.join("proc-macro-user");
-    let _ = std::fs::remove_dir_all(&dir);
-    write(&dir.join("Cargo.toml"), MACRO_WORKSPACE);
-    write(&dir.join("answer/Cargo.toml"), MACRO_MANIFEST);
-    write(&dir.join("answer/src/lib.rs"), MACRO_LIB);
-    write(&dir.join("app/Cargo.toml"), APP_MANIFEST);
-    write(&dir.join("app/src/lib.rs"), APP_LIB);
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(&cargo)
-        .arg("generate-lockfile")
-        .current_dir(&dir)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let dir = user_project(
+        "proc-macro-user",
+        &[
+            ("Cargo.toml", MACRO_WORKSPACE),
+            ("answer/Cargo.toml", MACRO_MANIFEST),
+            ("answer/src/lib.rs", MACRO_LIB),
+            ("app/Cargo.toml", APP_MANIFEST),
+            ("app/src/lib.rs", APP_LIB),
+        ],
+    );
     let output = Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
         .args(["sim", "test", "--workspace"])
         .current_dir(&dir)
