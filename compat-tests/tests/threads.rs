@@ -178,7 +178,14 @@ async fn a_thread_spinning_on_its_own_flag_gives_the_turn_back() {
             tx.send(7).unwrap();
         }
     });
-    std::thread::sleep(Duration::from_millis(20));
+    // Waits for the thread's first turns (bounded: about 10 s on real
+    // tokio, however loaded the machine; virtual milliseconds here).
+    for _ in 0..10_000 {
+        if turns.load(Ordering::Relaxed) > 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
     assert!(
         turns.load(Ordering::Relaxed) > 0,
         "the thread ran meanwhile"
