@@ -162,12 +162,12 @@ fn facade_path() -> Result<PathBuf, String> {
 }
 
 /// Whether the user chose the release profile's debug info (in the
-/// workspace's manifest or the environment): then it stays theirs.
-fn release_debug_is_set(root: &Path) -> bool {
+/// workspace's manifest, `manifest`, or the environment): then it stays
+/// theirs.
+fn release_debug_is_set(manifest: &str) -> bool {
     if std::env::var_os("CARGO_PROFILE_RELEASE_DEBUG").is_some() {
         return true;
     }
-    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap_or_default();
     let mut in_release = false;
     for line in manifest.lines() {
         let line = line.trim();
@@ -280,14 +280,15 @@ impl SimBuild {
             toml_string(&facade.display().to_string()),
             toml_string(&target.display().to_string()),
         );
-        if !release_debug_is_set(&root) {
+        // The workspace's manifest: the profiles the user set stay theirs.
+        let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap_or_default();
+        if !release_debug_is_set(&manifest) {
             // Reports name the user's lines from backtraces (where a task
             // waits for a lock): a release build without line tables names
             // none. Line tables cost little, and the simulation build has a
             // target directory of its own.
             text.push_str("\n[profile.release]\ndebug = \"line-tables-only\"\n");
         }
-        let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap_or_default();
         text.push_str(&simulator_profiles(&manifest));
         // Written whole, then renamed into place: cargo sims sharing a
         // target directory (a CARGO_TARGET_DIR several workspaces use) may
