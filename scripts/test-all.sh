@@ -9,20 +9,27 @@ cargo_sim() { cargo run --quiet --package cargo-sim -- sim "$@"; }
 echo "== plain build: real tokio =="
 # The facade (package `tokio`) and the harness are simulation-only: their
 # doc examples run simulations, so the simulation build below tests them
-# (the harness's test files are `#![cfg(simulation)]` as well).
-cargo test --workspace --exclude tokio --exclude sim-harness
+# (the harness's test files are `#![cfg(simulation)]` as well). sim-bench
+# has no tests: it is a benchmark binary, built by CI's clippy.
+cargo test --workspace --exclude tokio --exclude sim-harness --exclude sim-bench
 
 echo "== simulation build: cargo sim test =="
 # sim-bench compares real tokio with the facade in one plain build; under the
 # patch both would be the facade, so it has no simulation build. cargo-sim
 # is the runner, no tokio user: its tests (which run cargo sim on fixture
-# crates) are the plain build's.
-cargo_sim test --workspace --exclude sim-bench --exclude cargo-sim
+# crates) are the plain build's. sim-runtime and sim-history depend on no
+# tokio and hold no `cfg(simulation)`: their tests are the same code in both
+# builds, and the plain build ran them.
+sim_packages=(--workspace --exclude sim-bench --exclude cargo-sim --exclude sim-runtime
+  --exclude sim-history)
+cargo_sim test "${sim_packages[@]}"
 
 echo "== simulation build: replays in a fresh process =="
 # Each seed of the tests that mix OS threads, std sockets and several
 # runtimes runs again in a process of its own and must give the same trace:
 # what a saved seed promises (process-wide state, such as a count of
-# threads, once named a seed's threads differently in a replay).
-cargo_sim test -p compat-tests --test threads --test std_net --test runtime_background \
+# threads, once named a seed's threads differently in a replay). The same
+# packages as above, so that their features resolve alike and nothing
+# builds again; `threads` is compat-tests' and sim-os's.
+cargo_sim test "${sim_packages[@]}" --test threads --test std_net --test runtime_background \
   --test two_runtimes --seeds 2 --check-determinism --no-save
