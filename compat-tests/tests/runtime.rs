@@ -379,25 +379,6 @@ async fn a_signal_the_process_sends_itself_reaches_its_handler() {
         .unwrap();
 }
 
-/// A signal reaches the streams alive when the runtime next turns: one
-/// made right after the signal was sent (by this thread, before any
-/// `.await`) still receives it.
-#[tokio::test]
-async fn a_stream_made_right_after_a_signal_receives_it() {
-    use tokio::signal::unix::{signal, SignalKind};
-    let kind = SignalKind::window_change();
-    // The first stream makes SIGWINCH the runtime's for good.
-    drop(signal(kind).unwrap());
-    // SAFETY: kill of the process's own pid with a signal it handles (and
-    // whose default action is to ignore it).
-    assert_eq!(unsafe { libc::kill(libc::getpid(), libc::SIGWINCH) }, 0);
-    let mut winch = signal(kind).unwrap();
-    tokio::time::timeout(Duration::from_secs(5), winch.recv())
-        .await
-        .expect("the signal sent before the stream was made arrives")
-        .unwrap();
-}
-
 /// A realtime signal the process sends itself reaches its stream.
 #[tokio::test]
 async fn a_realtime_signal_reaches_its_stream() {
