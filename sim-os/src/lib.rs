@@ -110,6 +110,10 @@ impl OsLayer for Layer {
         real_threads::others()
     }
 
+    fn wait_uncounted(&self, wait: &mut dyn FnMut()) {
+        real_threads::uncounted(wait)
+    }
+
     fn start_plain_thread(&self, start: &mut dyn FnMut()) {
         #[cfg(all(
             simulation,

@@ -60,3 +60,75 @@ pub(crate) fn others() -> usize {
     let me = COUNTED.try_with(Cell::get).unwrap_or(false);
     alive.saturating_sub(usize::from(me))
 }
+
+/// Runs `wait` with the calling thread, if counted, left out of the count
+/// until it returns (or unwinds): a thread that only waits for another
+/// (libtest's thread joining the thread of a sweep's seed) can wake no task,
+/// and a run that deadlocks beside it is reported at once, not after the
+/// wait for a real thread's wake.
+pub(crate) fn uncounted(wait: &mut dyn FnMut()) {
+    if !COUNTED.try_with(Cell::get).unwrap_or(false) {
+        return wait();
+    }
+    struct Recount;
+    impl Drop for Recount {
+        fn drop(&mut self) {
+            COUNTED.with(|c| c.set(true));
+            ALIVE.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+    COUNTED.with(|c| c.set(false));
+    ALIVE.fetch_sub(1, Ordering::AcqRel);
+    let _recount = Recount;
+    wait();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `f` on a thread counted (`true`) or not, as the interposed
+    /// `pthread_create` would have made it, whatever the build made it.
+    fn on_a_thread(counted: bool, f: impl FnOnce() + Send + 'static) {
+        std::thread::spawn(move || {
+            let was = COUNTED.with(|c| c.replace(counted));
+            if counted && !was {
+                ALIVE.fetch_add(1, Ordering::AcqRel);
+            }
+            f();
+            COUNTED.with(|c| c.set(was));
+            if counted && !was {
+                ALIVE.fetch_sub(1, Ordering::AcqRel);
+            }
+        })
+        .join()
+        .unwrap();
+    }
+
+    /// A counted thread leaves the count while it waits, and is counted
+    /// again when its wait returns or unwinds.
+    #[test]
+    fn a_waiting_thread_is_out_of_the_count_until_its_wait_ends() {
+        on_a_thread(true, || {
+            let mut counted_inside = None;
+            uncounted(&mut || counted_inside = Some(COUNTED.with(Cell::get)));
+            assert_eq!(counted_inside, Some(false));
+            assert!(COUNTED.with(Cell::get));
+            let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                uncounted(&mut || panic!("the wait unwinds"))
+            }));
+            assert!(unwound.is_err());
+            assert!(COUNTED.with(Cell::get), "counted again after an unwind");
+        });
+    }
+
+    /// A thread that was never counted waits as it is.
+    #[test]
+    fn an_uncounted_thread_waits_as_it_is() {
+        on_a_thread(false, || {
+            let mut ran = false;
+            uncounted(&mut || ran = true);
+            assert!(ran && !COUNTED.with(Cell::get));
+        });
+    }
+}

@@ -95,6 +95,10 @@ pub trait OsLayer: Sync {
     /// How many real threads (started outside any run) are alive besides
     /// the caller: one may still wake a task of the run.
     fn other_real_threads(&self) -> usize;
+    /// Runs `wait`, in which the caller only waits for another thread (the
+    /// sweep's loop joining the thread of its seed's run), with the caller
+    /// not counted among those real threads meanwhile: it wakes no task.
+    fn wait_uncounted(&self, wait: &mut dyn FnMut());
     /// Runs `start`, in which a thread spawned is a plain real thread of
     /// the simulator's own (the hang watchdog): not simulated, even inside
     /// a run, and not counted among the real threads a run waits for.

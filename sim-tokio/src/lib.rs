@@ -57,7 +57,18 @@ pub use sim_macros::test;
 /// What `#[tokio::test]`'s expansion calls. Not public API.
 #[doc(hidden)]
 pub mod __sim {
-    pub use sim_runtime::sweep::{run_test, ShouldPanic};
+    pub use sim_runtime::sweep::ShouldPanic;
+
+    /// Runs a test's body: once, or once per seed of a sweep. The OS layer
+    /// goes in first, so that the sweep's joins of its seeds' threads are
+    /// known for waits that wake no task (`OsLayer::wait_uncounted`).
+    pub fn run_test<R: std::process::Termination + 'static>(
+        should_panic: ShouldPanic,
+        body: fn() -> R,
+    ) -> R {
+        sim_os::install();
+        sim_runtime::sweep::run_test(should_panic, body)
+    }
 }
 
 pub(crate) mod util;

@@ -32,7 +32,22 @@ pub(crate) fn measure_decisions<R: Termination + 'static>(body: fn() -> R) -> u6
             })
     })
     .expect("a thread for the horizon's measuring run");
-    measuring.join().unwrap_or(0)
+    join_uncounted(measuring).unwrap_or(0)
+}
+
+/// Joins the thread of a run. This thread (libtest's, a real one) only
+/// waits meanwhile, so it is not counted among the real threads that may
+/// wake a task of the run: a deadlock is reported at once, not after the
+/// two seconds a run out of work waits for such a wake.
+fn join_uncounted<T>(thread: std::thread::JoinHandle<T>) -> std::thread::Result<T> {
+    let mut thread = Some(thread);
+    let mut joined = None;
+    let mut join = || joined = thread.take().map(std::thread::JoinHandle::join);
+    match crate::seams::os_layer() {
+        Some(layer) => layer.wait_uncounted(&mut join),
+        None => join(),
+    }
+    joined.expect("the join ran once")
 }
 
 /// What a `#[should_panic]` attribute asked of a test.
@@ -183,7 +198,7 @@ pub fn run_test<R: Termination + 'static>(should_panic: ShouldPanic, body: fn() 
                 record
             })
         });
-        let record = match seed_thread.map(|t| t.join()) {
+        let record = match seed_thread.map(join_uncounted) {
             Ok(Ok(record)) => record,
             Ok(Err(payload)) => Record::Fail {
                 seed,
