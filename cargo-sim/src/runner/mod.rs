@@ -754,10 +754,12 @@ fn spawn(
     }
     case.pin_settings(&mut command, first_seed);
     let stop_file = branch_settings(&mut command, &plans, config, counter);
-    if state.first_failure.is_some() {
-        // The report shows one failure's output, found already: symbolizing
-        // a backtrace (RUST_BACKTRACE) for each later failing seed made
-        // failing seeds several times slower than passing ones.
+    if state.first_failure.is_some() || !state.result.explorer.failures.is_empty() {
+        // The report shows one failure's output (a seed's, or a branch
+        // run's), found already: symbolizing a backtrace (RUST_BACKTRACE)
+        // for each later failing run made failing runs several times slower
+        // than passing ones (a branch job is a process of its own, so each
+        // failing branch run was its process's first failure: 1-3 s each).
         command.env("RUST_BACKTRACE", "0");
     }
     if config.verbose {
