@@ -1671,6 +1671,22 @@ fn a_binary_without_libtest_runs_whole_once_per_seed() {
         text.contains("an update was lost in a bare binary"),
         "{text}"
     );
+    // A filter no libtest test matches, while the binary without the
+    // harness runs with it (a custom harness may pick by it): not an
+    // error, but not silent either.
+    let (_, _, stderr) = sim(
+        &dir,
+        "test --seeds 1 --no-save --test bare --test other -- no_such_test",
+        &[],
+    );
+    assert!(
+        stderr.contains(
+            "sim: note: no test of the 1 test binary with libtest's harness matches \
+             `no_such_test`; only 1 binary without it ran, the filter among its arguments: \
+             (test-bare, harness = false)"
+        ),
+        "{stderr}"
+    );
 }
 
 /// nextest, installed from crates.io the first time a machine needs it

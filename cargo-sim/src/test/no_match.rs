@@ -31,6 +31,35 @@ pub(crate) fn error(selection: &[String], binaries: &[TestBinary]) -> String {
     text
 }
 
+/// The note for `selection` when it matched no test of libtest's and only
+/// binaries without its harness (`harness = false`, named in `whole`) run:
+/// they get the filter as an argument and may pick by it themselves (a
+/// custom harness does), so the run goes on, but a typo must not pass
+/// unnoticed. `None` when the selection has no filter word, or no binary
+/// has libtest's harness.
+pub(crate) fn only_whole_binaries(
+    selection: &[String],
+    binaries: &[TestBinary],
+    whole: &[String],
+) -> Option<String> {
+    if filters(selection).is_empty() || binaries.iter().all(compile::without_harness) {
+        return None;
+    }
+    let listed = binaries
+        .iter()
+        .filter(|b| !compile::without_harness(b))
+        .count();
+    Some(format!(
+        "no test of the {} with libtest's harness matches `{}`; only {} without it ran, \
+         the filter among {} arguments: {}",
+        crate::plural(listed, "test binary"),
+        selection.join(" "),
+        crate::plural(whole.len(), "binary"),
+        if whole.len() == 1 { "its" } else { "their" },
+        whole.join(", ")
+    ))
+}
+
 /// The filter words of a selection (not its flags, nor what `--skip`
 /// leaves out).
 fn filters(selection: &[String]) -> Vec<&str> {
