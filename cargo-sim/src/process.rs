@@ -188,6 +188,10 @@ fn run_one_with(
         .env(sweep::PARENT_VAR, std::process::id().to_string())
         .env("SIM_SEED", format!("{seed:#x}"))
         .env_remove("SIM_TRACE")
+        // Its output goes nowhere: with RUST_BACKTRACE set, a failing run
+        // symbolized a backtrace no one reads, 1-3 s a run (a shrink's
+        // every try fails, so the runs that keep the failure paid it).
+        .env("RUST_BACKTRACE", "0")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
