@@ -95,12 +95,8 @@ fn phases(
             &built.binaries,
         )));
     }
-    if !cases.is_empty() && cases.iter().all(|c| c.whole_binary) {
-        let whole: Vec<String> = cases.iter().map(|c| c.name.clone()).collect();
-        if let Some(note) = no_match::only_whole_binaries(&plan.selection, &built.binaries, &whole)
-        {
-            eprintln!("sim: note: {note}");
-        }
+    if let Some(note) = no_match::only_whole_binaries(&plan.selection, &built.binaries, &cases) {
+        eprintln!("sim: note: {note}");
     }
     let built_in = started.elapsed();
     let mut swept = sweep::sweep(&plan, &built, cases)?;

@@ -3,6 +3,7 @@
 //! test names nearest to it, as the user would have typed them.
 
 use crate::compile::{self, TestBinary};
+use crate::runner::TestCase;
 
 /// The most names the error suggests.
 const SUGGESTIONS_MAX: usize = 3;
@@ -31,24 +32,29 @@ pub(crate) fn error(selection: &[String], binaries: &[TestBinary]) -> String {
     text
 }
 
-/// The note for `selection` when it matched no test of libtest's and only
-/// binaries without its harness (`harness = false`, named in `whole`) run:
+/// The note for `selection` when it matched no test of libtest's and the
+/// `cases` to run are all binaries without its harness (`harness = false`):
 /// they get the filter as an argument and may pick by it themselves (a
 /// custom harness does), so the run goes on, but a typo must not pass
-/// unnoticed. `None` when the selection has no filter word, or no binary
-/// has libtest's harness.
+/// unnoticed. `None` when some case is a libtest test, when the selection
+/// has no filter word, or when no binary has libtest's harness.
 pub(crate) fn only_whole_binaries(
     selection: &[String],
     binaries: &[TestBinary],
-    whole: &[String],
+    cases: &[TestCase],
 ) -> Option<String> {
-    if filters(selection).is_empty() || binaries.iter().all(compile::without_harness) {
-        return None;
-    }
     let listed = binaries
         .iter()
         .filter(|b| !compile::without_harness(b))
         .count();
+    if cases.is_empty()
+        || !cases.iter().all(|c| c.whole_binary)
+        || filters(selection).is_empty()
+        || listed == 0
+    {
+        return None;
+    }
+    let whole: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
     Some(format!(
         "no test of the {} with libtest's harness matches `{}`; only {} without it ran, \
          the filter among {} arguments: {}",
