@@ -10,8 +10,13 @@ echo "== plain build: real tokio =="
 # The facade (package `tokio`) and the harness are simulation-only: their
 # doc examples run simulations, so the simulation build below tests them
 # (the harness's test files are `#![cfg(simulation)]` as well). sim-bench
-# has no tests: it is a benchmark binary, built by CI's clippy.
-cargo test --workspace --exclude tokio --exclude sim-harness --exclude sim-bench
+# has no tests: it is a benchmark binary, built by CI's clippy. Every
+# target with tests, then the doc tests: `cargo test` alone would also
+# build the examples (sim-history's benchmarks, optimized: a tenth of this
+# build's CPU), which have no tests and which CI's clippy checks.
+plain_packages=(--workspace --exclude tokio --exclude sim-harness --exclude sim-bench)
+cargo test "${plain_packages[@]}" --lib --bins --tests
+cargo test "${plain_packages[@]}" --doc
 
 echo "== simulation build: cargo sim test =="
 # sim-bench compares real tokio with the facade in one plain build; under the
