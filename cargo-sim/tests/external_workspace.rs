@@ -257,6 +257,10 @@ edition = "2021"
 [dependencies]
 answer = { path = "../answer" }
 tokio = { version = "1", features = ["full"] }
+
+# The features every fixture crate asks: one facade build for them all.
+[dev-dependencies]
+tokio = { version = "1", features = ["full", "test-util"] }
 "#;
 
 const APP_LIB: &str = r#"

@@ -16,6 +16,10 @@ edition = "2021"
 [dependencies]
 tokio = { version = "1", features = ["full"] }
 
+# The features every fixture crate asks: one facade build for them all.
+[dev-dependencies]
+tokio = { version = "1", features = ["full", "test-util"] }
+
 [workspace]
 "#;
 

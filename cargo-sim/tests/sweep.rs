@@ -19,6 +19,11 @@ edition = "2021"
 [dependencies]
 tokio = { version = "1", features = ["full"] }
 
+# As most users' tests have it; the fixture tests' crates all ask the same
+# features of the facade, so it builds once for them all.
+[dev-dependencies]
+tokio = { version = "1", features = ["full", "test-util"] }
+
 [[test]]
 name = "bare"
 harness = false
