@@ -161,13 +161,22 @@ fn facade_path() -> Result<PathBuf, String> {
     Ok(path)
 }
 
-/// Whether the user chose the release profile's debug info (in the
-/// workspace's manifest, `manifest`, or the environment): then it stays
-/// theirs.
-fn release_debug_is_set(manifest: &str) -> bool {
-    if std::env::var_os("CARGO_PROFILE_RELEASE_DEBUG").is_some() {
-        return true;
+/// The config table that builds the release profile with line tables, or
+/// nothing when the user chose its debug info (in the workspace's
+/// manifest, `manifest`, or in `CARGO_PROFILE_RELEASE_DEBUG`, whether
+/// `env_set`): then it stays theirs. Reports name the user's lines from
+/// backtraces (where a task waits for a lock): a release build without
+/// line tables names none. Line tables cost little, and the simulation
+/// build has a target directory of its own.
+fn release_profile(manifest: &str, env_set: bool) -> &'static str {
+    if env_set || release_debug_is_set(manifest) {
+        return "";
     }
+    "\n[profile.release]\ndebug = \"line-tables-only\"\n"
+}
+
+/// Whether `manifest` sets the release profile's debug info.
+fn release_debug_is_set(manifest: &str) -> bool {
     let mut in_release = false;
     for line in manifest.lines() {
         let line = line.trim();
@@ -282,13 +291,8 @@ impl SimBuild {
         );
         // The workspace's manifest: the profiles the user set stay theirs.
         let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap_or_default();
-        if !release_debug_is_set(&manifest) {
-            // Reports name the user's lines from backtraces (where a task
-            // waits for a lock): a release build without line tables names
-            // none. Line tables cost little, and the simulation build has a
-            // target directory of its own.
-            text.push_str("\n[profile.release]\ndebug = \"line-tables-only\"\n");
-        }
+        let env_set = std::env::var_os("CARGO_PROFILE_RELEASE_DEBUG").is_some();
+        text.push_str(release_profile(&manifest, env_set));
         text.push_str(&simulator_profiles(&manifest));
         // Written whole, then renamed into place: cargo sims sharing a
         // target directory (a CARGO_TARGET_DIR several workspaces use) may
@@ -416,5 +420,25 @@ mod tests {
         assert!(!with_theirs.contains("package.tokio]"), "{with_theirs}");
         assert!(!with_theirs.contains("package.sim-net]"), "{with_theirs}");
         assert!(with_theirs.contains("[profile.dev.package.sim-runtime]"));
+    }
+
+    /// `cargo sim test --release` names the user's lines (a lock cycle's
+    /// report reads them from backtraces): the release profile gets line
+    /// tables unless the user set its debug info. The debug build's
+    /// reports are checked end to end in the workspace (sim-examples'
+    /// `deadlock_reports`); a release build of the simulator for this one
+    /// table cost the README's test command a minute.
+    #[test]
+    fn the_release_profile_gets_line_tables_unless_the_user_set_its_debug_info() {
+        let table = "\n[profile.release]\ndebug = \"line-tables-only\"\n";
+        assert_eq!(release_profile("[package]\nname = \"app\"\n", false), table);
+        let other_profile = "[profile.release]\nlto = true\n[profile.dev]\ndebug = 0\n";
+        assert_eq!(release_profile(other_profile, false), table);
+        assert_eq!(release_profile("[profile.release]\ndebug = 2\n", false), "");
+        assert_eq!(
+            release_profile("[profile.release]\n debug=false\n", false),
+            ""
+        );
+        assert_eq!(release_profile("[package]\nname = \"app\"\n", true), "");
     }
 }
