@@ -6,6 +6,20 @@ cd "$(dirname "$0")/.."
 # `cargo sim` as this checkout builds it (an installed one may be older).
 cargo_sim() { cargo run --quiet --package cargo-sim -- sim "$@"; }
 
+# Both builds and the builds of cargo-sim's fixture crates fill about 6.5
+# GB of the target directory on a fresh clone. A full disk shows up as a
+# linker's "No space left on device" deep in a build: say it up front.
+need_gb=7
+target_dir="${CARGO_TARGET_DIR:-target}"
+mkdir -p "$target_dir"
+used_kb=$(du -sk "$target_dir" | cut -f1)
+free_kb=$(df -Pk "$target_dir" | awk 'NR == 2 { print $4 }')
+if (( (free_kb + used_kb) / 1048576 < need_gb )); then
+  echo "test-all.sh: warning: $((free_kb / 1048576)) GB free beside the $((used_kb / 1048576)) GB" \
+    "of $target_dir, where a run from scratch fills about $need_gb GB: free some disk if a" \
+    "build fails with 'No space left on device'." >&2
+fi
+
 echo "== plain build: real tokio =="
 # The facade (package `tokio`) and the harness are simulation-only: their
 # doc examples run simulations, so the simulation build below tests them
