@@ -6,9 +6,10 @@ cd "$(dirname "$0")/.."
 # `cargo sim` as this checkout builds it (an installed one may be older).
 cargo_sim() { cargo run --quiet --package cargo-sim -- sim "$@"; }
 
-# Both builds and the builds of cargo-sim's fixture crates fill about 6.5
-# GB of the target directory on a fresh clone. A full disk shows up as a
-# linker's "No space left on device" deep in a build: say it up front.
+# Both builds and the builds of cargo-sim's fixture crates fill about 6 GB
+# of the target directory on a fresh clone (6.7 GB with CI's clippy). A
+# full disk shows up as a linker's "No space left on device" deep in a
+# build: say it up front.
 need_gb=7
 target_dir="${CARGO_TARGET_DIR:-target}"
 mkdir -p "$target_dir"
