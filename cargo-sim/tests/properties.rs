@@ -12,6 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+
 const MANIFEST: &str = r#"[package]
 name = "props-fixture"
 version = "0.1.0"
@@ -329,9 +331,10 @@ fn new_crate(name: &str, package: &str, files: &[(&str, &str)]) -> PathBuf {
     dir
 }
 
-/// A fresh copy of the fixture crate.
+/// A fresh copy of the fixture crate. Every copy is the same package with
+/// the same sources and times, so its targets build once for all of them.
 fn fixture(name: &str) -> PathBuf {
-    new_crate(
+    let dir = new_crate(
         name,
         "props-fixture",
         &[
@@ -343,7 +346,9 @@ fn fixture(name: &str) -> PathBuf {
             ("tests/retry.rs", RETRY),
             ("tests/lease.rs", LEASE),
         ],
-    )
+    );
+    common::settle_times(&dir);
+    dir
 }
 
 /// Runs the first replay line of `stderr` in `dir`, its settings (quoted

@@ -11,9 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
 const MANIFEST: &str = r#"[package]
 name = "planted"
-version = "0.1.VERSION"
+version = "0.VERSION"
 edition = "2021"
 
 [dependencies]
@@ -951,19 +953,49 @@ fn failure_section(stderr: &str, test: &str) -> String {
     rest[..end].to_string()
 }
 
-/// A fresh copy of the fixture crate, with a lock that pins the real tokio.
+/// How a fixture crate builds in the shared target.
+#[derive(Clone, Copy, PartialEq)]
+enum Build {
+    /// As every other shared fixture: the same package, sources and
+    /// times (`common::settle_times`), so its targets compile once for all
+    /// of them and each later copy finds them fresh. A test may add a
+    /// target of a name no other test uses.
+    Shared,
+    /// A version of its own, so that it builds its own binaries: for a test
+    /// that needs a build under way, or that reads its binary's paths (a
+    /// backtrace names the files of the copy that built it).
+    Own,
+}
+
+/// A fresh copy of the fixture crate that builds once for all the tests
+/// that take it, with a lock that pins the real tokio.
 fn fixture(name: &str) -> PathBuf {
+    fixture_built(name, Build::Shared)
+}
+
+/// A fresh copy of the fixture crate with binaries of its own.
+fn own_fixture(name: &str) -> PathBuf {
+    fixture_built(name, Build::Own)
+}
+
+fn fixture_built(name: &str, build: Build) -> PathBuf {
     let dir = tmp().join(format!("sweep-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     // Fixtures share one target directory, where cargo names a package's
-    // artifacts by name and version: a version of its own keeps each
-    // fixture's binaries from replacing another's.
-    let version = name
-        .bytes()
-        .fold(0u32, |h, b| (h * 31 + u32::from(b)) % 10_000);
+    // artifacts by name and version: a version of its own keeps an own
+    // fixture's binaries from replacing the shared ones.
+    let version = match build {
+        Build::Shared => "2.0".to_string(),
+        Build::Own => {
+            let hash = name
+                .bytes()
+                .fold(0u32, |h, b| (h * 31 + u32::from(b)) % 10_000);
+            format!("1.{hash}")
+        }
+    };
     write(
         &dir.join("Cargo.toml"),
-        &MANIFEST.replace("VERSION", &version.to_string()),
+        &MANIFEST.replace("VERSION", &version),
     );
     write(&dir.join("src/lib.rs"), LIB);
     write(&dir.join("tests/planted.rs"), PLANTED);
@@ -987,6 +1019,9 @@ fn fixture(name: &str) -> PathBuf {
         .status()
         .unwrap();
     assert!(status.success());
+    if build == Build::Shared {
+        common::settle_times(&dir);
+    }
     dir
 }
 
@@ -1202,7 +1237,7 @@ fn a_panic_report_names_the_partition_and_the_message_it_holds() {
 
 #[test]
 fn each_failure_class_is_named() {
-    let dir = fixture("classes");
+    let dir = own_fixture("classes");
     let started = Instant::now();
     let (output, stdout, stderr) = sim(
         &dir,
@@ -1463,7 +1498,7 @@ fn sigint_sigterm_and_sighup_during_the_build_leave_the_lock_unchanged() {
         ("sigterm", libc::SIGTERM, 143),
         ("sighup", libc::SIGHUP, 129),
     ] {
-        let dir = fixture(name);
+        let dir = own_fixture(name);
         let (mut child, original) = start_and_wait_for_swap(&dir, &["test", "--seeds", "2"]);
         // As Ctrl-C, a CI timeout or a closed terminal does: the whole group.
         kill(-(child.id() as i32), signal);
@@ -1478,7 +1513,7 @@ fn sigint_sigterm_and_sighup_during_the_build_leave_the_lock_unchanged() {
 
 #[test]
 fn kill_9_of_cargo_sim_is_repaired_by_the_next_run() {
-    let dir = fixture("kill9");
+    let dir = own_fixture("kill9");
     let (mut child, original) = start_and_wait_for_swap(&dir, &["test", "--seeds", "2"]);
     // cargo-sim alone, with no chance to clean up; its cargo carries on.
     kill(child.id() as i32, libc::SIGKILL);
@@ -1886,7 +1921,7 @@ fn short_harness_tests_whose_bugs_need_an_early_crash_are_found_by_the_swarm() {
 /// simulator here cost the README's test command a minute.)
 #[test]
 fn a_lock_cycle_report_names_the_lines_where_its_tasks_wait() {
-    let dir = fixture("locks");
+    let dir = own_fixture("locks");
     let (output, _, stderr) = sim(&dir, "test --test locks --seeds 1 --no-save", &[]);
     assert!(!output.status.success(), "{stderr}");
     assert!(stderr.contains("FAIL lock_order "), "{stderr}");
@@ -2575,7 +2610,7 @@ fn shrinking_leaves_out_the_faults_a_failure_does_not_need() {
 
 #[test]
 fn shrinking_a_race_keeps_the_picks_it_needs_and_makes_the_rest_fifo() {
-    // A fixture of its own: the tests run at once, and each builds its own.
+    // A directory of its own: the tests run at once.
     let dir = fixture("shrink-race");
     let out = tmp().join("shrunk-race");
     let _ = std::fs::remove_dir_all(&out);
