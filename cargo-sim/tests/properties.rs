@@ -16,7 +16,7 @@ mod common;
 
 const MANIFEST: &str = r#"[package]
 name = "props-fixture"
-version = "0.1.0"
+version = "VERSION"
 edition = "2021"
 
 [dependencies]
@@ -308,14 +308,19 @@ fn tmp() -> PathBuf {
 }
 
 /// A fresh crate `props-{name}` (one per test: they run at once) named
-/// `package`, with `files` (path, text), depending on `sim-assert`, and a
-/// lock that pins the real tokio.
+/// `package`, version 0.1.0, with `files` (path, text), depending on
+/// `sim-assert`, and a lock that pins the real tokio.
 fn new_crate(name: &str, package: &str, files: &[(&str, &str)]) -> PathBuf {
+    new_crate_version(name, (package, "0.1.0"), files)
+}
+
+fn new_crate_version(name: &str, package: (&str, &str), files: &[(&str, &str)]) -> PathBuf {
     let dir = tmp().join(format!("props-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     let sim_assert = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim-assert");
     let manifest = MANIFEST
-        .replace("props-fixture", package)
+        .replace("props-fixture", package.0)
+        .replace("VERSION", package.1)
         .replace("SIM-ASSERT-PATH", &sim_assert.display().to_string());
     write(&dir.join("Cargo.toml"), &manifest);
     for (path, text) in files {
@@ -331,22 +336,23 @@ fn new_crate(name: &str, package: &str, files: &[(&str, &str)]) -> PathBuf {
     dir
 }
 
-/// A fresh copy of the fixture crate. Every copy is the same package with
-/// the same sources and times, so its targets build once for all of them.
+/// The fixture crate's files: (path, text).
+const FILES: [(&str, &str); 7] = [
+    ("src/lib.rs", LIB),
+    ("tests/weak.rs", WEAK),
+    ("tests/broken.rs", BROKEN),
+    ("tests/deep.rs", DEEP),
+    ("tests/plain.rs", PLAIN),
+    ("tests/retry.rs", RETRY),
+    ("tests/lease.rs", LEASE),
+];
+
+/// A fresh copy of the fixture crate. Every copy is the same package (its
+/// version made of its sources), with the same sources and times, so its
+/// targets build once for all of them.
 fn fixture(name: &str) -> PathBuf {
-    let dir = new_crate(
-        name,
-        "props-fixture",
-        &[
-            ("src/lib.rs", LIB),
-            ("tests/weak.rs", WEAK),
-            ("tests/broken.rs", BROKEN),
-            ("tests/deep.rs", DEEP),
-            ("tests/plain.rs", PLAIN),
-            ("tests/retry.rs", RETRY),
-            ("tests/lease.rs", LEASE),
-        ],
-    );
+    let version = format!("0.2.{}", common::content_hash(&FILES));
+    let dir = new_crate_version(name, ("props-fixture", &version), &FILES);
     common::settle_times(&dir);
     dir
 }

@@ -978,6 +978,25 @@ fn own_fixture(name: &str) -> PathBuf {
     fixture_built(name, Build::Own)
 }
 
+/// The fixture crate's files but its manifest: (path, text).
+const FILES: [(&str, &str); 15] = [
+    ("src/lib.rs", LIB),
+    ("tests/planted.rs", PLANTED),
+    ("tests/other.rs", OTHER),
+    ("tests/workers.rs", WORKERS),
+    ("tests/frames.rs", FRAMES),
+    ("tests/bare.rs", BARE),
+    ("tests/deep.rs", DEEP),
+    ("tests/cluster.rs", CLUSTER),
+    ("tests/shrinkable.rs", SHRINKABLE),
+    ("tests/swarmed.rs", SWARMED),
+    ("tests/locks.rs", LOCKS),
+    ("tests/late.rs", LATE),
+    ("tests/stale.rs", STALE),
+    ("tests/story.rs", STORY),
+    ("tests/servers.rs", SERVERS),
+];
+
 fn fixture_built(name: &str, build: Build) -> PathBuf {
     let dir = tmp().join(format!("sweep-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
@@ -985,7 +1004,7 @@ fn fixture_built(name: &str, build: Build) -> PathBuf {
     // artifacts by name and version: a version of its own keeps an own
     // fixture's binaries from replacing the shared ones.
     let version = match build {
-        Build::Shared => "2.0".to_string(),
+        Build::Shared => format!("2.{}", common::content_hash(&FILES)),
         Build::Own => {
             let hash = name
                 .bytes()
@@ -997,21 +1016,9 @@ fn fixture_built(name: &str, build: Build) -> PathBuf {
         &dir.join("Cargo.toml"),
         &MANIFEST.replace("VERSION", &version),
     );
-    write(&dir.join("src/lib.rs"), LIB);
-    write(&dir.join("tests/planted.rs"), PLANTED);
-    write(&dir.join("tests/other.rs"), OTHER);
-    write(&dir.join("tests/workers.rs"), WORKERS);
-    write(&dir.join("tests/frames.rs"), FRAMES);
-    write(&dir.join("tests/bare.rs"), BARE);
-    write(&dir.join("tests/deep.rs"), DEEP);
-    write(&dir.join("tests/cluster.rs"), CLUSTER);
-    write(&dir.join("tests/shrinkable.rs"), SHRINKABLE);
-    write(&dir.join("tests/swarmed.rs"), SWARMED);
-    write(&dir.join("tests/locks.rs"), LOCKS);
-    write(&dir.join("tests/late.rs"), LATE);
-    write(&dir.join("tests/stale.rs"), STALE);
-    write(&dir.join("tests/story.rs"), STORY);
-    write(&dir.join("tests/servers.rs"), SERVERS);
+    for (path, text) in FILES {
+        write(&dir.join(path), text);
+    }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .args(["generate-lockfile", "--quiet"])

@@ -11,6 +11,8 @@ use std::time::{Duration, SystemTime};
 /// build, so a copy written a moment ago would build again, over the
 /// binaries another test may be running. With the sources' times fixed,
 /// the first copy builds and every later one finds its targets fresh.
+/// Their version carries `content_hash` of the sources: a fixture edited
+/// since is another package, not one whose old binaries look fresh.
 pub fn settle_times(dir: &Path) {
     let long_past = SystemTime::UNIX_EPOCH + Duration::from_secs(1_600_000_000);
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
@@ -22,4 +24,16 @@ pub fn settle_times(dir: &Path) {
             file.set_modified(long_past).unwrap();
         }
     }
+}
+
+/// A number (below a million) that changes with the `(path, text)` files:
+/// FNV-1a over them, for a shared fixture's version.
+pub fn content_hash(files: &[(&str, &str)]) -> u32 {
+    let mut hash: u32 = 0x811c_9dc5;
+    for (path, text) in files {
+        for byte in path.bytes().chain([0]).chain(text.bytes()).chain([0]) {
+            hash = (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193);
+        }
+    }
+    hash % 1_000_000
 }
