@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # `cargo sim` as this checkout builds it (an installed one may be older).
-cargo_sim() { cargo run --quiet --package cargo-sim -- sim "$@"; }
+# The test profile's build: the one the plain `cargo test` makes for
+# cargo-sim's own tests (the dev profile's would be a second build of it).
+cargo_sim() { cargo run --quiet --profile test --package cargo-sim -- sim "$@"; }
 
 # Both builds and the builds of cargo-sim's fixture crates fill about 6 GB
 # of the target directory on a fresh clone (6.7 GB with CI's clippy). A
