@@ -215,11 +215,11 @@ fn an_installed_cargo_sim_older_than_its_checkout_says_so() {
     let installed = dir.join("cargo-sim");
     std::fs::copy(env!("CARGO_BIN_EXE_cargo-sim"), &installed).unwrap();
     let run = |cwd: &std::path::Path| {
-        let out = Command::new(&installed)
-            .args(["sim", "diff", "/nonexistent-a", "/nonexistent-b"])
-            .current_dir(cwd)
-            .output()
-            .unwrap();
+        let out = output_once_not_busy(
+            Command::new(&installed)
+                .args(["sim", "diff", "/nonexistent-a", "/nonexistent-b"])
+                .current_dir(cwd),
+        );
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
     // Current: the copy is newer than every source file.
@@ -242,4 +242,21 @@ fn an_installed_cargo_sim_older_than_its_checkout_says_so() {
     let elsewhere = run(&dir);
     assert!(!elsewhere.contains("was built before"), "{elsewhere}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Runs `command` once its program is no longer busy. A file this test has
+/// just written can be refused to `exec` (ETXTBSY) for a moment: another
+/// test's process, forked meanwhile, holds a copy of the descriptor it was
+/// written through until it starts its own program.
+fn output_once_not_busy(command: &mut Command) -> std::process::Output {
+    const TRIES_MAX: u32 = 500;
+    for _ in 0..TRIES_MAX {
+        match command.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            result => return result.unwrap(),
+        }
+    }
+    panic!("{command:?} stayed busy for {TRIES_MAX} tries");
 }
