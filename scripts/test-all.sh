@@ -3,10 +3,12 @@
 # through `cargo sim`). This is the README's test command and what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# `cargo sim` as this checkout builds it (an installed one may be older).
-# The test profile's build: the one the plain `cargo test` makes for
-# cargo-sim's own tests (the dev profile's would be a second build of it).
-cargo_sim() { cargo run --quiet --profile test --package cargo-sim -- sim "$@"; }
+# `cargo sim` as this checkout builds it (an installed one may be older):
+# the binary the plain build's `cargo test` below makes for cargo-sim's own
+# tests. (`cargo run -p cargo-sim` would resolve the features of its
+# dependencies for cargo-sim alone, not with the workspace's, and build
+# clap, serde_json and cargo-sim again: 10 s before the simulation build.)
+cargo_sim() { "${CARGO_TARGET_DIR:-target}/debug/cargo-sim" sim "$@"; }
 
 # Both builds and the builds of cargo-sim's fixture crates fill about 6 GB
 # of the target directory on a fresh clone (6.7 GB with CI's clippy). A

@@ -5,7 +5,8 @@
 //! cargo-sim` last week and has pulled since runs last week's runner: no
 //! error would show it, only behaviour the sources no longer have. The
 //! workspace's scripts run the checkout's own build (`cargo run -p
-//! cargo-sim`), which cargo keeps current, so they never see this.
+//! cargo-sim`, or the binary a `cargo test` of the workspace just made),
+//! which cargo keeps current, so they never see this.
 
 use std::path::Path;
 use std::time::SystemTime;
