@@ -20,27 +20,29 @@ fn runtime(multi_thread: bool, seed: u64) -> Runtime {
     builder.enable_all().build_with(SimConfig::with_seed(seed))
 }
 
-fn failures(multi_thread: bool, fixed: bool, seeds: std::ops::Range<u64>) -> usize {
-    seeds
-        .filter(|&seed| {
-            runtime(multi_thread, seed)
-                .block_on(transaction(fixed))
-                .is_err()
-        })
-        .count()
+fn fails(multi_thread: bool, fixed: bool, seed: u64) -> bool {
+    runtime(multi_thread, seed)
+        .block_on(transaction(fixed))
+        .is_err()
 }
 
 #[test]
 fn a_worker_starvation_race_is_found_on_workers_only() {
-    // (The race is found on about 2 seeds in 5: 50 are plenty.)
-    let found = failures(true, false, 0..50);
-    assert!(found > 0, "the race was found on no seed of 50");
-    assert_eq!(
-        failures(false, false, 0..50),
-        0,
-        "current_thread keeps its guarantees"
-    );
-    assert_eq!(failures(true, true, 0..50), 0, "the fixed twin passes");
+    // The race is found on about 2 seeds in 5: the first of 50 that finds
+    // it is enough. (Each run is costly in a debug build: its busy tasks'
+    // CPU work is there for real tokio's threads.)
+    let found = (0..50).find(|&seed| fails(true, false, seed));
+    assert!(found.is_some(), "the race was found on no seed of 50");
+    for seed in 0..25 {
+        assert!(
+            !fails(false, false, seed),
+            "current_thread keeps its guarantees (seed {seed})"
+        );
+        assert!(
+            !fails(true, true, seed),
+            "the fixed twin passes (seed {seed})"
+        );
+    }
 }
 
 #[test]
