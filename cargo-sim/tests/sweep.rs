@@ -978,7 +978,7 @@ fn own_fixture(name: &str) -> PathBuf {
     fixture_built(name, Build::Own)
 }
 
-/// The fixture crate's files but its manifest: (path, text).
+/// The fixture crate's files other than its manifest: (path, text).
 const FILES: [(&str, &str); 15] = [
     ("src/lib.rs", LIB),
     ("tests/planted.rs", PLANTED),
