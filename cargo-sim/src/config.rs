@@ -394,7 +394,7 @@ impl SimBuild {
         for spec in self.registry_tokio_specs() {
             // From the registry index cargo already holds when it can: the
             // plain build that came before read what this needs, and asking
-            // the registry again took 1 to 9 s, each time a lock is made.
+            // the registry again took 1.6 to 3 s here, each time a lock is made.
             if self.update_lock(&spec, Index::Cached)? {
                 continue;
             }
