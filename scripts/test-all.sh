@@ -3,19 +3,22 @@
 # through `cargo sim`). This is the README's test command and what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The target directory, as cargo resolves it (CARGO_TARGET_DIR, a config's
+# build.target-dir, or target/).
+target_dir=$(cargo metadata --format-version 1 --no-deps |
+  grep -o '"target_directory":"[^"]*"' | cut -d'"' -f4)
 # `cargo sim` as this checkout builds it (an installed one may be older):
 # the binary the plain build's `cargo test` below makes for cargo-sim's own
 # tests. (`cargo run -p cargo-sim` would resolve the features of its
 # dependencies for cargo-sim alone, not with the workspace's, and build
 # clap, serde_json and cargo-sim again: 10 s before the simulation build.)
-cargo_sim() { "${CARGO_TARGET_DIR:-target}/debug/cargo-sim" sim "$@"; }
+cargo_sim() { "$target_dir/debug/cargo-sim" sim "$@"; }
 
 # Both builds and the builds of cargo-sim's fixture crates fill about 6 GB
 # of the target directory on a fresh clone (6.7 GB with CI's clippy). A
 # full disk shows up as a linker's "No space left on device" deep in a
 # build: say it up front.
 need_gb=7
-target_dir="${CARGO_TARGET_DIR:-target}"
 mkdir -p "$target_dir"
 used_kb=$(du -sk "$target_dir" | cut -f1)
 free_kb=$(df -Pk "$target_dir" | awk 'NR == 2 { print $4 }')
