@@ -1,5 +1,6 @@
 //! What the fixture tests share: fixture crates that build once.
 
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
@@ -26,14 +27,11 @@ pub fn settle_times(dir: &Path) {
     }
 }
 
-/// A number (below a million) that changes with the `(path, text)` files:
-/// FNV-1a over them, for a shared fixture's version.
+/// A number (below a million) that changes with the `(path, text)` files,
+/// for a shared fixture's version. std's hasher gives the same number in
+/// every run of one toolchain (another toolchain rebuilds everything).
 pub fn content_hash(files: &[(&str, &str)]) -> u32 {
-    let mut hash: u32 = 0x811c_9dc5;
-    for (path, text) in files {
-        for byte in path.bytes().chain([0]).chain(text.bytes()).chain([0]) {
-            hash = (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193);
-        }
-    }
-    hash % 1_000_000
+    let mut hasher = DefaultHasher::new();
+    files.hash(&mut hasher);
+    (hasher.finish() % 1_000_000) as u32
 }
