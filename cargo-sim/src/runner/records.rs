@@ -91,37 +91,7 @@ pub(super) fn apply(job: &mut Job, state: &mut TestState, record: Record, config
                 job.run_hashes.push(hash);
             }
         }
-        Record::Pass { .. } | Record::Fail { .. } => {
-            let Some(index) = job.position.and_then(|p| job.seeds.get(p)) else {
-                return;
-            };
-            let hashes = std::mem::take(&mut job.run_hashes);
-            if job.kind == JobKind::Check {
-                check(state, index, hashes, config);
-                return;
-            }
-            let failing = matches!(record, Record::Fail { .. });
-            // A seed's hashes are kept only where they are read again (the
-            // determinism check, a failure's report): a sweep of millions
-            // of seeds holds a few bytes per passing seed.
-            let keep = config.check_determinism || failing;
-            let outcome = match record {
-                Record::Pass { .. } if keep => Outcome::Pass(hashes.clone()),
-                Record::Pass { .. } => Outcome::Pass(Vec::new()),
-                // The log's tail now is this seed's output: its process
-                // stops at a failure unless every seed counts.
-                Record::Fail { class, message, .. } => Outcome::Fail {
-                    class,
-                    message,
-                    output: tail(&job.log, 40),
-                },
-                _ => unreachable!("matched above"),
-            };
-            if keep {
-                state.swept_hashes.insert(index, hashes);
-            }
-            settle(job, state, index, outcome, config);
-        }
+        Record::Pass { .. } | Record::Fail { .. } => seed_ended(job, state, record, config),
         // A refused escape is the cause of what fails after it: it stays.
         Record::Panic { class, message, .. } => {
             if job
@@ -150,23 +120,60 @@ pub(super) fn apply(job: &mut Job, state: &mut TestState, record: Record, config
         Record::BranchEnded { status, .. } if !job.saw_sweep => {
             per_process_child_ended(job, state, status, config);
         }
-        Record::BranchEnded { status, .. } => {
-            state.result.explorer.forked += 1;
-            // A child that ended without its seed's record died.
-            let index = job.position.and_then(|p| job.seeds.get(p));
-            if let (false, Some(index)) = (job.settled, index) {
-                use std::os::unix::process::ExitStatusExt;
-                let status = std::process::ExitStatus::from_raw(status);
-                let (class, message) = death(job, status);
-                let output = tail(&job.log, 40);
-                let outcome = Outcome::Fail {
-                    class,
-                    message,
-                    output,
-                };
-                settle(job, state, index, outcome, config);
-            }
-        }
+        Record::BranchEnded { status, .. } => forked_child_ended(job, state, status, config),
+    }
+}
+
+/// A seed's end record (`Pass` or `Fail`): the determinism check's, or
+/// the seed's outcome.
+fn seed_ended(job: &mut Job, state: &mut TestState, record: Record, config: &SweepConfig) {
+    let Some(index) = job.position.and_then(|p| job.seeds.get(p)) else {
+        return;
+    };
+    let hashes = std::mem::take(&mut job.run_hashes);
+    if job.kind == JobKind::Check {
+        check(state, index, hashes, config);
+        return;
+    }
+    let failing = matches!(record, Record::Fail { .. });
+    // A seed's hashes are kept only where they are read again (the
+    // determinism check, a failure's report): a sweep of millions
+    // of seeds holds a few bytes per passing seed.
+    let keep = config.check_determinism || failing;
+    let outcome = match record {
+        Record::Pass { .. } if keep => Outcome::Pass(hashes.clone()),
+        Record::Pass { .. } => Outcome::Pass(Vec::new()),
+        // The log's tail now is this seed's output: its process
+        // stops at a failure unless every seed counts.
+        Record::Fail { class, message, .. } => Outcome::Fail {
+            class,
+            message,
+            output: tail(&job.log, 40),
+        },
+        _ => unreachable!("matched above"),
+    };
+    if keep {
+        state.swept_hashes.insert(index, hashes);
+    }
+    settle(job, state, index, outcome, config);
+}
+
+/// A forked branch run of an in-process sweep ended with wait `status`.
+fn forked_child_ended(job: &mut Job, state: &mut TestState, status: i32, config: &SweepConfig) {
+    state.result.explorer.forked += 1;
+    // A child that ended without its seed's record died.
+    let index = job.position.and_then(|p| job.seeds.get(p));
+    if let (false, Some(index)) = (job.settled, index) {
+        use std::os::unix::process::ExitStatusExt;
+        let status = std::process::ExitStatus::from_raw(status);
+        let (class, message) = death(job, status);
+        let output = tail(&job.log, 40);
+        let outcome = Outcome::Fail {
+            class,
+            message,
+            output,
+        };
+        settle(job, state, index, outcome, config);
     }
 }
 
@@ -361,35 +368,57 @@ pub(super) fn finish_job(
     }
     let output = tail(&job.log, 40);
     if job.saw_sweep {
-        // In-process: a seed begun and never reported is where it died.
-        let Some(position) = job.position else { return };
-        let index = job.seeds.get(position).expect("a position of the job");
-        if job.kind == JobKind::Check {
-            // A check that dies says nothing of determinism; the sweep
-            // already judged the seed.
-            return;
-        }
-        let reported = match job.kind {
-            JobKind::Branch => job.settled,
-            _ => state.result.outcomes.contains_key(&index),
-        };
-        if reported {
-            return;
-        }
-        let (class, message) = death(job, status);
-        let outcome = Outcome::Fail {
-            class,
-            message,
-            output,
-        };
-        settle(job, state, index, outcome, config);
-        // The rest of that share still runs when every seed counts.
-        if config.keep_going && position + 1 < job.seeds.len() {
-            state.shares.push(job.seeds.from(position + 1));
-        }
+        in_process_job_ended(job, state, status, output, config);
+    } else {
+        single_run_ended(job, state, status, output, config);
+    }
+}
+
+/// An in-process sweep's process ended: a seed begun and never reported
+/// is where it died.
+fn in_process_job_ended(
+    job: &mut Job,
+    state: &mut TestState,
+    status: std::process::ExitStatus,
+    output: String,
+    config: &SweepConfig,
+) {
+    let Some(position) = job.position else { return };
+    let index = job.seeds.get(position).expect("a position of the job");
+    if job.kind == JobKind::Check {
+        // A check that dies says nothing of determinism; the sweep
+        // already judged the seed.
         return;
     }
-    // One run with SIM_SEED: a probe, a single, or a check of such a test.
+    let reported = match job.kind {
+        JobKind::Branch => job.settled,
+        _ => state.result.outcomes.contains_key(&index),
+    };
+    if reported {
+        return;
+    }
+    let (class, message) = death(job, status);
+    let outcome = Outcome::Fail {
+        class,
+        message,
+        output,
+    };
+    settle(job, state, index, outcome, config);
+    // The rest of that share still runs when every seed counts.
+    if config.keep_going && position + 1 < job.seeds.len() {
+        state.shares.push(job.seeds.from(position + 1));
+    }
+}
+
+/// One run with SIM_SEED ended: a probe, a single, or a check of such a
+/// test.
+fn single_run_ended(
+    job: &mut Job,
+    state: &mut TestState,
+    status: std::process::ExitStatus,
+    output: String,
+    config: &SweepConfig,
+) {
     let index = job.seeds.get(0).expect("a job has a seed");
     let simulated = job.runs_started > 0 || !job.run_hashes.is_empty() || job.hang.is_some();
     if job.kind == JobKind::Probe {
@@ -414,10 +443,24 @@ pub(super) fn finish_job(
             state.failed_without_panic |= status.code() == Some(101) && !panicked;
         }
     }
+    let outcome = single_run_outcome(job, state, status, &hashes, output);
+    state.swept_hashes.insert(index, hashes);
+    settle(job, state, index, outcome, config);
+}
+
+/// What one run with SIM_SEED came to, from its exit `status`, its panic
+/// record and its log.
+fn single_run_outcome(
+    job: &Job,
+    state: &TestState,
+    status: std::process::ExitStatus,
+    hashes: &[String],
+    output: String,
+) -> Outcome {
     let ran = state.result.case.whole_binary
         || std::fs::read_to_string(&job.log)
             .is_ok_and(|log| log.lines().any(|l| l == "running 1 test"));
-    let outcome = if status.success() && !ran {
+    if status.success() && !ran {
         Outcome::Fail {
             class: FailureClass::Crash,
             message: format!(
@@ -427,7 +470,7 @@ pub(super) fn finish_job(
             output,
         }
     } else if status.success() {
-        Outcome::Pass(hashes.clone())
+        Outcome::Pass(hashes.to_vec())
     } else if status.code() == Some(101) {
         match job.last_panic.clone() {
             Some((class, message)) => Outcome::Fail {
@@ -450,9 +493,7 @@ pub(super) fn finish_job(
             message,
             output,
         }
-    };
-    state.swept_hashes.insert(index, hashes);
-    settle(job, state, index, outcome, config);
+    }
 }
 
 /// A forked branch run of a test libtest runs once per process ended with
