@@ -1,6 +1,7 @@
 //! Building the test binaries of a simulation build and listing their tests.
 
 use crate::config::SimBuild;
+use std::collections::BTreeSet;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -350,10 +351,20 @@ pub fn selection_args(test_args: &[String]) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-/// Lists the tests of `binary` that `selection` picks, by full name
-/// (`module::name`), leaving out ignored ones unless they were asked for.
-pub fn list_tests(binary: &TestBinary, selection: &[String]) -> Result<Vec<String>, String> {
-    let run = |extra: &[&str]| -> Result<Vec<String>, String> {
+/// A test a binary lists.
+pub struct Listed {
+    /// Its full name (`module::name`).
+    pub name: String,
+    /// It is `#[ignore]`d: libtest runs it only when asked for
+    /// (`--ignored`, `--include-ignored`), so its replay line and the
+    /// runner's one-more runs ask for it.
+    pub ignored: bool,
+}
+
+/// Lists the tests of `binary` that `selection` picks, leaving out ignored
+/// ones unless they were asked for.
+pub fn list_tests(binary: &TestBinary, selection: &[String]) -> Result<Vec<Listed>, String> {
+    let run = |extra: &[&str], selection: &[String]| -> Result<Vec<String>, String> {
         let out = Command::new(&binary.path)
             .args(["--list", "--format", "terse"])
             .args(extra)
@@ -376,19 +387,24 @@ pub fn list_tests(binary: &TestBinary, selection: &[String]) -> Result<Vec<Strin
             .map(str::to_string)
             .collect())
     };
-    let all = run(&[])?;
-    // libtest lists ignored tests too; they run only when asked for.
-    let asked_for_ignored = selection
+    let all = run(&[], selection)?;
+    // libtest lists ignored tests too; they run only when asked for. Which
+    // ones they are is asked without the selection's own ignored flags
+    // (libtest refuses a flag given twice).
+    let unflagged: Vec<String> = selection
         .iter()
-        .any(|a| a == "--ignored" || a == "--include-ignored");
-    let ignored = if asked_for_ignored {
-        Vec::new()
-    } else {
-        run(&["--ignored"])?
-    };
+        .filter(|a| !matches!(a.as_str(), "--ignored" | "--include-ignored"))
+        .cloned()
+        .collect();
+    let asked_for_ignored = unflagged.len() < selection.len();
+    let ignored: BTreeSet<String> = run(&["--ignored"], &unflagged)?.into_iter().collect();
     Ok(all
         .into_iter()
-        .filter(|name| !ignored.contains(name))
+        .map(|name| Listed {
+            ignored: ignored.contains(&name),
+            name,
+        })
+        .filter(|test| asked_for_ignored || !test.ignored)
         .collect())
 }
 

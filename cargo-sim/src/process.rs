@@ -57,6 +57,9 @@ pub struct TestCase {
     /// The binary is not libtest's (`harness = false`): it runs whole, once
     /// per seed, with `SIM_SEED`.
     pub whole_binary: bool,
+    /// The test is `#[ignore]`d and was asked for: its runs and its
+    /// replay line ask for it too.
+    pub ignored: bool,
     /// Each seed runs in a process of its own: the test carries state from
     /// one seed to the next, so seeds sharing a process are not their own.
     pub fresh_process_per_seed: bool,
@@ -156,6 +159,44 @@ pub fn run_one_in_fifo_order(
     )
 }
 
+/// A process of the test binary for `case` (its one test, or the whole
+/// binary), as the runner starts one: its records to `records`, its seeds
+/// `seeds` (as `SIM_SWEEP_SEEDS` takes them), `SIM_SEED` the first of
+/// them and no input. The caller adds its other settings and says where
+/// its output goes.
+pub(crate) fn test_command(
+    binary: &TestBinary,
+    case: &TestCase,
+    records: &Path,
+    seeds: &str,
+    first_seed: u64,
+) -> Command {
+    let mut command = Command::new(&binary.path);
+    die_with_runner(&mut command);
+    if !case.whole_binary {
+        // The name is exact, and an ignored test the sweep was asked for
+        // runs here too (without the flag libtest would skip it and pass).
+        command.args([
+            case.name.as_str(),
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+            "--include-ignored",
+        ]);
+    }
+    command
+        .envs(binary.cargo_env())
+        .current_dir(&binary.manifest_dir)
+        .env(sweep::OUT_VAR, records)
+        .env(sweep::SEEDS_VAR, seeds)
+        .env(sweep::REPLAY_VAR, &case.replay_prefix)
+        .env(sweep::PARENT_VAR, std::process::id().to_string())
+        .env("SIM_SEED", format!("{first_seed:#x}"))
+        .env_remove("SIM_TRACE")
+        .stdin(Stdio::null());
+    command
+}
+
 /// [`run_one`] with `env` set and the variables of `unset` removed, after
 /// the seed's pinned settings.
 fn run_one_with(
@@ -169,30 +210,12 @@ fn run_one_with(
     let binary = &binaries[case.binary];
     let records = config.work_dir.join(format!("one-{seed:016x}.records"));
     let _ = std::fs::remove_file(&records);
-    let mut command = Command::new(&binary.path);
-    die_with_runner(&mut command);
-    if !case.whole_binary {
-        command.args([
-            case.name.as_str(),
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ]);
-    }
+    let mut command = test_command(binary, case, &records, &format!("{seed:#x}"), seed);
     command
-        .envs(binary.cargo_env())
-        .current_dir(&binary.manifest_dir)
-        .env(sweep::OUT_VAR, &records)
-        .env(sweep::SEEDS_VAR, format!("{seed:#x}"))
-        .env(sweep::REPLAY_VAR, &case.replay_prefix)
-        .env(sweep::PARENT_VAR, std::process::id().to_string())
-        .env("SIM_SEED", format!("{seed:#x}"))
-        .env_remove("SIM_TRACE")
         // Its output goes nowhere: with RUST_BACKTRACE set, a failing run
         // symbolized a backtrace no one reads, 1-3 s a run (a shrink's
         // every try fails, so the runs that keep the failure paid it).
         .env("RUST_BACKTRACE", "0")
-        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     case.pin_settings(&mut command, seed);

@@ -140,8 +140,14 @@ pub fn replay_line(result: &TestResult, seed: u64) -> String {
     if result.case.whole_binary {
         return format!("{settings}SIM_SEED={seed:#x} {command}");
     }
+    // An ignored test runs only when asked for.
+    let ignored = if result.case.ignored {
+        " --include-ignored"
+    } else {
+        ""
+    };
     format!(
-        "{settings}SIM_SEED={seed:#x} {command} -- {} --exact",
+        "{settings}SIM_SEED={seed:#x} {command} -- {} --exact{ignored}",
         result.case.name
     )
 }

@@ -926,6 +926,19 @@ async fn first_spawned_runs_first() {
     }
     assert_eq!(*log.lock().unwrap(), [0, 1, 2], "the tasks ran out of spawn order");
 }
+
+/// The planted race, marked as a slow test would be: it runs only when
+/// asked for.
+#[tokio::test]
+#[ignore]
+async fn ignored_race() {
+    let counter = std::sync::Arc::new(std::sync::Mutex::new(0));
+    let a = tokio::spawn(planted::add_one(counter.clone()));
+    let b = tokio::spawn(planted::add_one(counter.clone()));
+    a.await.unwrap();
+    b.await.unwrap();
+    assert_eq!(*counter.lock().unwrap(), 2, "an update was lost");
+}
 "#;
 
 fn write(path: &Path, text: &str) {
@@ -1210,6 +1223,58 @@ fn a_failure_that_needs_another_order_of_tasks_says_so() {
         &[("SIM_POLICY", "fifo")],
     );
     assert_eq!(output.status.code(), Some(0), "{stderr}");
+}
+
+/// An `#[ignore]`d test swept when asked for (`--include-ignored`): the
+/// runs after the sweep run it too, so its report says nothing they did
+/// not see (the FIFO-order run of the race fails as well), its replay
+/// line asks for it and fails again, and a filter naming it without the
+/// flag says why it matched nothing.
+#[test]
+fn an_ignored_test_asked_for_is_reported_and_replayed_as_swept() {
+    let dir = fixture("ignored");
+    let (output, stdout, stderr) = sim(
+        &dir,
+        "test --no-save --seeds 50 --test other -- ignored_race --include-ignored",
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
+    let report = failure_section(&stderr, "ignored_race");
+    assert!(
+        !report.contains("passes when ready tasks run in the order they became ready"),
+        "the race fails in FIFO order too, when that run runs it: {report}"
+    );
+    let replay = report
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("replay: "))
+        .unwrap_or_else(|| panic!("a replay line: {report}"));
+    assert!(
+        replay.ends_with("-- ignored_race --exact --include-ignored"),
+        "{replay}"
+    );
+    let seed = replay
+        .strip_prefix("SIM_SEED=")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap();
+    let (output, _, again) = sim(
+        &dir,
+        "test --no-save --test other -- ignored_race --exact --include-ignored",
+        &[("SIM_SEED", seed)],
+    );
+    assert_eq!(output.status.code(), Some(101), "the replay fails: {again}");
+    assert!(again.contains("an update was lost"), "{again}");
+    let (output, _, unasked) = sim(
+        &dir,
+        "test --no-save --test other -- ignored_race --exact",
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(2), "{unasked}");
+    assert!(
+        unasked.contains("it matches 1 test marked #[ignore]")
+            && unasked.contains("`ignored_race`")
+            && unasked.contains("add --include-ignored"),
+        "{unasked}"
+    );
 }
 
 /// A client's `assert!` failing after a partition (the new user's kind of

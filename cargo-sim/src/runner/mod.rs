@@ -27,7 +27,7 @@ pub use crate::outcomes::{Mode, Outcome, TestResult};
 pub use crate::process::{
     run_one, run_one_in_fifo_order, trace_failing, trace_seed, OneRun, SweepConfig, TestCase,
 };
-use crate::process::{seeds_value, silence_budget};
+use crate::process::{seeds_value, silence_budget, test_command};
 use crate::properties::Seen;
 use crate::seeds::Indices;
 use branch::{branch_settings, forkable, requeue_unrun, FORK_BATCH_MAX};
@@ -36,8 +36,8 @@ use sim_runtime::property::branch::Plan;
 use sim_runtime::property::Kind;
 use sim_runtime::sweep::{self, FailureClass};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -693,87 +693,23 @@ fn spawn(
     state: &TestState,
     launch: Launch,
 ) -> Result<Job, String> {
+    let binary = &binaries[state.result.case.binary];
+    let out = config
+        .work_dir
+        .join(format!("job-{}.records", launch.counter));
+    let log = config.work_dir.join(format!("job-{}.log", launch.counter));
+    let _ = std::fs::remove_file(&out);
+    let (mut command, stop_file) = job_command(config, binary, state, &launch, (&out, &log))?;
+    let child = command
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", binary.path.display()))?;
     let Launch {
         test,
         kind,
         seeds,
         plans,
-        counter,
+        ..
     } = launch;
-    let plan = plans.first().cloned().unwrap_or_default();
-    let case = &state.result.case;
-    let binary = &binaries[case.binary];
-    let out = config.work_dir.join(format!("job-{counter}.records"));
-    let log = config.work_dir.join(format!("job-{counter}.log"));
-    let _ = std::fs::remove_file(&out);
-    let log_file =
-        std::fs::File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
-    let first_seed = case.seeds.get(seeds.get(0).expect("a job has a seed"));
-    let mut command = Command::new(&binary.path);
-    crate::process::die_with_runner(&mut command);
-    if !case.whole_binary {
-        command
-            .args([
-                case.name.as_str(),
-                "--exact",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .args(["--include-ignored"]);
-    }
-    command
-        .envs(binary.cargo_env())
-        .current_dir(&binary.manifest_dir)
-        .env(sweep::OUT_VAR, &out)
-        .env(
-            sweep::SEEDS_VAR,
-            seeds_value(config, counter, &case.seeds.items(seeds))?,
-        )
-        .env(sweep::REPLAY_VAR, &case.replay_prefix)
-        .env(sweep::PARENT_VAR, std::process::id().to_string())
-        .env("SIM_SEED", format!("{first_seed:#x}"))
-        .env_remove("SIM_TRACE")
-        .stdin(Stdio::null())
-        .stdout(log_file.try_clone().map_err(|e| e.to_string())?)
-        .stderr(log_file);
-    match (&config.sim_trace, &config.traces) {
-        // One seed for the test: SIM_TRACE means what it means in a plain
-        // run (the README's file names).
-        (Some(path), None) if case.seeds.len() == 1 => {
-            command.env("SIM_TRACE", path);
-        }
-        (_, Some(dir)) => {
-            command
-                .env(sweep::TRACE_DIR_VAR, dir)
-                .env(sweep::TRACE_NAMED_VAR, "1");
-        }
-        _ => {}
-    }
-    if config.keep_going {
-        command.env(sweep::KEEP_GOING_VAR, "1");
-    }
-    case.pin_settings(&mut command, first_seed);
-    let stop_file = branch_settings(&mut command, &plans, config, counter);
-    if state.first_failure.is_some() || !state.result.explorer.failures.is_empty() {
-        // The report shows one failure's output (a seed's, or a branch
-        // run's), found already: symbolizing a backtrace (RUST_BACKTRACE)
-        // for each later failing run made failing runs several times slower
-        // than passing ones (a branch job is a process of its own, so each
-        // failing branch run was its process's first failure: 1-3 s each).
-        command.env("RUST_BACKTRACE", "0");
-    }
-    if config.verbose {
-        command.env(sweep::VERBOSE_VAR, "1");
-    }
-    if config.check_determinism {
-        let dir = trace_dir(config, test, kind == JobKind::Check);
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        command.env(sweep::TRACE_DIR_VAR, &dir);
-    }
-    let child = command
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", binary.path.display()))?;
     Ok(Job {
         test,
         kind,
@@ -786,7 +722,7 @@ fn spawn(
         partial: String::new(),
         run_hashes: Vec::new(),
         seen: Seen::default(),
-        plan,
+        plan: plans.first().cloned().unwrap_or_default(),
         batch: plans,
         branched: Vec::new(),
         stop_file,
@@ -799,4 +735,76 @@ fn spawn(
         started: Instant::now(),
         progress_at: Instant::now(),
     })
+}
+
+/// The command of a job's process: the test binary, run for one test
+/// (or whole), with the sweep's settings in its environment, its records
+/// going to `out` and its output to `log`; and a branch job's stop file.
+fn job_command(
+    config: &SweepConfig,
+    binary: &TestBinary,
+    state: &TestState,
+    launch: &Launch,
+    (out, log): (&Path, &Path),
+) -> Result<(Command, Option<PathBuf>), String> {
+    let case = &state.result.case;
+    let log_file =
+        std::fs::File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+    let first_seed = case
+        .seeds
+        .get(launch.seeds.get(0).expect("a job has a seed"));
+    let seeds = seeds_value(config, launch.counter, &case.seeds.items(launch.seeds))?;
+    let mut command = test_command(binary, case, out, &seeds, first_seed);
+    command
+        .stdout(log_file.try_clone().map_err(|e| e.to_string())?)
+        .stderr(log_file);
+    trace_settings(&mut command, config, state, launch)?;
+    if config.keep_going {
+        command.env(sweep::KEEP_GOING_VAR, "1");
+    }
+    case.pin_settings(&mut command, first_seed);
+    let stop_file = branch_settings(&mut command, &launch.plans, config, launch.counter);
+    if state.first_failure.is_some() || !state.result.explorer.failures.is_empty() {
+        // The report shows one failure's output (a seed's, or a branch
+        // run's), found already: symbolizing a backtrace (RUST_BACKTRACE)
+        // for each later failing run made failing runs several times slower
+        // than passing ones (a branch job is a process of its own, so each
+        // failing branch run was its process's first failure: 1-3 s each).
+        command.env("RUST_BACKTRACE", "0");
+    }
+    if config.verbose {
+        command.env(sweep::VERBOSE_VAR, "1");
+    }
+    Ok((command, stop_file))
+}
+
+/// Where a job's process writes its traces: the file `SIM_TRACE` names
+/// for a test of one seed, the directory of `--trace`, or the directory
+/// `--check-determinism` compares.
+fn trace_settings(
+    command: &mut Command,
+    config: &SweepConfig,
+    state: &TestState,
+    launch: &Launch,
+) -> Result<(), String> {
+    match (&config.sim_trace, &config.traces) {
+        // One seed for the test: SIM_TRACE means what it means in a plain
+        // run (the README's file names).
+        (Some(path), None) if state.result.case.seeds.len() == 1 => {
+            command.env("SIM_TRACE", path);
+        }
+        (_, Some(dir)) => {
+            command
+                .env(sweep::TRACE_DIR_VAR, dir)
+                .env(sweep::TRACE_NAMED_VAR, "1");
+        }
+        _ => {}
+    }
+    if config.check_determinism {
+        let dir = trace_dir(config, launch.test, launch.kind == JobKind::Check);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        command.env(sweep::TRACE_DIR_VAR, &dir);
+    }
+    Ok(())
 }

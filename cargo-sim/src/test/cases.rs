@@ -21,12 +21,15 @@ pub(crate) fn cases(plan: &Plan, binaries: &[TestBinary]) -> Result<Vec<TestCase
         // test, run whole with SIM_SEED.
         let whole_binary = compile::without_harness(binary);
         let listed = if whole_binary {
-            vec![format!("({}, harness = false)", binary.file_stem())]
+            vec![compile::Listed {
+                name: format!("({}, harness = false)", binary.file_stem()),
+                ignored: false,
+            }]
         } else {
             compile::list_tests(binary, &plan.selection)?
         };
         let (replay_command, replay_prefix) = crate::replay_command(binary, &plan.kept);
-        for name in listed {
+        for compile::Listed { name, ignored } in listed {
             let saved = match saved_first {
                 true => saved_seeds(binary, &name),
                 false => Saved::default(),
@@ -40,6 +43,7 @@ pub(crate) fn cases(plan: &Plan, binaries: &[TestBinary]) -> Result<Vec<TestCase
                 replay_prefix: replay_prefix.clone(),
                 replay_command: replay_command.clone(),
                 whole_binary,
+                ignored,
                 fresh_process_per_seed: false,
                 saved_branches: saved.branches,
                 pinned: saved.pinned,

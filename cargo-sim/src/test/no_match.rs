@@ -17,6 +17,7 @@ pub(crate) fn error(selection: &[String], binaries: &[TestBinary]) -> String {
         .filter(|b| !compile::without_harness(b))
         .filter_map(|b| compile::list_tests(b, &[]).ok())
         .flatten()
+        .map(|test| test.name)
         .collect();
     names.sort();
     names.dedup();
@@ -25,11 +26,44 @@ pub(crate) fn error(selection: &[String], binaries: &[TestBinary]) -> String {
         crate::plural(binaries.len(), "test binary"),
         selection.join(" ")
     );
+    let ignored = ignored_matches(selection, binaries);
+    if !ignored.is_empty() {
+        text.push_str(&format!(
+            "; it matches {} marked #[ignore] (run only when asked for): {} \
+             (add --include-ignored after `--`)",
+            crate::plural(ignored.len(), "test"),
+            ignored.join(", ")
+        ));
+        return text;
+    }
     let nearest = nearest(&filters, &names);
     if !nearest.is_empty() {
         text.push_str(&format!("; the nearest: {}", nearest.join(", ")));
     }
     text
+}
+
+/// The ignored tests `selection` matches, when it did not ask for them:
+/// what a filter of an ignored test's name matched.
+fn ignored_matches(selection: &[String], binaries: &[TestBinary]) -> Vec<String> {
+    if selection
+        .iter()
+        .any(|a| a == "--ignored" || a == "--include-ignored")
+    {
+        return Vec::new();
+    }
+    let mut asked = selection.to_vec();
+    asked.push("--ignored".to_string());
+    let mut names: Vec<String> = binaries
+        .iter()
+        .filter(|b| !compile::without_harness(b))
+        .filter_map(|b| compile::list_tests(b, &asked).ok())
+        .flatten()
+        .map(|test| format!("`{}`", test.name))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// The note for `selection` when it matched no test of libtest's and the
