@@ -163,6 +163,21 @@ fn a_lease_is_granted() {
 "#;
 
 /// A retry's grant beating a late one (BENCHMARKS.md).
+/// A property only a test marked `#[ignore]` reaches.
+const IGNORED: &str = r#"
+#[tokio::test]
+async fn runs_by_default() {
+    tokio::task::yield_now().await;
+}
+
+#[tokio::test]
+#[ignore]
+async fn slow_and_asked_for() {
+    tokio::task::yield_now().await;
+    sim_assert::assert_reachable!("the slow path");
+}
+"#;
+
 const LEASE: &str = r#"
 //! A planted bug behind a late lease grant: a client asks for a lease,
 //! gives up after 25 ms and asks again; if the first grant arrives after
@@ -337,9 +352,10 @@ fn new_crate_version(name: &str, package: (&str, &str), files: &[(&str, &str)]) 
 }
 
 /// The fixture crate's files: (path, text).
-const FILES: [(&str, &str); 7] = [
+const FILES: [(&str, &str); 8] = [
     ("src/lib.rs", LIB),
     ("tests/weak.rs", WEAK),
+    ("tests/ignored.rs", IGNORED),
     ("tests/broken.rs", BROKEN),
     ("tests/deep.rs", DEEP),
     ("tests/plain.rs", PLAIN),
@@ -509,6 +525,30 @@ fn a_sweep_lists_every_property_and_fails_on_the_ones_no_run_satisfied() {
         stderr.contains("; the nearest: `a_weak_workload`, `another_test`"),
         "{stderr}"
     );
+}
+
+/// The properties of a test marked `#[ignore]` are in its binary whether
+/// or not it runs: one that did not run fails no sweep, and asked for, it
+/// reaches them.
+#[test]
+fn a_property_of_an_ignored_test_fails_no_sweep_that_left_it_out() {
+    let dir = fixture("ignored");
+    let (output, _, stderr) = sim(&dir, "test --test ignored --seeds 5 --no-save");
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "never satisfied (not a failure: its #[ignore]d tests did not run; \
+             --include-ignored runs them):"
+        ),
+        "{stderr}"
+    );
+    let (output, _, stderr) = sim(
+        &dir,
+        "test --test ignored --seeds 5 --no-save -- --include-ignored",
+    );
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("reached in 5 runs"), "{stderr}");
+    assert!(!stderr.contains("never satisfied"), "{stderr}");
 }
 
 #[test]

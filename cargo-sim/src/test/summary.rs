@@ -413,10 +413,8 @@ fn binary_properties(
         Some("--allow-unreached")
     } else if plan.seeds.len() <= 1 {
         Some("one seed")
-    } else if !ran_whole(plan, built, swept, index) {
-        Some("a filter left some of its tests out")
     } else {
-        None
+        left_out(built, swept, index)
     };
     let verdict = why_not.map_or_else(
         || "the sweep fails; --allow-unreached lets it pass".to_string(),
@@ -435,18 +433,32 @@ fn binary_properties(
         .collect()
 }
 
-/// Whether the sweep ran every test of binary `index` (a property no run
-/// satisfied may belong to a test the filter left out).
-fn ran_whole(plan: &Plan, built: &Built, swept: &Swept, index: usize) -> bool {
-    if plan.selection.is_empty() {
-        return true;
+/// Why the sweep left some tests of binary `index` out, if it did (a
+/// property no run satisfied may be theirs): a filter, or `#[ignore]`,
+/// whose tests run only when asked for (their properties are in the
+/// binary all the same).
+fn left_out(built: &Built, swept: &Swept, index: usize) -> Option<&'static str> {
+    let binary = &built.binaries[index];
+    if crate::compile::without_harness(binary) {
+        // Run whole, once per seed: it has no tests to leave out.
+        return None;
     }
-    let ran = swept
+    let ran: std::collections::BTreeSet<&str> = swept
         .results
         .iter()
         .filter(|r| r.case.binary == index)
-        .count();
-    crate::compile::list_tests(&built.binaries[index], &[]).is_ok_and(|all| all.len() == ran)
+        .map(|r| r.case.name.as_str())
+        .collect();
+    let Ok(all) = crate::compile::list_tests(binary, &["--include-ignored".to_string()]) else {
+        // Unlisted, the binary may have tests the sweep did not run.
+        return Some("its tests could not be listed");
+    };
+    let mut left = all.iter().filter(|test| !ran.contains(test.name.as_str()));
+    let first = left.next()?;
+    match first.ignored && left.all(|test| test.ignored) {
+        true => Some("its #[ignore]d tests did not run; --include-ignored runs them"),
+        false => Some("a filter left some of its tests out"),
+    }
 }
 
 /// What `--check-determinism` found, passing or not.
