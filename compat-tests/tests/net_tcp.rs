@@ -3,7 +3,7 @@
 
 use std::io::ErrorKind;
 use std::net::SocketAddr;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 
 async fn listener() -> (TcpListener, SocketAddr) {
@@ -129,6 +129,35 @@ async fn dropping_a_stream_with_unread_data_resets_the_connection() {
         result = client.read(&mut buf).await;
     }
     assert_eq!(result.unwrap_err().kind(), ErrorKind::ConnectionReset);
+}
+
+/// What arrived before a reset is still read, then the reset: Linux drops
+/// the unsent bytes of a reset connection, not the unread ones (an HTTP
+/// server's early `413` to a body it will not read, then its RST).
+#[tokio::test(start_paused = true)]
+async fn bytes_that_arrived_before_a_reset_are_read_before_it() {
+    let (listener, addr) = listener().await;
+    let mut client = TcpStream::connect(addr).await.unwrap();
+    let (mut server, _) = listener.accept().await.unwrap();
+    client.write_all(b"a body never read").await.unwrap();
+    server.readable().await.unwrap();
+    server.write_all(b"413").await.unwrap();
+    client.readable().await.unwrap();
+    // With unread data, the close is an RST. Bounded: the RST arrives
+    // after at most a link's latency.
+    drop(server);
+    for _ in 0..1000 {
+        let ready = client.ready(Interest::READABLE).await.unwrap();
+        if ready.is_read_closed() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    let mut buf = [0u8; 16];
+    let n = client.read(&mut buf).await.unwrap();
+    assert_eq!(&buf[..n], b"413");
+    let error = client.read(&mut buf).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::ConnectionReset);
 }
 
 #[tokio::test]

@@ -96,7 +96,8 @@ pub enum Fault {
     /// request was processed, the response is lost".
     HoldAfterBytes(String, String, u64),
     /// Reset, now, every open connection in the set: both ends see
-    /// `ConnectionReset` (a middlebox's RST).
+    /// `ConnectionReset` once they have read what had arrived (a
+    /// middlebox's RST).
     Reset(crate::control::Conns),
     /// From now on, reset a connection of the set when it sends (with
     /// [`crate::control::Conns::containing`]: when it sends those bytes)

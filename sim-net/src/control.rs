@@ -242,14 +242,13 @@ impl Network {
         true
     }
 
-    /// One end of a connection is reset: reads fail, writes fail, unread
-    /// bytes are gone.
+    /// One end of a connection is reset, as by an RST: writes fail, and
+    /// reads fail once the bytes it received are read (as on Linux).
     fn abort_end(&self, id: SocketId) {
         let mut st = self.state.borrow_mut();
         if let Some(Socket::Tcp(end)) = st.get_mut(id) {
             if end.phase == Phase::Established {
                 end.reset = true;
-                end.recv.clear();
                 end.wake_all();
             }
         }

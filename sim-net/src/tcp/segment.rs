@@ -232,15 +232,15 @@ impl Network {
     }
 
     /// A reset: a connecting end is refused, an established one reset.
+    /// What it received before stays readable, as on Linux (whose reset
+    /// drops the unsent bytes, not the unread ones): an HTTP server's early
+    /// answer to a request it then resets is read, then the reset.
     fn deliver_rst(self: &Rc<Self>, segment: &Segment) {
         let mut st = self.state.borrow_mut();
         if let Some(Socket::Tcp(end)) = segment.to.and_then(|to| st.get_mut(to)) {
             match end.phase {
                 Phase::Connecting => end.phase = Phase::Failed(io::ErrorKind::ConnectionRefused),
-                _ => {
-                    end.reset = true;
-                    end.recv.clear();
-                }
+                _ => end.reset = true,
             }
             end.wake_all();
         }
