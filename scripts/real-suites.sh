@@ -20,7 +20,8 @@ set -euo pipefail
 # step with README's table). A package published without its tests (hyper)
 # names its repository: the script clones the tag v<version> (a
 # SUITE_GIT_<name> variable, dashes as underscores, overrides the URL, as
-# a local mirror).
+# a local mirror). axum's package lacks the dev-dependency of its
+# repository that turns its test macro on: its line asks for the feature.
 SUITES=(
   "tokio-util 0.7.20 --features full"
   "tokio-stream 0.1.19 --all-features"
@@ -32,6 +33,7 @@ SUITES=(
   "hyper 1.11.0 git=https://github.com/hyperium/hyper --features full"
   "tonic 0.14.5 git=https://github.com/hyperium/tonic -p integration-tests"
   "quinn 0.11.9"
+  "axum 0.8.9 --features http2,ws,multipart,macros,axum-macros/__private"
 )
 SEEDS=20
 
