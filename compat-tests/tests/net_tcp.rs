@@ -158,6 +158,50 @@ async fn bytes_that_arrived_before_a_reset_are_read_before_it() {
     assert_eq!(&buf[..n], b"413");
     let error = client.read(&mut buf).await.unwrap_err();
     assert_eq!(error.kind(), ErrorKind::ConnectionReset);
+    // The error is reported once: then the stream has ended.
+    assert_eq!(client.read(&mut buf).await.unwrap(), 0);
+}
+
+/// A connection its peer reset, and the client's own next call: the
+/// stream and its peer's reset, once the reset has arrived.
+async fn reset_by_its_peer() -> TcpStream {
+    let (listener, addr) = listener().await;
+    let mut client = TcpStream::connect(addr).await.unwrap();
+    let (server, _) = listener.accept().await.unwrap();
+    client.write_all(b"never read").await.unwrap();
+    server.readable().await.unwrap();
+    drop(server); // with unread data: an RST
+    let ready = client.ready(Interest::READABLE).await.unwrap();
+    assert!(ready.is_read_closed(), "{ready:?}");
+    client
+}
+
+/// The reset's error goes to the first call that asks, a write here: then
+/// writes fail with a broken pipe and reads find the end of the stream,
+/// as on Linux.
+#[tokio::test]
+async fn after_a_reset_the_first_write_gets_it_then_a_broken_pipe() {
+    let mut client = reset_by_its_peer().await;
+    let first = client.write(b"a").await.unwrap_err();
+    assert_eq!(first.kind(), ErrorKind::ConnectionReset, "{first}");
+    let second = client.write(b"b").await.unwrap_err();
+    assert_eq!(second.kind(), ErrorKind::BrokenPipe, "{second}");
+    let mut buf = [0u8; 4];
+    assert_eq!(client.read(&mut buf).await.unwrap(), 0);
+}
+
+/// `SO_ERROR` (`take_error`) takes the reset's error as a read or write
+/// would: reported once.
+#[tokio::test]
+async fn take_error_takes_a_reset_once() {
+    let mut client = reset_by_its_peer().await;
+    let error = client.take_error().unwrap().expect("the reset");
+    assert_eq!(error.kind(), ErrorKind::ConnectionReset, "{error}");
+    assert!(client.take_error().unwrap().is_none());
+    let mut buf = [0u8; 4];
+    assert_eq!(client.read(&mut buf).await.unwrap(), 0);
+    let write = client.write(b"a").await.unwrap_err();
+    assert_eq!(write.kind(), ErrorKind::BrokenPipe, "{write}");
 }
 
 #[tokio::test]

@@ -95,9 +95,9 @@ pub enum Fault {
     /// hold that direction (as [`Fault::Hold`]) until a release: "the
     /// request was processed, the response is lost".
     HoldAfterBytes(String, String, u64),
-    /// Reset, now, every open connection in the set: both ends see
-    /// `ConnectionReset` once they have read what had arrived (a
-    /// middlebox's RST).
+    /// Reset, now, every open connection in the set: both ends read what
+    /// had arrived, then their next read or write gets `ConnectionReset`,
+    /// once (a middlebox's RST, as Linux reports it).
     Reset(crate::control::Conns),
     /// From now on, reset a connection of the set when it sends (with
     /// [`crate::control::Conns::containing`]: when it sends those bytes)

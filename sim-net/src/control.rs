@@ -129,8 +129,8 @@ impl Network {
 
     /// Resets, now, every established TCP connection whose ends `matches`
     /// accepts (seen from either end; bytes empty). Both ends see
-    /// `ConnectionReset`, as if a middlebox had sent each an RST. Returns
-    /// how many connections were reset.
+    /// `ConnectionReset` (once, after what had arrived), as if a middlebox
+    /// had sent each an RST. Returns how many connections were reset.
     pub fn reset_now(self: &Rc<Self>, name: &str, matches: &ConnPredicate) -> usize {
         let ends: Vec<(SocketId, ConnEnds, Option<SocketId>)> = {
             let st = self.state.borrow();

@@ -73,7 +73,9 @@ pub(crate) struct TcpEnd {
     pub(crate) recv: VecDeque<u8>,
     pub(crate) fin_received: bool,
     pub(crate) reset: bool,
-    /// `SO_ERROR` gave the reset already (it is reported once).
+    /// The reset's error was reported already: Linux keeps one pending
+    /// error per socket, which the first read, write or `SO_ERROR` takes
+    /// (see [`TcpEnd::take_reset_error`]).
     pub(crate) reset_reported: bool,
     /// Bytes sent and not yet in the peer's receive buffer.
     pub(crate) in_flight: usize,
@@ -180,6 +182,22 @@ impl TcpEnd {
             write_cleared_at: None,
             ack: Box::default(),
         }
+    }
+
+    /// The reset's error, to the first read, write or `SO_ERROR` that
+    /// asks (after it, reads find the end of the stream and writes a
+    /// broken pipe, as on Linux): `ECONNRESET`, or `EPIPE` when the peer's
+    /// FIN came before its RST.
+    pub(crate) fn take_reset_error(&mut self) -> Option<io::Error> {
+        if !self.reset || self.reset_reported {
+            return None;
+        }
+        self.reset_reported = true;
+        let errno = match self.fin_received {
+            true => libc::EPIPE,
+            false => libc::ECONNRESET,
+        };
+        Some(io::Error::from_raw_os_error(errno))
     }
 
     pub(crate) fn wake_all(&mut self) {

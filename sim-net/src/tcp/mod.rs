@@ -344,8 +344,9 @@ impl Network {
         }
     }
 
-    /// Reads received bytes; end of stream after a FIN; `ConnectionReset`
-    /// after an RST.
+    /// Reads received bytes; end of stream after a FIN; after an RST, the
+    /// bytes that arrived before it, then `ConnectionReset` once, then the
+    /// end of the stream (Linux's order).
     pub fn tcp_poll_read(
         self: &Rc<Self>,
         id: SocketId,
@@ -414,14 +415,13 @@ impl Network {
             }
             return Poll::Ready(Ok(n));
         }
-        if end.reset {
-            return Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::ConnectionReset,
-                "Connection reset by peer",
-            )));
-        }
+        // The peer's FIN comes before a pending error, as on Linux; a reset
+        // reports its error once, then reads find the end of the stream.
         if end.fin_received || buf.is_empty() {
             return Poll::Ready(Ok(0));
+        }
+        if end.reset {
+            return Poll::Ready(end.take_reset_error().map_or(Ok(0), Err));
         }
         if end.phase != Phase::Established {
             return Poll::Ready(Err(not_connected()));
@@ -466,11 +466,7 @@ impl Network {
                 return Ok(Some(io::Error::from(kind)));
             }
         }
-        if end.reset && !end.reset_reported {
-            end.reset_reported = true;
-            return Ok(Some(io::Error::from_raw_os_error(libc::ECONNRESET)));
-        }
-        Ok(None)
+        Ok(end.take_reset_error())
     }
 
     /// Whether the peer ended its side (a FIN or a reset): epoll's
@@ -585,11 +581,11 @@ impl Network {
             let Some(Socket::Tcp(end)) = st.get_mut(id) else {
                 unreachable!("checked above")
             };
+            if let Some(error) = end.take_reset_error() {
+                return Poll::Ready(Err(error));
+            }
             if end.reset || end.write_shut {
-                return Poll::Ready(Err(io::Error::new(
-                    io::ErrorKind::BrokenPipe,
-                    "Broken pipe",
-                )));
+                return Poll::Ready(Err(io::Error::from_raw_os_error(libc::EPIPE)));
             }
             if end.phase != Phase::Established {
                 return Poll::Ready(Err(not_connected()));
