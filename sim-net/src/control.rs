@@ -242,8 +242,9 @@ impl Network {
         true
     }
 
-    /// One end of a connection is reset, as by an RST: writes fail, and
-    /// reads fail once the bytes it received are read (as on Linux).
+    /// One end of a connection is reset, as by an RST: it keeps what it
+    /// received, and the reset's error goes once to its first read (after
+    /// those bytes), write or `SO_ERROR`, as on Linux.
     fn abort_end(&self, id: SocketId) {
         let mut st = self.state.borrow_mut();
         if let Some(Socket::Tcp(end)) = st.get_mut(id) {
