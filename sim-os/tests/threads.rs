@@ -32,6 +32,45 @@ async fn a_thread_sends_to_a_task_through_std_mpsc() {
     sender.join().unwrap();
 }
 
+/// A timed std wait on the runtime's own thread (a test's `Drop` waiting
+/// for its server thread, as reqwest's tests do) ends at its timeout in
+/// virtual time, not at whatever event comes after it, while the thread it
+/// waits on keeps running a runtime of its own.
+#[tokio::test]
+async fn a_timed_wait_on_the_runtimes_thread_ends_at_its_timeout() {
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let server = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            // Ticks every 700 ms: none falls on the waiter's timeout.
+            let mut tick = tokio::time::interval(Duration::from_millis(700));
+            for _ in 0..10 {
+                tick.tick().await;
+            }
+        });
+        drop(done_tx);
+    });
+    let start = tokio::time::Instant::now();
+    let got = done_rx.recv_timeout(Duration::from_secs(3));
+    assert_eq!(got, Err(mpsc::RecvTimeoutError::Timeout));
+    // At its timeout (and the work before the call), not at the tick after
+    // it (3.5 s).
+    let waited = start.elapsed();
+    assert!(
+        waited >= Duration::from_secs(3) && waited < Duration::from_millis(3_001),
+        "{waited:?}"
+    );
+    // The server's last tick is at 6.3 s; then it drops its sender.
+    assert_eq!(
+        done_rx.recv_timeout(Duration::from_secs(10)),
+        Err(mpsc::RecvTimeoutError::Disconnected)
+    );
+    server.join().unwrap();
+}
+
 #[tokio::test]
 async fn a_mutex_and_condvar_hand_off_between_two_threads() {
     let pair = Arc::new((Mutex::new(0u32), Condvar::new()));

@@ -178,7 +178,9 @@ pub(crate) fn run_on_thread(token: u64, call: &mut dyn FnMut()) -> bool {
     };
     thread.run();
     if !done() {
-        if let Err(report) = simulator_waits(done, None, "a task polled on its runtime's thread") {
+        if let Err(report) =
+            simulator_waits(done, None, None, "a task polled on its runtime's thread")
+        {
             // The call's frame is on the blocked thread's stack: the run
             // cannot go on.
             fatal(&report);

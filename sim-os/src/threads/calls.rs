@@ -15,16 +15,19 @@ use std::sync::Arc;
 /// make a deadlock when no simulated thread can run.
 const IDLE_WAITS_MAX: u32 = 10;
 
-/// The simulator's thread waits until `done`: it runs runnable threads of
-/// its core, picked by the seed, in the meantime. With none to run, it waits
-/// a moment in the kernel on `word` (a lock word, for a release from
-/// outside the run) and looks again.
+/// The simulator's thread waits until `done`, or until virtual time
+/// reaches `deadline_ns` (a timed wait): it runs runnable threads of its
+/// core, picked by the seed, in the meantime. With none to run, it waits a
+/// moment in the kernel on `word` (a lock word, for a release from outside
+/// the run) and looks again.
 ///
 /// # Errors
-/// With the report's text when no thread can run and `done` stays false.
+/// With the report's text when no thread can run and `done` stays false,
+/// or when the deadline came first.
 pub(super) fn simulator_waits(
     done: impl Fn() -> bool,
     word: Option<(&AtomicU32, u32)>,
+    deadline_ns: Option<u64>,
     what: &str,
 ) -> Result<(), String> {
     let mut idle = 0;
@@ -35,11 +38,19 @@ pub(super) fn simulator_waits(
         let Some(core_id) = sim_runtime::context::current_id() else {
             return Ok(());
         };
+        let now_ns = sim_runtime::context::with_current(|core| core.now_ns()).unwrap_or(0);
+        if deadline_ns.is_some_and(|deadline| now_ns >= deadline) {
+            return Err(format!(
+                "sim: the simulator's thread waited on {what} past its timeout"
+            ));
+        }
         let runnable = runnable_threads(core_id);
         if runnable.is_empty() {
             // Threads that sleep, or wait with a deadline: time moves on
-            // under the blocked call, as it would under a real one.
-            if sim_runtime::context::with_current(|core| core.advance_to_next_event())
+            // under the blocked call, as it would under a real one, to the
+            // next event or this wait's own deadline, whichever comes first
+            // (a real timed wait ends at its timeout, not at the next event).
+            if sim_runtime::context::with_current(|core| advance_within(core, deadline_ns))
                 .unwrap_or(false)
             {
                 continue;
@@ -76,6 +87,20 @@ pub(super) fn simulator_waits(
     Err(format!(
         "sim: livelock: the simulator's thread waited on {what} for too many turns"
     ))
+}
+
+/// Moves `core`'s clock to its next event, firing it, or to `deadline_ns`
+/// when that comes first (or when no event is due): whether the clock
+/// moved.
+fn advance_within(core: &Core, deadline_ns: Option<u64>) -> bool {
+    let now = core.now_ns();
+    match (core.next_event_ns(), deadline_ns) {
+        (next, Some(deadline)) if deadline > now && next.is_none_or(|next| next > deadline) => {
+            core.advance_clock(std::time::Duration::from_nanos(deadline - now));
+            true
+        }
+        _ => core.advance_to_next_event(),
+    }
 }
 
 // ----- the interposed calls -----------------------------------------------------
@@ -134,7 +159,13 @@ pub(crate) unsafe fn futex(
                         return None;
                     }
                     let changed = || word.load(Ordering::SeqCst) != val;
-                    match simulator_waits(changed, Some((word, val)), "a std lock or channel") {
+                    let waited = simulator_waits(
+                        changed,
+                        Some((word, val)),
+                        deadline,
+                        "a std lock or channel",
+                    );
+                    match waited {
                         Ok(()) => Some(0),
                         // A timed wait gives up (the clock cannot move under
                         // a task's poll); an untimed one is a deadlock.
@@ -491,7 +522,7 @@ pub(crate) fn join(os: libc::pthread_t, retval: *mut *mut libc::c_void) -> Optio
                     None,
                     "a thread's end (join)",
                 ),
-                None => simulator_waits(ended_now, None, "a thread's end (join)"),
+                None => simulator_waits(ended_now, None, None, "a thread's end (join)"),
             };
             if let Err(report) = waited {
                 // std turns the error into a panic of the joining code; the
