@@ -167,8 +167,8 @@ pub(crate) unsafe fn futex(
                     );
                     match waited {
                         Ok(()) => Some(0),
-                        // A timed wait gives up (the clock cannot move under
-                        // a task's poll); an untimed one is a deadlock.
+                        // A timed wait ends at its deadline, or when no
+                        // thread can run; an untimed one is a deadlock.
                         Err(_) if deadline.is_some() => Some(fail(libc::ETIMEDOUT)),
                         Err(report) => fatal(&report),
                     }
