@@ -165,14 +165,7 @@ fn forked_child_ended(job: &mut Job, state: &mut TestState, status: i32, config:
     let index = job.position.and_then(|p| job.seeds.get(p));
     if let (false, Some(index)) = (job.settled, index) {
         use std::os::unix::process::ExitStatusExt;
-        let status = std::process::ExitStatus::from_raw(status);
-        let (class, message) = death(job, status);
-        let output = tail(&job.log, 40);
-        let outcome = Outcome::Fail {
-            class,
-            message,
-            output,
-        };
+        let outcome = died(job, std::process::ExitStatus::from_raw(status));
         settle(job, state, index, outcome, config);
     }
 }
@@ -323,9 +316,20 @@ pub(super) fn check(
     );
 }
 
+/// The failure of a seed whose test process died before it reported the
+/// seed: why (see [`death`]), and the end of its output.
+fn died(job: &Job, status: std::process::ExitStatus) -> Outcome {
+    let (class, message) = death(job, status);
+    Outcome::Fail {
+        class,
+        message,
+        output: tail(&job.log, 40),
+    }
+}
+
 /// Why a test process that never reported the seed it ran died: a hang
 /// the watchdog named, a signal, or an exit.
-pub(super) fn death(job: &Job, status: std::process::ExitStatus) -> (FailureClass, String) {
+fn death(job: &Job, status: std::process::ExitStatus) -> (FailureClass, String) {
     use std::os::unix::process::ExitStatusExt;
     if let Some(message) = &job.hang {
         return (FailureClass::Hang, message.clone());
@@ -366,11 +370,10 @@ pub(super) fn finish_job(
     if stopping && crate::signals::received().is_some() {
         return;
     }
-    let output = tail(&job.log, 40);
     if job.saw_sweep {
-        in_process_job_ended(job, state, status, output, config);
+        in_process_job_ended(job, state, status, config);
     } else {
-        single_run_ended(job, state, status, output, config);
+        single_run_ended(job, state, status, config);
     }
 }
 
@@ -380,7 +383,6 @@ fn in_process_job_ended(
     job: &mut Job,
     state: &mut TestState,
     status: std::process::ExitStatus,
-    output: String,
     config: &SweepConfig,
 ) {
     let Some(position) = job.position else { return };
@@ -397,12 +399,7 @@ fn in_process_job_ended(
     if reported {
         return;
     }
-    let (class, message) = death(job, status);
-    let outcome = Outcome::Fail {
-        class,
-        message,
-        output,
-    };
+    let outcome = died(job, status);
     settle(job, state, index, outcome, config);
     // The rest of that share still runs when every seed counts.
     if config.keep_going && position + 1 < job.seeds.len() {
@@ -416,7 +413,6 @@ fn single_run_ended(
     job: &mut Job,
     state: &mut TestState,
     status: std::process::ExitStatus,
-    output: String,
     config: &SweepConfig,
 ) {
     let index = job.seeds.get(0).expect("a job has a seed");
@@ -443,7 +439,7 @@ fn single_run_ended(
             state.failed_without_panic |= status.code() == Some(101) && !panicked;
         }
     }
-    let outcome = single_run_outcome(job, state, status, &hashes, output);
+    let outcome = single_run_outcome(job, state, status, &hashes);
     state.swept_hashes.insert(index, hashes);
     settle(job, state, index, outcome, config);
 }
@@ -455,7 +451,6 @@ fn single_run_outcome(
     state: &TestState,
     status: std::process::ExitStatus,
     hashes: &[String],
-    output: String,
 ) -> Outcome {
     let ran = state.result.case.whole_binary
         || std::fs::read_to_string(&job.log)
@@ -467,7 +462,7 @@ fn single_run_outcome(
                 "the test binary ran no test named {:?} (its output is below)",
                 state.result.case.name
             ),
-            output,
+            output: tail(&job.log, 40),
         }
     } else if status.success() {
         Outcome::Pass(hashes.to_vec())
@@ -476,7 +471,7 @@ fn single_run_outcome(
             Some((class, message)) => Outcome::Fail {
                 class,
                 message,
-                output,
+                output: tail(&job.log, 40),
             },
             // No record of the panic (it ran no simulation): the output,
             // panic report included, says what failed.
@@ -487,12 +482,7 @@ fn single_run_outcome(
             },
         }
     } else {
-        let (class, message) = death(job, status);
-        Outcome::Fail {
-            class,
-            message,
-            output,
-        }
+        died(job, status)
     }
 }
 
