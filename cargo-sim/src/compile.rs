@@ -361,6 +361,12 @@ pub struct Listed {
     pub ignored: bool,
 }
 
+/// Whether `arg` asks libtest for ignored tests (`--ignored`: only them;
+/// `--include-ignored`: them too).
+pub fn asks_for_ignored(arg: &str) -> bool {
+    matches!(arg, "--ignored" | "--include-ignored")
+}
+
 /// Lists the tests of `binary` that `selection` picks, leaving out ignored
 /// ones unless they were asked for.
 pub fn list_tests(binary: &TestBinary, selection: &[String]) -> Result<Vec<Listed>, String> {
@@ -393,7 +399,7 @@ pub fn list_tests(binary: &TestBinary, selection: &[String]) -> Result<Vec<Liste
     // (libtest refuses a flag given twice).
     let unflagged: Vec<String> = selection
         .iter()
-        .filter(|a| !matches!(a.as_str(), "--ignored" | "--include-ignored"))
+        .filter(|a| !asks_for_ignored(a))
         .cloned()
         .collect();
     let asked_for_ignored = unflagged.len() < selection.len();

@@ -46,10 +46,7 @@ pub(crate) fn error(selection: &[String], binaries: &[TestBinary]) -> String {
 /// The ignored tests `selection` matches, when it did not ask for them:
 /// what a filter of an ignored test's name matched.
 fn ignored_matches(selection: &[String], binaries: &[TestBinary]) -> Vec<String> {
-    if selection
-        .iter()
-        .any(|a| a == "--ignored" || a == "--include-ignored")
-    {
+    if selection.iter().any(|a| compile::asks_for_ignored(a)) {
         return Vec::new();
     }
     let mut asked = selection.to_vec();
