@@ -110,13 +110,34 @@ async fn writes_after_the_peer_closed_first_succeed_then_fail_with_broken_pipe()
     assert_eq!(error.kind(), ErrorKind::BrokenPipe, "{error}");
 }
 
-#[tokio::test]
-async fn dropping_a_stream_with_unread_data_resets_the_connection() {
+/// A connection whose server has bytes it did not read (`sent` by the
+/// client), so that dropping the server resets it: (client, server).
+async fn with_unread_data(sent: &[u8]) -> (TcpStream, TcpStream) {
     let (listener, addr) = listener().await;
     let mut client = TcpStream::connect(addr).await.unwrap();
     let (server, _) = listener.accept().await.unwrap();
-    client.write_all(b"never read").await.unwrap();
+    client.write_all(sent).await.unwrap();
     server.readable().await.unwrap();
+    (client, server)
+}
+
+/// Waits, without reading, until its peer's RST has reached `client`: its
+/// readiness says the read side closed.
+async fn reset_arrives(client: &TcpStream) {
+    // Bounded: the RST arrives after at most a link's latency.
+    for _ in 0..1000 {
+        let ready = client.ready(Interest::READABLE).await.unwrap();
+        if ready.is_read_closed() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    panic!("no reset arrived");
+}
+
+#[tokio::test]
+async fn dropping_a_stream_with_unread_data_resets_the_connection() {
+    let (mut client, server) = with_unread_data(b"never read").await;
     drop(server); // with unread data: an RST, not a FIN
     let mut buf = [0u8; 16];
     let mut result = client.read(&mut buf).await;
@@ -136,23 +157,11 @@ async fn dropping_a_stream_with_unread_data_resets_the_connection() {
 /// server's early `413` to a body it will not read, then its RST).
 #[tokio::test(start_paused = true)]
 async fn bytes_that_arrived_before_a_reset_are_read_before_it() {
-    let (listener, addr) = listener().await;
-    let mut client = TcpStream::connect(addr).await.unwrap();
-    let (mut server, _) = listener.accept().await.unwrap();
-    client.write_all(b"a body never read").await.unwrap();
-    server.readable().await.unwrap();
+    let (mut client, mut server) = with_unread_data(b"a body never read").await;
     server.write_all(b"413").await.unwrap();
     client.readable().await.unwrap();
-    // With unread data, the close is an RST. Bounded: the RST arrives
-    // after at most a link's latency.
-    drop(server);
-    for _ in 0..1000 {
-        let ready = client.ready(Interest::READABLE).await.unwrap();
-        if ready.is_read_closed() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-    }
+    drop(server); // with unread data: an RST
+    reset_arrives(&client).await;
     let mut buf = [0u8; 16];
     let n = client.read(&mut buf).await.unwrap();
     assert_eq!(&buf[..n], b"413");
@@ -165,21 +174,16 @@ async fn bytes_that_arrived_before_a_reset_are_read_before_it() {
 /// A connection its peer reset, and the client's own next call: the
 /// stream and its peer's reset, once the reset has arrived.
 async fn reset_by_its_peer() -> TcpStream {
-    let (listener, addr) = listener().await;
-    let mut client = TcpStream::connect(addr).await.unwrap();
-    let (server, _) = listener.accept().await.unwrap();
-    client.write_all(b"never read").await.unwrap();
-    server.readable().await.unwrap();
+    let (client, server) = with_unread_data(b"never read").await;
     drop(server); // with unread data: an RST
-    let ready = client.ready(Interest::READABLE).await.unwrap();
-    assert!(ready.is_read_closed(), "{ready:?}");
+    reset_arrives(&client).await;
     client
 }
 
 /// The reset's error goes to the first call that asks, a write here: then
 /// writes fail with a broken pipe and reads find the end of the stream,
 /// as on Linux.
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn after_a_reset_the_first_write_gets_it_then_a_broken_pipe() {
     let mut client = reset_by_its_peer().await;
     let first = client.write(b"a").await.unwrap_err();
@@ -192,7 +196,7 @@ async fn after_a_reset_the_first_write_gets_it_then_a_broken_pipe() {
 
 /// `SO_ERROR` (`take_error`) takes the reset's error as a read or write
 /// would: reported once.
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn take_error_takes_a_reset_once() {
     let mut client = reset_by_its_peer().await;
     let error = client.take_error().unwrap().expect("the reset");
