@@ -38,8 +38,8 @@ pub(super) fn simulator_waits(
         let Some(core_id) = sim_runtime::context::current_id() else {
             return Ok(());
         };
-        let now_ns = sim_runtime::context::with_current(|core| core.now_ns()).unwrap_or(0);
-        if deadline_ns.is_some_and(|deadline| now_ns >= deadline) {
+        let now_ns = || sim_runtime::context::with_current(|core| core.now_ns()).unwrap_or(0);
+        if deadline_ns.is_some_and(|deadline| now_ns() >= deadline) {
             return Err(format!(
                 "sim: the simulator's thread waited on {what} past its timeout"
             ));
